@@ -1,0 +1,385 @@
+import keras
+import tensorflow as tf
+from keras import ops
+
+from keras_elmo.data.character_ids import BOS_CHARACTER_IDS
+from keras_elmo.data.character_ids import EOS_CHARACTER_IDS
+from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
+from keras_elmo.layers.char_cnn import CharCNN
+from keras_elmo.layers.highway import Highway
+from keras_elmo.layers.projected_lstm import ProjectedLSTM
+from keras_elmo.layers.projected_lstm import run_lstms
+from keras_elmo.layers.validation import check_batch_structure
+from keras_elmo.layers.validation import check_character_ids
+
+
+@keras.saving.register_keras_serializable(package="keras_elmo")
+class BiLM(keras.layers.Layer):
+    """The ELMo bidirectional language model: token encoder plus biLSTMs.
+
+    Each token's 50 character ids go through the token encoder (`CharCNN`,
+    `num_highway_layers` `Highway` layers, a linear projection to
+    `projection_dim`), giving a context-insensitive token embedding `e`.
+    `num_layers` forward and `num_layers` backward `ProjectedLSTM` layers
+    then read the sentence, the backward ones from its last token to its
+    first. The layer wraps each sentence in `<S> ... </S>` itself and strips
+    the boundaries from every output.
+
+    Outputs, all of length `time` (the input's): layer 0 is `[e, e]` and
+    layer `l` the concatenated forward and backward outputs of LSTM layer
+    `l`, each `2 * projection_dim` wide; with `use_skip_connections`, layers
+    `l >= 1` add their input to their output. Positions past a sentence's
+    end are zero.
+
+    Stateless by default: every sentence starts from a zero LSTM state, so a
+    sentence gets the same output whatever else is in the batch. With
+    `stateful=True` the layer keeps the final LSTM state of each batch row
+    and starts row `r` of the next call from it, exactly like the original
+    bilm-tf (rows up to `max_batch_size`; `reset_states()` zeros them).
+
+    Masking: computes the token mask from the character ids (a token is
+    present if any of its ids is non-zero) and returns it as `"mask"`. The
+    mask must mark a prefix of each row.
+
+    Args:
+        filters: list of `[width, num_filters]` for the char CNN. Defaults to
+            the published ELMo filters (2048 features).
+        char_embedding_dim: int. Defaults to `16`.
+        activation: `"relu"` or `"tanh"`, the char CNN activation. Defaults
+            to `"relu"`.
+        num_highway_layers: int. Defaults to `2`.
+        units: int. LSTM cells per layer and direction. Defaults to `4096`.
+        projection_dim: int. Size of token embeddings and LSTM outputs; the
+            LSTM output is projected from `units` when smaller. Defaults to
+            `512`.
+        num_layers: int. LSTM layers per direction. Defaults to `2`.
+        cell_clip: float or None. Defaults to `3.0`.
+        proj_clip: float or None. Defaults to `3.0`.
+        use_skip_connections: bool. Defaults to `True`.
+        use_token_projection: bool or None. Project the highway output to
+            `projection_dim`. None means "when the sizes differ", which is
+            what bilm-tf does; some files keep the projection even when the
+            sizes are equal. Defaults to `None`.
+        dropout: float. Dropout on the input of every LSTM layer in
+            training (0.1 in the original recipe). Defaults to `0.0`.
+        stateful: bool. Carry LSTM state across calls per batch row.
+            Defaults to `False`.
+        max_batch_size: int. Rows of carried state when `stateful`.
+            Defaults to `128`.
+        max_characters_per_token: int. Defaults to `50`.
+
+    Call arguments:
+        inputs: int tensor `(batch, time, 50)` of character ids, or a dict
+            with key `"character_ids"`.
+        training: bool. Enables dropout.
+
+    Returns:
+        A dict with `"layer_outputs"`, a list of `num_layers + 1` float
+        tensors `(batch, time, 2 * projection_dim)`; `"token_embeddings"`,
+        `(batch, time, projection_dim)`; and `"mask"`, boolean
+        `(batch, time)`.
+
+    Example:
+
+    >>> bilm = keras_elmo.layers.BiLM(
+    ...     filters=[[1, 4], [2, 8]], char_embedding_dim=4,
+    ...     num_highway_layers=1, units=16, projection_dim=8)
+    >>> out = bilm(keras_elmo.batch_to_ids([["Hello", "world"], ["Hi"]]))
+    >>> len(out["layer_outputs"]), out["layer_outputs"][0].shape
+    (3, TensorShape([2, 2, 16]))
+    >>> out["mask"].numpy().tolist()
+    [[True, True], [True, False]]
+
+    Reference:
+        Peters et al. 2018, "Deep contextualized word representations".
+    """
+
+    def __init__(
+        self,
+        filters=DEFAULT_FILTERS,
+        char_embedding_dim=16,
+        activation="relu",
+        num_highway_layers=2,
+        units=4096,
+        projection_dim=512,
+        num_layers=2,
+        cell_clip=3.0,
+        proj_clip=3.0,
+        use_skip_connections=True,
+        use_token_projection=None,
+        dropout=0.0,
+        stateful=False,
+        max_batch_size=128,
+        max_characters_per_token=50,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.units = int(units)
+        self.projection_dim = int(projection_dim)
+        self.num_layers = int(num_layers)
+        self.num_highway_layers = int(num_highway_layers)
+        if self.projection_dim > self.units:
+            raise ValueError(
+                "`projection_dim` must not exceed `units` (the LSTM output "
+                "is projected down, or used as is when they are equal). "
+                f"Received: projection_dim={projection_dim}, units={units}"
+            )
+        if self.num_layers < 1 or self.num_highway_layers < 0:
+            raise ValueError(
+                "`num_layers` must be >= 1 and `num_highway_layers` >= 0. "
+                f"Received: num_layers={num_layers}, "
+                f"num_highway_layers={num_highway_layers}"
+            )
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(
+                f"`dropout` must be in [0, 1). Received: dropout={dropout}"
+            )
+        self.char_embedding_dim = int(char_embedding_dim)
+        self.activation = activation
+        self.cell_clip = cell_clip
+        self.proj_clip = proj_clip
+        self.use_skip_connections = bool(use_skip_connections)
+        self.dropout = float(dropout)
+        self.stateful = bool(stateful)
+        self.max_batch_size = int(max_batch_size)
+        self.max_characters_per_token = int(max_characters_per_token)
+
+        # === Token encoder ===
+        self.char_cnn = CharCNN(
+            filters=filters,
+            char_embedding_dim=char_embedding_dim,
+            activation=activation,
+            max_characters_per_token=max_characters_per_token,
+            dtype=self.dtype_policy,
+            name="char_cnn",
+        )
+        self.filters = self.char_cnn.filters
+        num_features = self.char_cnn.output_dim
+        if use_token_projection is None:
+            use_token_projection = num_features != self.projection_dim
+        elif not use_token_projection and num_features != self.projection_dim:
+            raise ValueError(
+                "`use_token_projection=False` needs the char CNN output "
+                f"({num_features} features) to equal projection_dim "
+                f"({self.projection_dim})."
+            )
+        self.use_token_projection = bool(use_token_projection)
+        self.highway_layers = [
+            Highway(dtype=self.dtype_policy, name=f"highway_{k}")
+            for k in range(self.num_highway_layers)
+        ]
+        self.token_projection = None
+        if self.use_token_projection:
+            self.token_projection = keras.layers.Dense(
+                self.projection_dim,
+                kernel_initializer=keras.initializers.RandomNormal(
+                    stddev=(1.0 / num_features) ** 0.5
+                ),
+                dtype=self.dtype_policy,
+                name="token_projection",
+            )
+
+        # === Bidirectional LSTM stacks ===
+        lstm_projection = (
+            self.projection_dim if self.projection_dim < self.units else None
+        )
+
+        def lstm(direction, index):
+            return ProjectedLSTM(
+                units=self.units,
+                projection_dim=lstm_projection,
+                cell_clip=cell_clip,
+                proj_clip=proj_clip,
+                go_backwards=direction == "backward",
+                dtype=self.dtype_policy,
+                name=f"{direction}_lstm_{index}",
+            )
+
+        self.forward_layers = [
+            lstm("forward", i) for i in range(self.num_layers)
+        ]
+        self.backward_layers = [
+            lstm("backward", i) for i in range(self.num_layers)
+        ]
+        self.dropout_layer = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy, name="lstm_input_dropout"
+        )
+
+    def build(self, input_shape=None):
+        chars = (None, None, self.max_characters_per_token)
+        self.char_cnn.build(chars)
+        features = (None, None, self.char_cnn.output_dim)
+        for highway in self.highway_layers:
+            highway.build(features)
+        if self.token_projection is not None:
+            self.token_projection.build(features)
+        embeddings = (None, None, self.projection_dim)
+        for layer in self.forward_layers + self.backward_layers:
+            layer.build(embeddings)
+        self.dropout_layer.build(embeddings)
+        self.state_variables = []
+        if self.stateful:
+            # [layer][direction] -> [c, h], one row per batch row index.
+            for i in range(self.num_layers):
+                per_layer = []
+                for direction in ("forward", "backward"):
+                    per_layer.append(
+                        [
+                            self.add_weight(
+                                name=f"{direction}_{i}_state_{part}",
+                                shape=(self.max_batch_size, size),
+                                initializer="zeros",
+                                trainable=False,
+                                dtype="float32",
+                            )
+                            for part, size in (
+                                ("c", self.units),
+                                ("h", self.forward_layers[i].output_dim),
+                            )
+                        ]
+                    )
+                self.state_variables.append(per_layer)
+
+    def reset_states(self):
+        """Zeros the carried LSTM state (stateful mode)."""
+        for per_layer in getattr(self, "state_variables", []):
+            for state in per_layer:
+                for variable in state:
+                    variable.assign(ops.zeros(variable.shape, variable.dtype))
+
+    def __call__(self, inputs, *args, **kwargs):
+        check_batch_structure(inputs, "BiLM")
+        return super().__call__(inputs, *args, **kwargs)
+
+    def encode_tokens(self, character_ids, training=None):
+        """Context-insensitive token embeddings `e`, `(..., projection_dim)`.
+
+        Runs only the token encoder (char CNN, highway, projection).
+        """
+        x = self.char_cnn(character_ids)
+        for highway in self.highway_layers:
+            x = highway(x)
+        if self.token_projection is not None:
+            x = self.token_projection(x)
+        return x
+
+    def call(self, inputs, training=None):
+        ids = inputs["character_ids"] if isinstance(inputs, dict) else inputs
+        if isinstance(ids, tf.RaggedTensor):
+            ids = ids.to_tensor()
+        check_character_ids(ids, self.max_characters_per_token)
+        token_mask = ops.any(ops.not_equal(ids, 0), axis=-1)
+        lengths = ops.sum(ops.cast(token_mask, "int32"), axis=1)
+        batch_size, num_tokens = ops.shape(ids)[0], ops.shape(ids)[1]
+
+        # === Wrap each sentence as <S> tokens </S> ===
+        ids = ops.cast(ids, "int32")
+        no_token = ops.zeros(
+            (batch_size, 1, self.max_characters_per_token), "int32"
+        )
+        ids = ops.concatenate([no_token, ids, no_token], axis=1)
+        positions = ops.arange(num_tokens + 2)[None, :]
+        is_bos = (positions == 0)[..., None]
+        is_eos = (positions == lengths[:, None] + 1)[..., None]
+        ids = ops.where(is_bos, BOS_CHARACTER_IDS, ids)
+        ids = ops.where(is_eos, EOS_CHARACTER_IDS, ids)
+        mask = positions < lengths[:, None] + 2
+
+        embeddings = self.encode_tokens(ids, training=training)
+
+        # === LSTM stacks, both directions in one time loop per layer ===
+        forward_input = backward_input = embeddings
+        layer_outputs = [ops.concatenate([embeddings, embeddings], axis=-1)]
+        for i in range(self.num_layers):
+            layers = [self.forward_layers[i], self.backward_layers[i]]
+            forward_input = self.dropout_layer(forward_input, training=training)
+            backward_input = self.dropout_layer(
+                backward_input, training=training
+            )
+            initial_states = self._read_states(i, batch_size)
+            (forward, backward), final_states = run_lstms(
+                layers, [forward_input, backward_input], mask, initial_states
+            )
+            self._write_states(i, final_states)
+            if self.use_skip_connections and i > 0:
+                forward = forward + forward_input
+                backward = backward + backward_input
+            layer_outputs.append(ops.concatenate([forward, backward], axis=-1))
+            forward_input, backward_input = forward, backward
+
+        # === Strip the boundaries; zero what lies past each sentence ===
+        keep = ops.cast(token_mask, embeddings.dtype)[..., None]
+        return {
+            "layer_outputs": [
+                x[:, 1 : num_tokens + 1] * keep for x in layer_outputs
+            ],
+            "token_embeddings": embeddings[:, 1 : num_tokens + 1] * keep,
+            "mask": token_mask,
+        }
+
+    def _read_states(self, layer_index, batch_size):
+        if not self.stateful:
+            return None
+        tf.debugging.assert_less_equal(
+            batch_size,
+            self.max_batch_size,
+            message=(
+                f"A stateful BiLM keeps state for at most {self.max_batch_size}"
+                " batch rows; use smaller batches or a larger max_batch_size."
+            ),
+        )
+        return [
+            [ops.slice(v, (0, 0), (batch_size, v.shape[1])) for v in state]
+            for state in self.state_variables[layer_index]
+        ]
+
+    def _write_states(self, layer_index, final_states):
+        if not self.stateful:
+            return
+        for state, values in zip(
+            self.state_variables[layer_index], final_states
+        ):
+            for variable, value in zip(state, values):
+                variable.assign(
+                    ops.slice_update(
+                        variable, (0, 0), ops.cast(value, variable.dtype)
+                    )
+                )
+
+    def compute_output_spec(self, inputs, training=None):
+        ids = inputs["character_ids"] if isinstance(inputs, dict) else inputs
+        batch, time = ids.shape[0], ids.shape[1]
+        width = 2 * self.projection_dim
+        layer = keras.KerasTensor(
+            (batch, time, width), dtype=self.compute_dtype
+        )
+        return {
+            "layer_outputs": [layer] * (self.num_layers + 1),
+            "token_embeddings": keras.KerasTensor(
+                (batch, time, self.projection_dim), dtype=self.compute_dtype
+            ),
+            "mask": keras.KerasTensor((batch, time), dtype="bool"),
+        }
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "filters": [list(f) for f in self.filters],
+                "char_embedding_dim": self.char_embedding_dim,
+                "activation": self.activation,
+                "num_highway_layers": self.num_highway_layers,
+                "units": self.units,
+                "projection_dim": self.projection_dim,
+                "num_layers": self.num_layers,
+                "cell_clip": self.cell_clip,
+                "proj_clip": self.proj_clip,
+                "use_skip_connections": self.use_skip_connections,
+                "use_token_projection": self.use_token_projection,
+                "dropout": self.dropout,
+                "stateful": self.stateful,
+                "max_batch_size": self.max_batch_size,
+                "max_characters_per_token": self.max_characters_per_token,
+            }
+        )
+        return config

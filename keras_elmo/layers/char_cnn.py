@@ -1,0 +1,178 @@
+import keras
+from keras import ops
+
+from keras_elmo.layers.validation import check_character_ids
+
+# Published ELMo models all use these filters (SPEC §1).
+DEFAULT_FILTERS = (
+    (1, 32),
+    (2, 32),
+    (3, 64),
+    (4, 128),
+    (5, 256),
+    (6, 512),
+    (7, 1024),
+)
+# Id 0 is the padding token; ids 1..261 have learned embeddings.
+NUM_CHARACTER_IDS = 262
+_ACTIVATIONS = ("relu", "tanh")
+
+
+def check_filters(filters, max_characters_per_token):
+    """Validates `[(width, num_filters), ...]` and returns it as tuples."""
+    try:
+        filters = tuple((int(w), int(n)) for w, n in filters)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "`filters` must be a list of [width, num_filters] pairs, e.g. "
+            f"[[1, 32], [2, 32]]. Received: filters={filters!r}"
+        ) from None
+    if not filters:
+        raise ValueError("`filters` must name at least one filter width.")
+    for width, num in filters:
+        if not 1 <= width <= max_characters_per_token or num < 1:
+            raise ValueError(
+                f"Each filter needs 1 <= width <= {max_characters_per_token} "
+                f"and num_filters >= 1. Received: [{width}, {num}] in "
+                f"filters={list(map(list, filters))}"
+            )
+    return filters
+
+
+@keras.saving.register_keras_serializable(package="keras_elmo")
+class CharCNN(keras.layers.Layer):
+    """Character-level CNN that turns 50 character ids into one token vector.
+
+    Each character id is embedded (id 0, the padding token, embeds to zeros;
+    every other id, the in-token padding character included, has a learned
+    vector), each filter width is convolved over the 50 positions (VALID,
+    stride 1), max-pooled over all positions and passed through the
+    activation. The pooled features of all widths are concatenated. This is
+    the first stage of the ELMo token encoder.
+
+    Masking: computes the token mask itself (a token is present if any of its
+    character ids is non-zero) and returns it from `compute_mask`. Outputs at
+    padding tokens are not zeroed.
+
+    Args:
+        filters: list of `[width, num_filters]` pairs. Defaults to the
+            filters of the published ELMo models (2048 features).
+        char_embedding_dim: int. Size of each character embedding.
+            Defaults to `16`.
+        activation: `"relu"` or `"tanh"`. Defaults to `"relu"`.
+        max_characters_per_token: int. Length of the character id axis.
+            Defaults to `50`.
+
+    Call arguments:
+        inputs: int tensor `(..., max_characters_per_token)` of character ids
+            in `0..261`.
+
+    Returns:
+        Tensor `(..., sum(num_filters))`.
+
+    Example:
+
+    >>> layer = keras_elmo.layers.CharCNN(
+    ...     filters=[[1, 4], [2, 8]], char_embedding_dim=4)
+    >>> ids = keras_elmo.batch_to_ids([["Hello", "world"]])
+    >>> layer(ids).shape
+    TensorShape([1, 2, 12])
+
+    Reference:
+        Peters et al. 2018, "Deep contextualized word representations";
+        Kim et al. 2016, "Character-Aware Neural Language Models".
+    """
+
+    def __init__(
+        self,
+        filters=DEFAULT_FILTERS,
+        char_embedding_dim=16,
+        activation="relu",
+        max_characters_per_token=50,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if activation not in _ACTIVATIONS:
+            raise ValueError(
+                f"Unknown activation {activation!r} for CharCNN; expected one "
+                f"of {_ACTIVATIONS} (the activations ELMo models use)."
+            )
+        if int(char_embedding_dim) < 1:
+            raise ValueError(
+                "`char_embedding_dim` must be a positive integer. Received: "
+                f"char_embedding_dim={char_embedding_dim}"
+            )
+        self.max_characters_per_token = int(max_characters_per_token)
+        self.filters = check_filters(filters, self.max_characters_per_token)
+        self.char_embedding_dim = int(char_embedding_dim)
+        self.activation = activation
+        self.supports_masking = True
+        self.output_dim = sum(n for _, n in self.filters)
+
+    def build(self, input_shape):
+        # Row r embeds id r + 1, exactly the layout of the official
+        # `char_embed` (261, d); id 0 is mapped to zeros in `call`.
+        self.embeddings = self.add_weight(
+            name="embeddings",
+            shape=(NUM_CHARACTER_IDS - 1, self.char_embedding_dim),
+            initializer=keras.initializers.RandomUniform(-1.0, 1.0),
+        )
+        self.kernels = []
+        self.biases = []
+        for i, (width, num) in enumerate(self.filters):
+            # Kernel (width, char_embedding_dim, num), used as a
+            # cross-correlation over the character axis.
+            # bilm-tf's initialisation, which suits each activation.
+            if self.activation == "relu":
+                stddev = (1.0 / (width * self.char_embedding_dim)) ** 0.5
+                initializer = keras.initializers.RandomNormal(stddev=stddev)
+            else:
+                initializer = keras.initializers.RandomUniform(-0.05, 0.05)
+            self.kernels.append(
+                self.add_weight(
+                    name=f"kernel_{i}",
+                    shape=(width, self.char_embedding_dim, num),
+                    initializer=initializer,
+                )
+            )
+            self.biases.append(
+                self.add_weight(
+                    name=f"bias_{i}", shape=(num,), initializer="zeros"
+                )
+            )
+
+    def call(self, inputs):
+        check_character_ids(inputs, self.max_characters_per_token)
+        ids = ops.cast(inputs, "int32")
+        batch_shape = ops.shape(ids)[:-1]
+        ids = ops.reshape(ids, (-1, self.max_characters_per_token))
+        # Gathering from the (261, d) table keeps the gradient sparse.
+        x = ops.take(self.embeddings, ops.maximum(ids - 1, 0), axis=0)
+        x = x * ops.cast(ids > 0, x.dtype)[..., None]
+        pooled = []
+        for kernel, bias in zip(self.kernels, self.biases):
+            conv = ops.conv(x, kernel, strides=1, padding="valid")
+            # max_t(conv_t + b) == max_t(conv_t) + b exactly, and is cheaper.
+            # (`initial` only lets an empty batch through ops.max.)
+            pooled.append(ops.max(conv, axis=1, initial=-1e30) + bias)
+        h = ops.concatenate(pooled, axis=-1)
+        h = ops.relu(h) if self.activation == "relu" else ops.tanh(h)
+        return ops.reshape(h, (*batch_shape, self.output_dim))
+
+    def compute_mask(self, inputs, mask=None):
+        return ops.any(ops.not_equal(inputs, 0), axis=-1)
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape[:-1], self.output_dim)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "filters": [list(f) for f in self.filters],
+                "char_embedding_dim": self.char_embedding_dim,
+                "activation": self.activation,
+                "max_characters_per_token": self.max_characters_per_token,
+            }
+        )
+        return config

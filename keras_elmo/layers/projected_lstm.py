@@ -1,0 +1,283 @@
+import keras
+import tensorflow as tf
+from keras import ops
+
+# Added to the forget gate at run time; the official weights do not store it
+# in the bias (SPEC §7).
+FORGET_BIAS = 1.0
+
+
+@keras.saving.register_keras_serializable(package="keras_elmo")
+class ProjectedLSTM(keras.layers.Layer):
+    """LSTM with a projection of its output and clipped cell and output.
+
+    The recurrent layer of ELMo: an LSTM of `units` cells whose output is
+    projected to `projection_dim` (the projection is also the recurrent
+    state), with the cell state clipped to `[-cell_clip, cell_clip]` and the
+    projected output to `[-proj_clip, proj_clip]`, a forget-gate bias of 1.0
+    added at run time, and no peepholes. Gates are ordered (i, j, f, o) in
+    the kernels, j being the candidate.
+
+    The input-to-hidden products of all timesteps are computed in one matmul
+    before the time loop; only the recurrent product runs inside it.
+
+    Masking: the mask must mark a prefix of each sequence (right padding).
+    Outputs at masked steps are zero and the state is carried through them
+    unchanged, so the final state is the state after the last valid step.
+    With `go_backwards=True` each sequence is processed from its last valid
+    step to its first, and the outputs are returned aligned with the inputs
+    (unlike Keras `go_backwards`, they are not reversed).
+
+    Args:
+        units: int. Number of LSTM cells `H`.
+        projection_dim: int or None. Size `P` of the projected output; None
+            for no projection (the output is then the `H`-dim cell output).
+            Defaults to `None`.
+        cell_clip: float or None. Clip value for the cell state. Defaults to
+            `None` (no clipping).
+        proj_clip: float or None. Clip value for the projected output.
+            Defaults to `None`.
+        go_backwards: bool. Process each sequence in reverse within its valid
+            length. Defaults to `False`.
+        return_state: bool. Also return the final state `[c, h]`. Defaults to
+            `False`.
+        kernel_initializer: initializer for `kernel`, `recurrent_kernel` and
+            `projection_kernel`. Defaults to `"glorot_uniform"`.
+
+    Call arguments:
+        inputs: float tensor `(batch, time, input_dim)`.
+        mask: optional boolean tensor `(batch, time)`.
+        initial_state: optional list `[c, h]` of shapes `(batch, units)` and
+            `(batch, output_dim)`; zeros by default.
+
+    Returns:
+        Tensor `(batch, time, output_dim)`, and with `return_state=True` also
+        the final `c` (float32) and `h`.
+
+    Example:
+
+    >>> layer = keras_elmo.layers.ProjectedLSTM(
+    ...     units=8, projection_dim=4, cell_clip=3.0, proj_clip=3.0)
+    >>> layer(np.ones((2, 5, 6), "float32")).shape
+    TensorShape([2, 5, 4])
+
+    Reference:
+        Sak et al. 2014, "Long Short-Term Memory Recurrent Neural Network
+        Architectures for Large Scale Acoustic Modeling"; Józefowicz et al.
+        2016, "Exploring the Limits of Language Modeling"; Peters et al. 2018.
+    """
+
+    def __init__(
+        self,
+        units,
+        projection_dim=None,
+        cell_clip=None,
+        proj_clip=None,
+        go_backwards=False,
+        return_state=False,
+        kernel_initializer="glorot_uniform",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if int(units) < 1:
+            raise ValueError(
+                f"`units` must be a positive integer. Received: units={units}"
+            )
+        if projection_dim is not None and int(projection_dim) < 1:
+            raise ValueError(
+                "`projection_dim` must be a positive integer or None. "
+                f"Received: projection_dim={projection_dim}"
+            )
+        for name, value in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
+            if value is not None and float(value) <= 0:
+                raise ValueError(
+                    f"`{name}` must be positive or None (no clipping). "
+                    f"Received: {name}={value}"
+                )
+        self.units = int(units)
+        self.projection_dim = (
+            None if projection_dim is None else int(projection_dim)
+        )
+        self.cell_clip = None if cell_clip is None else float(cell_clip)
+        self.proj_clip = None if proj_clip is None else float(proj_clip)
+        self.go_backwards = bool(go_backwards)
+        self.return_state = bool(return_state)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.output_dim = self.projection_dim or self.units
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        input_dim = input_shape[-1]
+        if input_dim is None:
+            raise ValueError(
+                "ProjectedLSTM needs a known input feature dimension; "
+                f"received input shape {input_shape}."
+            )
+        gates = 4 * self.units
+        self.kernel = self.add_weight(
+            name="kernel",
+            shape=(input_dim, gates),
+            initializer=self._clone_kernel_initializer(),
+        )
+        self.recurrent_kernel = self.add_weight(
+            name="recurrent_kernel",
+            shape=(self.output_dim, gates),
+            initializer=self._clone_kernel_initializer(),
+        )
+        self.bias = self.add_weight(
+            name="bias", shape=(gates,), initializer="zeros"
+        )
+        self.projection_kernel = None
+        if self.projection_dim is not None:
+            self.projection_kernel = self.add_weight(
+                name="projection_kernel",
+                shape=(self.units, self.projection_dim),
+                initializer=self._clone_kernel_initializer(),
+            )
+
+    def _clone_kernel_initializer(self):
+        # Each weight gets its own copy of the initializer.
+        config = keras.initializers.serialize(self.kernel_initializer)
+        return keras.initializers.get(config)
+
+    def call(self, inputs, mask=None, initial_state=None, training=None):
+        if mask is None:
+            mask = ops.ones(ops.shape(inputs)[:2], dtype="bool")
+        outputs, states = run_lstms(
+            [self],
+            [inputs],
+            mask,
+            None if initial_state is None else [initial_state],
+        )
+        if self.return_state:
+            return [outputs[0], *states[0]]
+        return outputs[0]
+
+    def compute_mask(self, inputs, mask=None):
+        if self.return_state:
+            return [mask, None, None]
+        return mask
+
+    def compute_output_shape(self, input_shape):
+        output_shape = (*input_shape[:2], self.output_dim)
+        if self.return_state:
+            batch = input_shape[0]
+            return [output_shape, (batch, self.units), (batch, self.output_dim)]
+        return output_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "projection_dim": self.projection_dim,
+                "cell_clip": self.cell_clip,
+                "proj_clip": self.proj_clip,
+                "go_backwards": self.go_backwards,
+                "return_state": self.return_state,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+            }
+        )
+        return config
+
+
+def zero_state(layer, batch_size):
+    """The zero `[c, h]` state of a ProjectedLSTM (c in float32)."""
+    return [
+        ops.zeros((batch_size, layer.units), dtype="float32"),
+        ops.zeros((batch_size, layer.output_dim), dtype=layer.compute_dtype),
+    ]
+
+
+def run_lstms(layers, inputs, mask, initial_states=None):
+    """Runs independent ProjectedLSTMs over a shared time axis in one loop.
+
+    The BiLM runs its forward and backward layers through this together, so
+    that each step of the time loop does the recurrent products of both
+    directions. Each layer reads its own input and, with `go_backwards`,
+    walks each sequence backwards within its valid length.
+
+    Args:
+        layers: list of built `ProjectedLSTM`.
+        inputs: list of float tensors `(batch, time, input_dim)`, one a layer.
+        mask: boolean tensor `(batch, time)`, a prefix of each row.
+        initial_states: optional list of `[c, h]`, one a layer.
+
+    Returns:
+        `(outputs, final_states)`: lists with one `(batch, time, output_dim)`
+        tensor (zero at masked steps) and one `[c, h]` a layer.
+    """
+    # The time loop is written with tf.while_loop and TensorArrays: the
+    # keras.ops loops either keep no per-step outputs or copy the carry
+    # through a TensorArray every step.
+    for layer, x in zip(layers, inputs):
+        if not layer.built:
+            layer.build(x.shape)
+    mask = ops.cast(mask, "bool")
+    batch_size = ops.shape(mask)[0]
+    lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
+    if initial_states is None:
+        initial_states = [zero_state(layer, batch_size) for layer in layers]
+
+    # Input products for all timesteps at once, time-major: (T, B, 4H).
+    products = []
+    for layer, x in zip(layers, inputs):
+        x = ops.cast(x, layer.compute_dtype)
+        if layer.go_backwards:
+            x = tf.reverse_sequence(x, lengths, seq_axis=1, batch_axis=0)
+        x = ops.transpose(x, (1, 0, 2))
+        products.append(ops.matmul(x, layer.kernel) + layer.bias)
+    time_mask = ops.transpose(mask)[:, :, None]
+    num_steps = ops.shape(time_mask)[0]
+
+    def step(t, states, output_arrays):
+        valid = time_mask[t]
+        new_states = []
+        new_arrays = []
+        for layer, product, (c, h), array in zip(
+            layers, products, states, output_arrays
+        ):
+            z = product[t] + ops.matmul(h, layer.recurrent_kernel)
+            # Gates and cell state stay float32 under mixed precision.
+            z = ops.cast(z, "float32")
+            i, j, f, o = ops.split(z, 4, axis=-1)
+            new_c = ops.sigmoid(f + FORGET_BIAS) * c + ops.sigmoid(
+                i
+            ) * ops.tanh(j)
+            if layer.cell_clip is not None:
+                new_c = ops.clip(new_c, -layer.cell_clip, layer.cell_clip)
+            new_h = ops.cast(ops.sigmoid(o) * ops.tanh(new_c), h.dtype)
+            if layer.projection_kernel is not None:
+                new_h = ops.matmul(new_h, layer.projection_kernel)
+            if layer.proj_clip is not None:
+                new_h = ops.clip(new_h, -layer.proj_clip, layer.proj_clip)
+            new_states.append(
+                [ops.where(valid, new_c, c), ops.where(valid, new_h, h)]
+            )
+            new_arrays.append(
+                array.write(t, ops.where(valid, new_h, ops.zeros_like(new_h)))
+            )
+        return t + 1, new_states, new_arrays
+
+    output_arrays = [
+        tf.TensorArray(layer.compute_dtype, size=num_steps) for layer in layers
+    ]
+    initial_states = [
+        [ops.cast(c, "float32"), ops.cast(h, layer.compute_dtype)]
+        for layer, (c, h) in zip(layers, initial_states)
+    ]
+    _, final_states, output_arrays = tf.while_loop(
+        lambda t, *_: t < num_steps,
+        step,
+        (0, initial_states, output_arrays),
+    )
+    outputs = []
+    for layer, array, x in zip(layers, output_arrays, inputs):
+        y = ops.transpose(array.stack(), (1, 0, 2))
+        if layer.go_backwards:
+            y = tf.reverse_sequence(y, lengths, seq_axis=1, batch_axis=0)
+        y = tf.ensure_shape(y, (*x.shape[:2], layer.output_dim))
+        outputs.append(y)
+    return outputs, final_states

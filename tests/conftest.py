@@ -1,0 +1,40 @@
+import os
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import keras_elmo  # noqa: E402
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--run_large",
+        action="store_true",
+        default=False,
+        help="also run the tests marked large (slow)",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run_large"):
+        return
+    skip = pytest.mark.skip(reason="large test; pass --run_large to run it")
+    for item in items:
+        if "large" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def doctest_namespace_names(doctest_namespace):
+    doctest_namespace.update(keras=keras, keras_elmo=keras_elmo, np=np, tf=tf)
+
+
+@pytest.fixture(autouse=True)
+def _reset_policy():
+    yield
+    keras.config.set_dtype_policy("float32")

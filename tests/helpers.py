@@ -1,0 +1,161 @@
+"""Shared checks for the layer tests, after KerasHub's and Keras's test
+cases: config and serialization round trips, symbolic and eager calls,
+weight counts, one `fit` step, precision policies, masks and `.keras`
+save/load."""
+
+import os
+import tempfile
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl.testing import parameterized
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "bilm-tf")
+MODEL_DIR = os.path.join(FIXTURES, "model")
+OPTIONS = os.path.join(MODEL_DIR, "options.json")
+WEIGHTS = os.path.join(MODEL_DIR, "lm_weights.hdf5")
+
+
+def tiny_bilm_kwargs(**overrides):
+    kwargs = dict(
+        filters=[[1, 4], [2, 4]],
+        char_embedding_dim=4,
+        num_highway_layers=1,
+        units=8,
+        projection_dim=4,
+        num_layers=2,
+        cell_clip=3.0,
+        proj_clip=3.0,
+        use_skip_connections=True,
+    )
+    kwargs.update(overrides)
+    return kwargs
+
+
+def _to_numpy(x):
+    return keras.tree.map_structure(
+        lambda t: np.asarray(t) if t is not None else None, x
+    )
+
+
+class TestCase(tf.test.TestCase, parameterized.TestCase):
+    # tf.test.TestCase's deprecated `test_session` is not a test.
+    test_session = None
+
+    def assertAllCloseTree(self, a, b, atol=1e-6):
+        a = keras.tree.flatten(_to_numpy(a))
+        b = keras.tree.flatten(_to_numpy(b))
+        self.assertEqual(len(a), len(b))
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, atol=atol, rtol=0)
+
+    def run_serialization_test(self, layer):
+        config = layer.get_config()
+        revived = layer.__class__.from_config(config)
+        self.assertEqual(revived.get_config(), config)
+        serialized = keras.saving.serialize_keras_object(layer)
+        revived = keras.saving.deserialize_keras_object(serialized)
+        self.assertIsInstance(revived, layer.__class__)
+        self.assertEqual(revived.get_config(), config)
+        # Same public attributes once revived ("same attributes" check).
+        for name, value in vars(layer).items():
+            if name.startswith("_") or isinstance(
+                value, (keras.layers.Layer, keras.Variable, list, dict)
+            ):
+                continue
+            if isinstance(value, (int, float, str, bool, tuple, type(None))):
+                self.assertEqual(getattr(revived, name), value, name)
+
+    def run_layer_test(
+        self,
+        layer_cls,
+        init_kwargs,
+        input_data,
+        expected_output_shape,
+        expected_num_trainable_weights=None,
+        expected_num_non_trainable_weights=0,
+        expected_mask_shape=None,
+        supports_masking=None,
+        run_training=True,
+        run_precision=True,
+    ):
+        # Config and serialization round trips.
+        layer = layer_cls(**init_kwargs)
+        self.run_serialization_test(layer)
+        if supports_masking is not None:
+            self.assertEqual(layer.supports_masking, supports_masking)
+
+        # Eager call: shapes, dtypes and weight counts.
+        output = layer(input_data)
+        output_shapes = keras.tree.map_structure(
+            lambda t: tuple(t.shape), output
+        )
+        self.assertEqual(output_shapes, expected_output_shape)
+        if expected_num_trainable_weights is not None:
+            self.assertLen(
+                layer.trainable_weights, expected_num_trainable_weights
+            )
+        self.assertLen(
+            layer.non_trainable_weights, expected_num_non_trainable_weights
+        )
+        if expected_mask_shape is not None:
+            mask = layer.compute_mask(input_data)
+            self.assertEqual(tuple(mask.shape), expected_mask_shape)
+            self.assertEqual(
+                tuple(output._keras_mask.shape), expected_mask_shape
+            )
+
+        # Symbolic call: same output shape with a free batch dimension.
+        symbolic_input = keras.Input(
+            shape=input_data.shape[1:], dtype=str(input_data.dtype)
+        )
+        symbolic_output = layer_cls(**init_kwargs)(symbolic_input)
+        symbolic_shapes = keras.tree.map_structure(
+            lambda t: tuple(t.shape)[1:], symbolic_output
+        )
+        self.assertEqual(
+            symbolic_shapes,
+            keras.tree.map_shape_structure(
+                lambda s: s[1:], expected_output_shape
+            ),
+        )
+
+        # One fit step changes the trainable weights.
+        if run_training:
+            inputs = keras.Input(
+                shape=input_data.shape[1:], dtype=str(input_data.dtype)
+            )
+            outputs = layer_cls(**init_kwargs)(inputs)
+            model = keras.Model(inputs, outputs)
+            model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+            before = [w.numpy().copy() for w in model.trainable_weights]
+            targets = keras.tree.map_structure(
+                lambda t: np.ones(t.shape, "float32"), output
+            )
+            model.fit(input_data, targets, epochs=1, verbose=0)
+            after = [w.numpy() for w in model.trainable_weights]
+            self.assertTrue(
+                any(not np.allclose(b, a) for b, a in zip(before, after))
+            )
+
+        # Mixed precision: float32 weights, outputs in the compute dtype.
+        if run_precision:
+            for policy in ("mixed_float16", "mixed_bfloat16"):
+                layer = layer_cls(**init_kwargs, dtype=policy)
+                output = layer(input_data)
+                for weight in layer.weights:
+                    self.assertEqual(weight.dtype, "float32")
+                for tensor in keras.tree.flatten(output):
+                    if tensor.dtype.is_floating:
+                        self.assertEqual(
+                            tensor.dtype.name, policy.split("_")[1]
+                        )
+
+    def run_model_saving_test(self, model, input_data, atol=0.0):
+        expected = model(input_data)
+        path = os.path.join(tempfile.mkdtemp(), "model.keras")
+        model.save(path)
+        restored = keras.saving.load_model(path)
+        self.assertAllCloseTree(restored(input_data), expected, atol=atol)
+        return restored

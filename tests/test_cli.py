@@ -1,0 +1,144 @@
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+import keras_elmo
+from keras_elmo.cli import main
+from tests.helpers import MODEL_DIR
+from tests.helpers import OPTIONS
+from tests.helpers import WEIGHTS
+
+LINES = [
+    "The U.S. Centers for Disease Control",
+    "",
+    "Hello world !",
+    "日本語 and 😀 tokens",
+    " spaced   out  ",
+] + [f"sentence number {i} " + "x " * (i % 7) for i in range(70)]
+
+
+@pytest.fixture
+def sentences_file(tmp_path):
+    path = tmp_path / "sentences.txt"
+    path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _embed_args(input_file, output_file, *extra):
+    return [
+        "embed",
+        "--options",
+        OPTIONS,
+        "--weights",
+        WEIGHTS,
+        "--input",
+        input_file,
+        "--output",
+        output_file,
+        "--quiet",
+        *extra,
+    ]
+
+
+def test_embed_matches_in_python_outputs(sentences_file, tmp_path):
+    output = str(tmp_path / "out.hdf5")
+    assert main(_embed_args(sentences_file, output, "--batch-size", "8")) == 0
+    bilm = keras_elmo.load_bilm(OPTIONS, WEIGHTS)
+    with h5py.File(output) as f:
+        assert len(f) == len(LINES)
+        for i, line in enumerate(LINES):
+            tokens = line.split()
+            got = f[str(i)][...]
+            assert got.dtype == np.float32
+            assert got.shape == (3, len(tokens), 32)
+            if not tokens:
+                continue
+            layers = bilm(keras_elmo.batch_to_ids([tokens]))["layer_outputs"]
+            expected = np.stack([np.asarray(x)[0] for x in layers])
+            np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
+
+
+def test_embed_rejects_non_utf8_naming_the_line(tmp_path, capsys):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(b"fine line\nna\xefve line\n")
+    output = tmp_path / "out.hdf5"
+    assert main(_embed_args(str(path), str(output))) == 2
+    err = capsys.readouterr().err
+    assert "line 2: not valid UTF-8" in err and "0xef" in err
+    assert not output.exists()
+
+
+def test_embed_bad_arguments(sentences_file, tmp_path, capsys):
+    output = str(tmp_path / "out.hdf5")
+    assert main(_embed_args("missing.txt", output)) == 2
+    assert "Input file not found: missing.txt" in capsys.readouterr().err
+    assert main(_embed_args(sentences_file, output, "--batch-size", "0")) == 2
+    assert "batch_size must be a positive" in capsys.readouterr().err
+    args = _embed_args(sentences_file, output)
+    args[4] = os.path.join(MODEL_DIR, "vocab_test.txt")
+    assert main(args) == 2
+    assert "as an HDF5 weight file" in capsys.readouterr().err
+
+
+def test_dump_token_embeddings(tmp_path):
+    vocab = os.path.join(MODEL_DIR, "vocab_test.txt")
+    output = str(tmp_path / "tokens.hdf5")
+    args = [
+        "dump-token-embeddings",
+        "--options",
+        OPTIONS,
+        "--weights",
+        WEIGHTS,
+        "--vocab",
+        vocab,
+        "--output",
+        output,
+        "--batch-size",
+        "100",
+        "--quiet",
+    ]
+    assert main(args) == 0
+    with open(vocab, encoding="utf-8") as f:
+        words = f.read().split("\n")[:-1]
+    bilm = keras_elmo.load_bilm(OPTIONS, WEIGHTS)
+    expected = np.asarray(bilm.encode_tokens(keras_elmo.batch_to_ids([words])))[
+        0
+    ]
+    with h5py.File(output) as f:
+        assert f["embedding"].shape == (len(words), 16)
+        np.testing.assert_allclose(f["embedding"][...], expected, atol=1e-6)
+
+
+def test_dump_token_embeddings_boundary_rows(tmp_path):
+    from keras_elmo.data.character_ids import BOS_CHARACTER_IDS
+    from keras_elmo.dump import dump_token_embeddings
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("<S>\n</S>\n<UNK>\nthe\n", encoding="utf-8")
+    bilm = keras_elmo.load_bilm(OPTIONS, WEIGHTS)
+    output = str(tmp_path / "tokens.hdf5")
+    assert dump_token_embeddings(bilm, str(vocab), output, verbose=0) == 4
+    bos = np.asarray(bilm.encode_tokens(BOS_CHARACTER_IDS[None, None]))
+    with h5py.File(output) as f:
+        np.testing.assert_allclose(f["embedding"][0], bos[0, 0], atol=1e-6)
+
+
+def test_console_script_runs(sentences_file, tmp_path):
+    output = str(tmp_path / "out.hdf5")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "keras_elmo.cli",
+            *_embed_args(sentences_file, output),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"Wrote the biLM layers of {len(LINES)} sentences" in result.stdout
