@@ -1,6 +1,7 @@
 import keras
 import numpy as np
 import pytest
+from absl.testing import parameterized
 
 from keras_elmo.layers import ProjectedLSTM
 from tests.helpers import TestCase
@@ -108,3 +109,102 @@ class ProjectedLSTMTest(TestCase):
             ProjectedLSTM(units=0)
         with pytest.raises(ValueError, match="cell_clip"):
             ProjectedLSTM(units=2, cell_clip=-1)
+
+
+def _autodiff_reference(layer, x, mask, state):
+    """The same LSTM written step by step with tf ops, differentiated by
+    TensorFlow itself (no custom gradient)."""
+    import tensorflow as tf
+
+    kernel, recurrent = layer.kernel, layer.recurrent_kernel
+    c, h = state
+    lengths = mask.sum(1)
+    outputs = []
+    x = tf.reverse_sequence(x, lengths, 1, 0) if layer.go_backwards else x
+    for t in range(x.shape[1]):
+        z = x[:, t] @ kernel + h @ recurrent + layer.bias
+        i, j, f, o = tf.split(z, 4, axis=1)
+        new_c = tf.sigmoid(f + 1.0) * c + tf.sigmoid(i) * tf.tanh(j)
+        if layer.cell_clip:
+            new_c = tf.clip_by_value(new_c, -layer.cell_clip, layer.cell_clip)
+        new_h = tf.sigmoid(o) * tf.tanh(new_c)
+        if layer.projection_kernel is not None:
+            new_h = new_h @ layer.projection_kernel
+        if layer.proj_clip:
+            new_h = tf.clip_by_value(new_h, -layer.proj_clip, layer.proj_clip)
+        valid = mask[:, t : t + 1]
+        c = tf.where(valid, new_c, c)
+        h = tf.where(valid, new_h, h)
+        outputs.append(tf.where(valid, new_h, tf.zeros_like(new_h)))
+    y = tf.stack(outputs, axis=1)
+    if layer.go_backwards:
+        y = tf.reverse_sequence(y, lengths, 1, 0)
+    return y, c, h
+
+
+class ProjectedLSTMGradientTest(TestCase):
+    """The hand-written gradient against TensorFlow's autodiff."""
+
+    @parameterized.named_parameters(
+        ("forward_projected", False, 3, 0.5, 0.2),
+        ("backward_projected", True, 3, 0.5, 0.2),
+        ("forward_unprojected_unclipped", False, None, None, None),
+        ("backward_cell_clip_only", True, None, 0.3, None),
+    )
+    def test_gradients_match_autodiff(
+        self, go_backwards, projection_dim, cell_clip, proj_clip
+    ):
+        import tensorflow as tf
+
+        layer = ProjectedLSTM(
+            units=4,
+            projection_dim=projection_dim,
+            cell_clip=cell_clip,
+            proj_clip=proj_clip,
+            go_backwards=go_backwards,
+            return_state=True,
+        )
+        rng = np.random.RandomState(3)
+        x = tf.constant((2 * rng.randn(3, 6, 5)).astype("float32"))
+        mask = np.array([[1] * 6, [1] * 4 + [0] * 2, [1] + [0] * 5], bool)
+        dim = layer.output_dim if projection_dim else 4
+        state = [
+            tf.constant(rng.randn(3, 4).astype("float32")),
+            tf.constant(rng.randn(3, dim).astype("float32") * 0.1),
+        ]
+        layer.build(x.shape)
+        # Random cotangents for every output, the final state included.
+        weights = [
+            tf.constant(rng.randn(3, 6, dim).astype("float32")),
+            tf.constant(rng.randn(3, 4).astype("float32")),
+            tf.constant(rng.randn(3, dim).astype("float32")),
+        ]
+
+        def gradients(fn):
+            with tf.GradientTape() as tape:
+                tape.watch([x] + state)
+                outputs = fn()
+                loss = sum(
+                    tf.reduce_sum(o * w) for o, w in zip(outputs, weights)
+                )
+            return outputs, tape.gradient(
+                loss, [x] + state + layer.trainable_variables
+            )
+
+        got_outputs, got = gradients(
+            lambda: layer(x, mask=mask, initial_state=state)
+        )
+        want_outputs, want = gradients(
+            lambda: _autodiff_reference(layer, x, mask, state)
+        )
+        for a, b in zip(got_outputs, want_outputs):
+            np.testing.assert_allclose(a, b, atol=1e-6)
+        for a, b, name in zip(
+            got, want, ["x", "c0", "h0"] + [v.name for v in layer.weights]
+        ):
+            np.testing.assert_allclose(
+                tf.convert_to_tensor(a),
+                tf.convert_to_tensor(b),
+                atol=1e-5,
+                err_msg=name,
+            )

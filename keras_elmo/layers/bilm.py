@@ -72,6 +72,10 @@ class BiLM(keras.layers.Layer):
         inputs: int tensor `(batch, time, 50)` of character ids, or a dict
             with key `"character_ids"`.
         training: bool. Enables dropout.
+        keep_boundaries: bool. Return `time + 2` positions, `<S>` first and
+            `</S>` after each sentence's last token, instead of stripping
+            them (the language model predicts from those positions too).
+            Defaults to `False`.
 
     Returns:
         A dict with `"layer_outputs"`, a list of `num_layers + 1` float
@@ -254,16 +258,26 @@ class BiLM(keras.layers.Layer):
     def encode_tokens(self, character_ids, training=None):
         """Context-insensitive token embeddings `e`, `(..., projection_dim)`.
 
-        Runs only the token encoder (char CNN, highway, projection).
+        Runs only the token encoder (char CNN, highway, projection), once
+        per distinct token of the batch: text repeats its words (a batch of
+        3,000 tokens holds about 1,000 distinct ones), padding tokens are
+        all alike, and the encoder costs as much as the LSTMs.
         """
-        x = self.char_cnn(character_ids)
+        ids = ops.convert_to_tensor(character_ids)
+        shape = ops.shape(ids)
+        flat = ops.reshape(ids, (-1, self.max_characters_per_token))
+        # Distinct rows (tokens), and for each token the row it maps to.
+        unique, index = tf.raw_ops.UniqueV2(x=flat, axis=[0])
+        unique = tf.ensure_shape(unique, (None, self.max_characters_per_token))
+        x = self.char_cnn(unique)
         for highway in self.highway_layers:
             x = highway(x)
         if self.token_projection is not None:
             x = self.token_projection(x)
-        return x
+        x = ops.take(x, index, axis=0)
+        return ops.reshape(x, (*shape[:-1], ops.shape(x)[-1]))
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, keep_boundaries=False):
         ids = inputs["character_ids"] if isinstance(inputs, dict) else inputs
         if isinstance(ids, tf.RaggedTensor):
             ids = ids.to_tensor()
@@ -307,6 +321,13 @@ class BiLM(keras.layers.Layer):
             layer_outputs.append(ops.concatenate([forward, backward], axis=-1))
             forward_input, backward_input = forward, backward
 
+        if keep_boundaries:
+            keep = ops.cast(mask, embeddings.dtype)[..., None]
+            return {
+                "layer_outputs": [x * keep for x in layer_outputs],
+                "token_embeddings": embeddings * keep,
+                "mask": mask,
+            }
         # === Strip the boundaries; zero what lies past each sentence ===
         keep = ops.cast(token_mask, embeddings.dtype)[..., None]
         return {
@@ -346,9 +367,11 @@ class BiLM(keras.layers.Layer):
                     )
                 )
 
-    def compute_output_spec(self, inputs, training=None):
+    def compute_output_spec(self, inputs, training=None, keep_boundaries=False):
         ids = inputs["character_ids"] if isinstance(inputs, dict) else inputs
         batch, time = ids.shape[0], ids.shape[1]
+        if keep_boundaries and time is not None:
+            time += 2
         width = 2 * self.projection_dim
         layer = keras.KerasTensor(
             (batch, time, width), dtype=self.compute_dtype

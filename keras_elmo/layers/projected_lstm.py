@@ -2,9 +2,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-# Added to the forget gate at run time; the official weights do not store it
-# in the bias (SPEC §7).
-FORGET_BIAS = 1.0
+from keras_elmo.layers.recurrence import recurrence
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -19,7 +17,9 @@ class ProjectedLSTM(keras.layers.Layer):
     the kernels, j being the candidate.
 
     The input-to-hidden products of all timesteps are computed in one matmul
-    before the time loop; only the recurrent product runs inside it.
+    before the time loop; only the recurrent product runs inside it, and the
+    gradient is hand-written so that the weight gradients are single large
+    matmuls too (see `keras_elmo/layers/recurrence.py`).
 
     Masking: the mask must mark a prefix of each sequence (right padding).
     Outputs at masked steps are zero and the state is carried through them
@@ -192,12 +192,11 @@ def zero_state(layer, batch_size):
 
 
 def run_lstms(layers, inputs, mask, initial_states=None):
-    """Runs independent ProjectedLSTMs over a shared time axis in one loop.
+    """Runs independent ProjectedLSTMs over a shared time axis.
 
-    The BiLM runs its forward and backward layers through this together, so
-    that each step of the time loop does the recurrent products of both
-    directions. Each layer reads its own input and, with `go_backwards`,
-    walks each sequence backwards within its valid length.
+    The BiLM runs its forward and backward layers through this together.
+    Each layer reads its own input and, with `go_backwards`, walks each
+    sequence backwards within its valid length.
 
     Args:
         layers: list of built `ProjectedLSTM`.
@@ -209,9 +208,6 @@ def run_lstms(layers, inputs, mask, initial_states=None):
         `(outputs, final_states)`: lists with one `(batch, time, output_dim)`
         tensor (zero at masked steps) and one `[c, h]` a layer.
     """
-    # The time loop is written with tf.while_loop and TensorArrays: the
-    # keras.ops loops either keep no per-step outputs or copy the carry
-    # through a TensorArray every step.
     for layer, x in zip(layers, inputs):
         if not layer.built:
             layer.build(x.shape)
@@ -220,64 +216,31 @@ def run_lstms(layers, inputs, mask, initial_states=None):
     lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
     if initial_states is None:
         initial_states = [zero_state(layer, batch_size) for layer in layers]
+    time_mask = ops.transpose(mask)[:, :, None]
 
-    # Input products for all timesteps at once, time-major: (T, B, 4H).
-    products = []
-    for layer, x in zip(layers, inputs):
+    outputs, final_states = [], []
+    for layer, x, (c, h) in zip(layers, inputs, initial_states):
         x = ops.cast(x, layer.compute_dtype)
         if layer.go_backwards:
             x = tf.reverse_sequence(x, lengths, seq_axis=1, batch_axis=0)
-        x = ops.transpose(x, (1, 0, 2))
-        products.append(ops.matmul(x, layer.kernel) + layer.bias)
-    time_mask = ops.transpose(mask)[:, :, None]
-    num_steps = ops.shape(time_mask)[0]
-
-    def step(t, states, output_arrays):
-        valid = time_mask[t]
-        new_states = []
-        new_arrays = []
-        for layer, product, (c, h), array in zip(
-            layers, products, states, output_arrays
-        ):
-            z = product[t] + ops.matmul(h, layer.recurrent_kernel)
-            # Gates and cell state stay float32 under mixed precision.
-            z = ops.cast(z, "float32")
-            i, j, f, o = ops.split(z, 4, axis=-1)
-            new_c = ops.sigmoid(f + FORGET_BIAS) * c + ops.sigmoid(
-                i
-            ) * ops.tanh(j)
-            if layer.cell_clip is not None:
-                new_c = ops.clip(new_c, -layer.cell_clip, layer.cell_clip)
-            new_h = ops.cast(ops.sigmoid(o) * ops.tanh(new_c), h.dtype)
-            if layer.projection_kernel is not None:
-                new_h = ops.matmul(new_h, layer.projection_kernel)
-            if layer.proj_clip is not None:
-                new_h = ops.clip(new_h, -layer.proj_clip, layer.proj_clip)
-            new_states.append(
-                [ops.where(valid, new_c, c), ops.where(valid, new_h, h)]
-            )
-            new_arrays.append(
-                array.write(t, ops.where(valid, new_h, ops.zeros_like(new_h)))
-            )
-        return t + 1, new_states, new_arrays
-
-    output_arrays = [
-        tf.TensorArray(layer.compute_dtype, size=num_steps) for layer in layers
-    ]
-    initial_states = [
-        [ops.cast(c, "float32"), ops.cast(h, layer.compute_dtype)]
-        for layer, (c, h) in zip(layers, initial_states)
-    ]
-    _, final_states, output_arrays = tf.while_loop(
-        lambda t, *_: t < num_steps,
-        step,
-        (0, initial_states, output_arrays),
-    )
-    outputs = []
-    for layer, array, x in zip(layers, output_arrays, inputs):
-        y = ops.transpose(array.stack(), (1, 0, 2))
+        # Input products for all timesteps at once, time-major: (T, B, 4H).
+        products = ops.matmul(ops.transpose(x, (1, 0, 2)), layer.kernel)
+        products = products + layer.bias
+        y, c, h = recurrence(
+            products,
+            time_mask,
+            ops.cast(c, "float32"),
+            ops.cast(h, layer.compute_dtype),
+            tf.convert_to_tensor(layer.recurrent_kernel),
+            None
+            if layer.projection_kernel is None
+            else tf.convert_to_tensor(layer.projection_kernel),
+            layer.cell_clip,
+            layer.proj_clip,
+        )
+        y = ops.transpose(y, (1, 0, 2))
         if layer.go_backwards:
             y = tf.reverse_sequence(y, lengths, seq_axis=1, batch_axis=0)
-        y = tf.ensure_shape(y, (*x.shape[:2], layer.output_dim))
-        outputs.append(y)
+        outputs.append(tf.ensure_shape(y, (*x.shape[:2], layer.output_dim)))
+        final_states.append([c, h])
     return outputs, final_states
