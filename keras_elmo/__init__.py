@@ -10,7 +10,10 @@ if os.path.basename(sys.argv[0]) == "keras-elmo":
     # start-up logs; this must be set before TensorFlow is imported.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+from keras_elmo import data  # noqa: E402
 from keras_elmo import layers  # noqa: E402
+from keras_elmo import models  # noqa: E402
+from keras_elmo import optimizers  # noqa: E402
 from keras_elmo.checkpoints import WeightFileError  # noqa: E402
 from keras_elmo.checkpoints import load_bilm  # noqa: E402
 from keras_elmo.checkpoints import save_bilm  # noqa: E402
@@ -34,7 +37,10 @@ __all__ = [
     "WeightFileError",
     "__version__",
     "batch_to_ids",
+    "data",
     "layers",
+    "models",
+    "optimizers",
     "load_bilm",
     "save_bilm",
     "tokens_to_char_ids",

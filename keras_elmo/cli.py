@@ -1,6 +1,7 @@
 """The `keras-elmo` command line. Parses arguments and delegates."""
 
 import argparse
+import os
 import sys
 
 
@@ -43,6 +44,265 @@ def _dump_token_embeddings(args):
     print(f"Wrote {count} token embeddings to {args.output}")
 
 
+_SIZE_FLAGS = {
+    "units": int,
+    "projection_dim": int,
+    "num_layers": int,
+    "num_highway_layers": int,
+    "char_embedding_dim": int,
+    "cell_clip": float,
+    "proj_clip": float,
+}
+
+
+def _bilm_config(args, init_source):
+    """Model size: --options, else --preset plus single flags; with
+    --init-from and no size flags, the source's own size."""
+    from keras_elmo.checkpoints import _read_options
+    from keras_elmo.checkpoints import options_to_config
+    from keras_elmo.training import PRESETS
+    from keras_elmo.training import init_source_bilm_config
+
+    flags = {
+        name: getattr(args, name)
+        for name in list(_SIZE_FLAGS) + ["filters"]
+        if getattr(args, name) is not None
+    }
+    if args.no_skip_connections:
+        flags["use_skip_connections"] = False
+    explicit = flags or args.preset or args.options
+    if init_source is not None and not explicit:
+        return init_source_bilm_config(init_source)
+    if args.options:
+        config = dict(PRESETS["cpu"])
+        config.update(options_to_config(_read_options(args.options)))
+    else:
+        config = dict(PRESETS[args.preset or "cpu"])
+    config.update(flags)
+    return config
+
+
+def _train(args):
+    import json
+
+    from keras_elmo.data.datasets import resolve_files
+    from keras_elmo.data.vocabulary import Vocabulary
+    from keras_elmo.training import TrainingConfig
+    from keras_elmo.training import read_init_source
+    from keras_elmo.training import train
+
+    train_files = resolve_files(args.train)
+    validation_files = (
+        resolve_files(args.validation) if args.validation else None
+    )
+    existing_vocab = os.path.join(args.output, "vocab.txt")
+    if args.vocab:
+        vocabulary = Vocabulary.from_file(args.vocab)
+    elif args.build_vocab and os.path.exists(existing_vocab):
+        vocabulary = Vocabulary.from_file(existing_vocab)
+    elif args.build_vocab:
+        vocabulary = Vocabulary.from_corpus(
+            train_files, min_count=args.min_count, max_size=args.max_vocab_size
+        )
+        print(f"built a vocabulary of {len(vocabulary):,} tokens")
+    else:
+        raise ValueError(
+            "Give the output vocabulary with --vocab VOCAB.txt (one token a "
+            "line, <S> </S> <UNK> first), or --build-vocab to build it from "
+            "the training files."
+        )
+    init_source = read_init_source(args.init_from) if args.init_from else None
+    if args.filters is not None:
+        args.filters = json.loads(args.filters)
+    config = TrainingConfig(
+        train_files=train_files,
+        validation_files=validation_files,
+        bilm=_bilm_config(args, init_source),
+        vocabulary_size=len(vocabulary),
+        tokens_per_batch=args.tokens_per_batch,
+        max_length=args.max_length,
+        num_sampled=args.num_sampled,
+        dropout=args.dropout,
+        optimizer=args.optimizer,
+        learning_rate=args.learning_rate,
+        learning_rate_schedule=args.lr_schedule,
+        initial_accumulator_value=args.initial_accumulator,
+        clip_norm=args.clip_norm,
+        seed=args.seed,
+        on_bad_line=args.on_bad_line,
+    )
+    train(
+        args.output,
+        config,
+        vocabulary,
+        epochs=args.epochs,
+        steps=args.steps,
+        checkpoint_every=args.checkpoint_every,
+        validate_every=args.validate_every,
+        init_from=init_source,
+        verbose=0 if args.quiet else 1,
+    )
+    print(f"training done; the run is in {args.output}")
+
+
+def _evaluate(args):
+    from keras_elmo.training import evaluate
+
+    results = evaluate(args.model, args.data, verbose=0 if args.quiet else 1)
+    print(
+        f"held-out perplexity {results['perplexity']:.2f} (forward "
+        f"{results['forward_perplexity']:.2f}, backward "
+        f"{results['backward_perplexity']:.2f}) on "
+        f"{results['tokens']:,} tokens, {results['sentences']:,} sentences"
+    )
+
+
+def _export_weights(args):
+    from keras_elmo.training import export_weights
+
+    export_weights(args.model, args.output)
+    print(
+        f"wrote options.json, weights.hdf5, vocab.txt and softmax.hdf5 to "
+        f"{args.output}"
+    )
+
+
+def _add_train_parser(commands):
+    from keras_elmo.training import PRESETS
+
+    parser = commands.add_parser(
+        "train",
+        help="pretrain a biLM on your corpus (resumable)",
+        description="Trains an ELMo biLM with model.fit on text files of one "
+        "whitespace-tokenised sentence a line (.gz allowed). Running the "
+        "same command again on the same --output resumes from the last "
+        "checkpoint, optimizer state and data position included.",
+    )
+    data = parser.add_argument_group("data")
+    data.add_argument(
+        "--train",
+        nargs="+",
+        required=True,
+        metavar="PATTERN",
+        help="training files or quoted globs, e.g. 'data/*.txt'",
+    )
+    data.add_argument(
+        "--validation",
+        nargs="+",
+        metavar="PATTERN",
+        help="held-out files, evaluated once an epoch",
+    )
+    data.add_argument("--vocab", help="output vocabulary file")
+    data.add_argument(
+        "--build-vocab",
+        action="store_true",
+        help="build the vocabulary from the training files",
+    )
+    data.add_argument(
+        "--min-count",
+        type=int,
+        default=1,
+        help="with --build-vocab: minimum count (1)",
+    )
+    data.add_argument(
+        "--max-vocab-size",
+        type=int,
+        help="with --build-vocab: at most this many tokens",
+    )
+    data.add_argument("--output", required=True, help="run directory")
+    data.add_argument(
+        "--tokens-per-batch",
+        type=int,
+        default=4096,
+        help="token budget of a batch (4096)",
+    )
+    data.add_argument(
+        "--max-length",
+        type=int,
+        default=100,
+        help="longer sentences are split evenly (100)",
+    )
+    data.add_argument(
+        "--on-bad-line",
+        choices=["error", "skip"],
+        default="error",
+        help="a line that is not UTF-8: stop (default) or skip",
+    )
+    size = parser.add_argument_group("model size")
+    size.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        help="cpu (default): a small CPU-friendly biLM; small, "
+        "medium, original: the published ELMo sizes",
+    )
+    size.add_argument(
+        "--options", help="take the size from an official options.json"
+    )
+    for name, kind in _SIZE_FLAGS.items():
+        size.add_argument("--" + name.replace("_", "-"), type=kind)
+    size.add_argument(
+        "--filters", help="char CNN filters as JSON, e.g. '[[1,32],[2,64]]'"
+    )
+    size.add_argument("--no-skip-connections", action="store_true")
+    fit = parser.add_argument_group("training")
+    fit.add_argument(
+        "--epochs", type=float, help="passes over the data (default 1)"
+    )
+    fit.add_argument("--steps", type=int, help="total steps instead")
+    fit.add_argument(
+        "--num-sampled",
+        type=int,
+        default=8192,
+        help="sampled-softmax negatives (8192, capped at V)",
+    )
+    fit.add_argument("--dropout", type=float, default=0.1)
+    fit.add_argument(
+        "--optimizer",
+        choices=["adagrad", "adam"],
+        default="adagrad",
+        help="adagrad (the original recipe) or adam; both update only the "
+        "softmax rows a batch touches",
+    )
+    fit.add_argument(
+        "--learning-rate",
+        type=float,
+        help="default 0.2 for adagrad, 0.001 for adam",
+    )
+    fit.add_argument(
+        "--lr-schedule",
+        choices=["constant", "linear"],
+        default="constant",
+        help="constant (the original recipe) or linear decay to zero at "
+        "the last step, which suits short runs",
+    )
+    fit.add_argument("--initial-accumulator", type=float, default=1.0)
+    fit.add_argument(
+        "--clip-norm",
+        type=float,
+        default=10.0,
+        help="global gradient norm clip (10; 0 for none)",
+    )
+    fit.add_argument("--seed", type=int, default=0)
+    fit.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=200,
+        help="steps between checkpoints (200)",
+    )
+    fit.add_argument(
+        "--validate-every",
+        type=int,
+        help="steps between validations (one epoch)",
+    )
+    fit.add_argument(
+        "--init-from",
+        help="start from weights: a run dir, an export dir, or "
+        "OPTIONS.json,WEIGHTS.hdf5 (official)",
+    )
+    parser.add_argument("--quiet", action="store_true")
+    parser.set_defaults(run=_train)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="keras-elmo",
@@ -83,6 +343,36 @@ def build_parser():
     )
     dump.add_argument("--quiet", action="store_true", help="no progress bar")
     dump.set_defaults(run=_dump_token_embeddings)
+
+    _add_train_parser(commands)
+
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="held-out perplexity of a trained run",
+        description="Full-softmax perplexity (exp of the mean loss of both "
+        "directions), every sentence from a zero state.",
+    )
+    evaluate.add_argument("--model", required=True, help="training run dir")
+    evaluate.add_argument(
+        "--data",
+        nargs="+",
+        required=True,
+        metavar="PATTERN",
+        help="held-out files or globs",
+    )
+    evaluate.add_argument("--quiet", action="store_true")
+    evaluate.set_defaults(run=_evaluate)
+
+    export = commands.add_parser(
+        "export-weights",
+        help="write a trained run as official options.json + hdf5",
+        description="Writes options.json (n_characters 262) and "
+        "weights.hdf5 in the official bilm-tf / AllenNLP layout, the "
+        "vocabulary, and softmax.hdf5 (for --init-from).",
+    )
+    export.add_argument("--model", required=True, help="training run dir")
+    export.add_argument("--output", required=True, help="directory to write")
+    export.set_defaults(run=_export_weights)
     return parser
 
 

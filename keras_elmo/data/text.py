@@ -1,5 +1,6 @@
 """Reading text files of one whitespace-tokenised sentence per line."""
 
+import gzip
 import os
 
 
@@ -23,14 +24,23 @@ def _check_exists(path):
         raise FileNotFoundError(f"Input file not found: {path}")
 
 
+def open_binary(path):
+    """Opens a text file for reading bytes; `.gz` files are decompressed."""
+    _check_exists(path)
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
 def iter_sentences(path):
     """Yields each line of `path` as a list of tokens (split on whitespace).
+
+    Files ending in `.gz` are read through gzip.
 
     Lines are numbered from 1 in error messages; an empty line is an empty
     sentence. Raises `TextFileError` naming the line that is not UTF-8.
     """
-    _check_exists(path)
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         for line_number, raw in enumerate(f, start=1):
             yield _decode(raw, path, line_number).split()
 
@@ -40,9 +50,8 @@ def count_lines(path):
 
     Run before any expensive work so that a bad file fails at once.
     """
-    _check_exists(path)
     count = 0
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         for count, raw in enumerate(f, start=1):
             _decode(raw, path, count)
     return count

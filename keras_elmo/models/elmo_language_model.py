@@ -1,0 +1,351 @@
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from keras_elmo.layers.bilm import BiLM
+
+# Rows of full-softmax logits computed at once in evaluation, so that a
+# large vocabulary never needs a (tokens x V) matrix in memory.
+_LOGITS_PER_CHUNK = 2**24
+
+
+def log_uniform_probabilities(vocabulary_size):
+    """`P(k) = log((k + 2) / (k + 1)) / log(V + 1)`: the Zipf-like sampling
+    distribution of bilm-tf, which suits a vocabulary sorted by descending
+    frequency."""
+    k = np.arange(vocabulary_size, dtype="float64")
+    return np.log((k + 2.0) / (k + 1.0)) / np.log(vocabulary_size + 1.0)
+
+
+def inclusion_log_probabilities(probabilities, num_sampled):
+    """Log-probability that each class is among `num_sampled` distinct
+    classes drawn without replacement.
+
+    Uses `1 - (1 - p) ** n`, with the number of draws `n` solved so that the
+    inclusion probabilities sum to `num_sampled`: the form TensorFlow's
+    unique candidate samplers use, with their random number of draws
+    replaced by this deterministic one.
+    """
+    p = np.asarray(probabilities, dtype="float64")
+    if num_sampled >= len(p):
+        return np.zeros(len(p), "float32")
+    log_miss = np.log1p(-np.minimum(p, 1.0 - 1e-12))
+
+    def expected(n):
+        return np.sum(-np.expm1(n * log_miss))
+
+    low, high = float(num_sampled), float(num_sampled)
+    while expected(high) < num_sampled:
+        high *= 2.0
+    for _ in range(100):
+        middle = 0.5 * (low + high)
+        low, high = (
+            (middle, high)
+            if expected(middle) < num_sampled
+            else (
+                low,
+                middle,
+            )
+        )
+    inclusion = -np.expm1(high * log_miss)
+    return np.log(inclusion).astype("float32")
+
+
+def sample_without_replacement(log_probabilities, num_sampled, seed):
+    """`num_sampled` distinct class ids, drawn one after another in
+    proportion to `exp(log_probabilities)` (Gumbel top-k); stateless given
+    `seed`."""
+    u = keras.random.uniform(
+        ops.shape(log_probabilities), minval=1e-20, maxval=1.0, seed=seed
+    )
+    keys = log_probabilities - ops.log(-ops.log(u))
+    return ops.top_k(keys, num_sampled, sorted=False)[1]
+
+
+def sampled_softmax_loss(
+    hidden, labels, kernel, bias, sampled, sampled_log_q, labels_log_q
+):
+    """Per-token sampled softmax cross-entropy.
+
+    The candidate set is the true class plus the `sampled` classes; every
+    logit is corrected by `-log q` (q the expected count of the class in the
+    sample) and sampled classes equal to the true class ("accidental hits")
+    are removed. With all classes sampled and `log q = 0` this is exactly the
+    full softmax cross-entropy.
+
+    Args:
+        hidden: float32 `(N, P)`.
+        labels: int `(N,)`.
+        kernel: `(V, P)` softmax weights; bias: `(V,)`.
+        sampled: int `(S,)` sampled class ids.
+        sampled_log_q: float32 `(S,)`; labels_log_q: float32 `(N,)`.
+
+    Returns:
+        float32 `(N,)` losses.
+    """
+    # Gathers keep the gradients of the (V, P) softmax sparse.
+    true_weights = ops.take(kernel, labels, axis=0)
+    true_logits = ops.sum(hidden * true_weights, axis=-1)
+    true_logits += ops.take(bias, labels, axis=0) - labels_log_q
+    sampled_weights = ops.take(kernel, sampled, axis=0)
+    sampled_logits = ops.matmul(hidden, ops.transpose(sampled_weights))
+    sampled_logits += ops.take(bias, sampled, axis=0) - sampled_log_q
+    hits = ops.equal(labels[:, None], sampled[None, :])
+    sampled_logits = ops.where(hits, -1e30, sampled_logits)
+    logits = ops.concatenate([true_logits[:, None], sampled_logits], axis=1)
+    return ops.logsumexp(logits, axis=1) - true_logits
+
+
+def full_softmax_loss(hidden, labels, kernel, bias):
+    """Per-token full softmax cross-entropy, in chunks of rows."""
+    vocabulary_size = ops.shape(kernel)[0]
+    rows = max(1, _LOGITS_PER_CHUNK // int(kernel.shape[0]))
+    num = ops.shape(hidden)[0]
+    padded = (num + rows - 1) // rows * rows
+    hidden = ops.pad(hidden, [[0, padded - num], [0, 0]])
+    labels = ops.pad(labels, [[0, padded - num]])
+    hidden = ops.reshape(hidden, (-1, rows, ops.shape(hidden)[1]))
+    labels = ops.reshape(labels, (-1, rows))
+    del vocabulary_size
+
+    def chunk(args):
+        h, y = args
+        logits = ops.matmul(h, ops.transpose(kernel)) + bias
+        return tf.nn.sparse_softmax_cross_entropy_with_logits(y, logits)
+
+    losses = tf.map_fn(chunk, (hidden, labels), fn_output_signature=tf.float32)
+    return ops.reshape(losses, (-1,))[:num]
+
+
+@keras.saving.register_keras_serializable(package="keras_elmo")
+class Perplexity(keras.metrics.Metric):
+    """`exp` of the mean per-token loss over everything seen (token-weighted
+    over batches, unlike a mean of per-batch values)."""
+
+    def __init__(self, name="perplexity", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.total = self.add_variable((), "zeros", name="total")
+        self.count = self.add_variable((), "zeros", name="count")
+
+    def update_state(self, losses):
+        self.total.assign_add(ops.sum(losses))
+        self.count.assign_add(ops.cast(ops.size(losses), "float32"))
+
+    def result(self):
+        return ops.exp(self.total / ops.maximum(self.count, 1.0))
+
+
+@keras.saving.register_keras_serializable(package="keras_elmo")
+class ELMoLanguageModel(keras.Model):
+    """The trainable ELMo biLM: `BiLM` plus one softmax for both directions.
+
+    The forward LSTM stack predicts the next token and the backward stack the
+    previous one, `<S>` and `</S>` included as targets (so a sentence of `n`
+    tokens gives `n + 1` predictions a direction); both share one softmax
+    (`softmax_kernel (V, P)`, `softmax_bias (V,)`). The loss is the mean of
+    the two directions' mean cross-entropies. Training uses a sampled
+    softmax: `num_sampled` distinct negatives shared by the batch, drawn
+    without replacement from bilm-tf's log-uniform distribution, each logit
+    corrected by its log inclusion probability; evaluation uses the full
+    softmax. Padding contributes nothing.
+
+    Metrics: `forward_perplexity`, `backward_perplexity` and `perplexity`
+    (exp of the mean loss of both directions), token-weighted. In training
+    they come from the sampled loss, an estimate; `evaluate` gives the true
+    held-out perplexity.
+
+    Masking: targets with `sample_weight` 0 are left out of the loss.
+
+    Args:
+        bilm: a `keras_elmo.layers.BiLM` (or its config).
+        vocabulary_size: int. Number of output classes `V`.
+        num_sampled: int. Negatives per batch in training, capped at `V`
+            (then the full softmax is used). Defaults to `8192`.
+        dropout: float. Dropout on the top LSTM outputs before the softmax
+            in training (0.1 in the original recipe). Defaults to `0.1`.
+        seed: int or None. Seed of the negative sampler. Defaults to `None`.
+
+    Call arguments:
+        inputs: dict with `"character_ids"`, int `(batch, time, 50)`.
+
+    Returns:
+        A dict: `"forward"` and `"backward"` top LSTM outputs
+        `(batch, time + 2, P)` at the positions of `<S> tokens </S>`, and
+        `"mask"` `(batch, time + 2)`.
+
+    Example:
+
+    >>> bilm = keras_elmo.layers.BiLM(
+    ...     filters=[[1, 4], [2, 8]], char_embedding_dim=4,
+    ...     num_highway_layers=1, units=16, projection_dim=8)
+    >>> model = keras_elmo.models.ELMoLanguageModel(bilm, vocabulary_size=5)
+    >>> model.compile(optimizer=keras_elmo.optimizers.SparseAdagrad())
+    >>> x = {"character_ids": keras_elmo.batch_to_ids([["a", "b"]])}
+    >>> y = np.array([[[3, 4, 1, 0], [0, 0, 3, 4]]])  # <S> a b </S>
+    >>> w = np.array([[[1, 1, 1, 0], [0, 1, 1, 1]]], "float32")
+    >>> history = model.fit(x, y, sample_weight=w, verbose=0)
+    >>> sorted(history.history)
+    ['backward_perplexity', 'forward_perplexity', 'loss', 'perplexity']
+
+    Reference:
+        Peters et al. 2018; Jean et al. 2015, "On Using Very Large Target
+        Vocabulary for Neural Machine Translation" (sampled softmax).
+    """
+
+    def __init__(
+        self,
+        bilm,
+        vocabulary_size,
+        num_sampled=8192,
+        dropout=0.1,
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if isinstance(bilm, dict):
+            bilm = keras.saving.deserialize_keras_object(bilm)
+        if not isinstance(bilm, BiLM):
+            raise ValueError(
+                "`bilm` must be a keras_elmo.layers.BiLM. Received: "
+                f"{type(bilm).__name__}"
+            )
+        if bilm.stateful:
+            raise ValueError(
+                "Train a stateless BiLM (stateful=False): training reads "
+                "shuffled sentences, each from a zero state."
+            )
+        if int(vocabulary_size) < 4 or int(num_sampled) < 1:
+            raise ValueError(
+                "Need vocabulary_size >= 4 (<S>, </S>, <UNK> and a word) and "
+                f"num_sampled >= 1. Received: vocabulary_size="
+                f"{vocabulary_size}, num_sampled={num_sampled}"
+            )
+        self.bilm = bilm
+        self.vocabulary_size = int(vocabulary_size)
+        self.num_sampled = int(num_sampled)
+        self.dropout = float(dropout)
+        self.seed = seed
+        self.output_dropout = keras.layers.Dropout(
+            self.dropout, seed=seed, name="output_dropout"
+        )
+        self.sampler_seed = keras.random.SeedGenerator(seed)
+        self._sampling = None
+        self.forward_perplexity = Perplexity(name="forward_perplexity")
+        self.backward_perplexity = Perplexity(name="backward_perplexity")
+        self.perplexity = Perplexity(name="perplexity")
+
+    def build(self, input_shape=None):
+        if not self.bilm.built:
+            self.bilm.build()
+        dim = self.bilm.projection_dim
+        # bilm-tf initialises the softmax with stddev 1 / sqrt(P).
+        self.softmax_kernel = self.add_weight(
+            name="softmax_kernel",
+            shape=(self.vocabulary_size, dim),
+            initializer=keras.initializers.RandomNormal(stddev=dim**-0.5),
+        )
+        self.softmax_bias = self.add_weight(
+            name="softmax_bias",
+            shape=(self.vocabulary_size,),
+            initializer="zeros",
+        )
+        self.built = True
+
+    def call(self, inputs, training=None):
+        ids = inputs["character_ids"] if isinstance(inputs, dict) else inputs
+        outputs = self.bilm(ids, training=training, keep_boundaries=True)
+        top = outputs["layer_outputs"][-1]
+        dim = self.bilm.projection_dim
+        return {
+            "forward": top[..., :dim],
+            "backward": top[..., dim:],
+            "mask": outputs["mask"],
+        }
+
+    def compute_loss(
+        self, x=None, y=None, y_pred=None, sample_weight=None, training=True
+    ):
+        """Mean of the forward and backward cross-entropies (see class doc).
+
+        `y` is int `(batch, 2, time + 2)` (forward then backward targets)
+        and `sample_weight` float `(batch, 2, time + 2)`, 1 for a target.
+        """
+        if y is None or sample_weight is None:
+            raise ValueError(
+                "ELMoLanguageModel needs targets y (batch, 2, time + 2) and "
+                "sample_weight of the same shape, e.g. from "
+                "keras_elmo.data.lm_dataset."
+            )
+        losses = []
+        for direction, name in enumerate(("forward", "backward")):
+            hidden = ops.cast(y_pred[name], "float32")
+            if training:
+                hidden = self.output_dropout(hidden, training=True)
+            valid = tf.where(sample_weight[:, direction] > 0)
+            losses.append(
+                (
+                    tf.gather_nd(hidden, valid),
+                    tf.gather_nd(ops.cast(y[:, direction], "int32"), valid),
+                )
+            )
+        hidden = ops.concatenate([losses[0][0], losses[1][0]], axis=0)
+        labels = ops.concatenate([losses[0][1], losses[1][1]], axis=0)
+        per_token = self._token_losses(hidden, labels, training)
+        num_forward = ops.shape(losses[0][1])[0]
+        forward, backward = per_token[:num_forward], per_token[num_forward:]
+        self.forward_perplexity.update_state(forward)
+        self.backward_perplexity.update_state(backward)
+        self.perplexity.update_state(per_token)
+        loss = 0.5 * (_mean(forward) + _mean(backward))
+        regularization = self.losses
+        if regularization:
+            loss += ops.sum(regularization)
+        return loss
+
+    def _token_losses(self, hidden, labels, training):
+        kernel = ops.cast(self.softmax_kernel, "float32")
+        bias = ops.cast(self.softmax_bias, "float32")
+        if not training or self.num_sampled >= self.vocabulary_size:
+            return full_softmax_loss(hidden, labels, kernel, bias)
+        if self._sampling is None:
+            # NumPy constants, computed once (each trace embeds them).
+            probabilities = log_uniform_probabilities(self.vocabulary_size)
+            self._sampling = (
+                np.log(probabilities).astype("float32"),
+                inclusion_log_probabilities(probabilities, self.num_sampled),
+            )
+        log_probabilities, log_inclusion = (
+            ops.convert_to_tensor(x) for x in self._sampling
+        )
+        sampled = sample_without_replacement(
+            log_probabilities, self.num_sampled, self.sampler_seed
+        )
+        return sampled_softmax_loss(
+            hidden,
+            labels,
+            kernel,
+            bias,
+            sampled,
+            ops.take(log_inclusion, sampled, axis=0),
+            ops.take(log_inclusion, labels, axis=0),
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "bilm": keras.saving.serialize_keras_object(self.bilm),
+                "vocabulary_size": self.vocabulary_size,
+                "num_sampled": self.num_sampled,
+                "dropout": self.dropout,
+                "seed": self.seed,
+            }
+        )
+        return config
+
+
+def _mean(values):
+    return ops.sum(values) / ops.maximum(
+        ops.cast(ops.size(values), "float32"), 1.0
+    )

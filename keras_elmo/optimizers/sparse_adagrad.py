@@ -1,0 +1,109 @@
+import keras
+import tensorflow as tf
+from keras import ops
+
+from keras_elmo.optimizers.sparse_updates import merge_and_clip
+
+
+@keras.saving.register_keras_serializable(package="keras_elmo")
+class SparseAdagrad(keras.optimizers.Optimizer):
+    """Adagrad that keeps sparse gradients sparse.
+
+    Keras 3 optimizers other than SGD apply `IndexedSlices` gradients densely,
+    so a step over a large softmax would touch every row of the accumulator
+    and the weights. This optimizer merges duplicate indices, clips by the
+    global norm without densifying, and updates only the rows that have a
+    gradient:
+
+        accumulator[rows] += g ** 2
+        variable[rows] -= learning_rate * g / sqrt(accumulator[rows] + epsilon)
+
+    Dense gradients get the same update on every element. The defaults are
+    the original ELMo training recipe.
+
+    Args:
+        learning_rate: float or schedule. Defaults to `0.2`.
+        initial_accumulator_value: float. Defaults to `1.0`.
+        epsilon: float. Defaults to `1e-7`.
+        global_clipnorm: float or None. Clip all gradients together to this
+            global norm. Defaults to `10.0`.
+        **kwargs: other `keras.optimizers.Optimizer` arguments.
+
+    Example:
+
+    >>> optimizer = keras_elmo.optimizers.SparseAdagrad()
+    >>> var = keras.Variable(np.zeros((4, 2), "float32"))
+    >>> grad = tf.IndexedSlices(
+    ...     tf.ones((2, 2)), tf.constant([1, 1]), tf.constant([4, 2]))
+    >>> optimizer.apply([grad], [var])
+    >>> # Row 1 got the merged gradient 2: -0.2 * 2 / sqrt(1 + 2 ** 2).
+    >>> round(float(var.numpy()[1, 0]), 4), bool(var.numpy()[[0, 2, 3]].any())
+    (-0.1789, False)
+
+    Reference:
+        Duchi et al. 2011, "Adaptive Subgradient Methods for Online Learning
+        and Stochastic Optimization".
+    """
+
+    def __init__(
+        self,
+        learning_rate=0.2,
+        initial_accumulator_value=1.0,
+        epsilon=1e-7,
+        global_clipnorm=10.0,
+        name="sparse_adagrad",
+        **kwargs,
+    ):
+        super().__init__(
+            learning_rate=learning_rate,
+            global_clipnorm=global_clipnorm,
+            name=name,
+            **kwargs,
+        )
+        self.initial_accumulator_value = float(initial_accumulator_value)
+        self.epsilon = float(epsilon)
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._accumulators = self.add_optimizer_variables(
+            var_list,
+            "accumulator",
+            initializer=keras.initializers.Constant(
+                self.initial_accumulator_value
+            ),
+        )
+
+    def _clip_gradients(self, grads):
+        return merge_and_clip(grads, self.global_clipnorm)
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = ops.cast(learning_rate, variable.dtype)
+        accumulator = self._accumulators[self._get_variable_index(variable)]
+        if isinstance(gradient, tf.IndexedSlices):
+            values = ops.cast(gradient.values, variable.dtype)
+            indices = gradient.indices
+            self.assign_add(
+                accumulator,
+                tf.IndexedSlices(ops.square(values), indices),
+            )
+            rows = tf.gather(accumulator.value, indices)
+            step = lr * values / ops.sqrt(rows + self.epsilon)
+            self.assign_sub(variable, tf.IndexedSlices(step, indices))
+            return
+        gradient = ops.cast(gradient, variable.dtype)
+        self.assign_add(accumulator, ops.square(gradient))
+        self.assign_sub(
+            variable, lr * gradient / ops.sqrt(accumulator + self.epsilon)
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "initial_accumulator_value": self.initial_accumulator_value,
+                "epsilon": self.epsilon,
+            }
+        )
+        return config

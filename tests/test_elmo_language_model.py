@@ -1,0 +1,230 @@
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+import keras_elmo
+from keras_elmo.data import Vocabulary
+from keras_elmo.data import lm_dataset
+from keras_elmo.data import scan_corpus
+from keras_elmo.layers import BiLM
+from keras_elmo.models import ELMoLanguageModel
+from keras_elmo.models.elmo_language_model import full_softmax_loss
+from keras_elmo.models.elmo_language_model import sampled_softmax_loss
+from keras_elmo.optimizers import SparseAdagrad
+from keras_elmo.training import TrainingConfig
+from keras_elmo.training import build_model
+from keras_elmo.training import restore_checkpoint
+from keras_elmo.training import save_checkpoint
+from tests.helpers import FIXTURES
+from tests.helpers import TestCase
+from tests.helpers import tiny_bilm_kwargs
+
+TRAIN_DATA = os.path.join(FIXTURES, "train", "data.txt")
+TRAIN_VOCAB = os.path.join(FIXTURES, "train", "vocab.txt")
+
+
+def _log_softmax_loss(hidden, labels, kernel, bias):
+    logits = hidden @ kernel.T + bias
+    logits -= logits.max(axis=1, keepdims=True)
+    log_z = np.log(np.exp(logits).sum(axis=1))
+    return log_z - logits[np.arange(len(labels)), labels]
+
+
+def _fixture_data(tokens_per_batch=64):
+    vocab = Vocabulary.from_file(TRAIN_VOCAB)
+    scan = scan_corpus(
+        [TRAIN_DATA], max_length=30, tokens_per_batch=tokens_per_batch
+    )
+    return vocab, scan
+
+
+def _config(vocab, **overrides):
+    kwargs = dict(
+        train_files=[TRAIN_DATA],
+        bilm=tiny_bilm_kwargs(units=16, projection_dim=8),
+        vocabulary_size=len(vocab),
+        tokens_per_batch=64,
+        max_length=30,
+        num_sampled=8,
+        seed=1,
+    )
+    kwargs.update(overrides)
+    return TrainingConfig(**kwargs)
+
+
+class SoftmaxLossTest(TestCase):
+    def setUp(self):
+        super().setUp()
+        rng = np.random.RandomState(0)
+        self.hidden = rng.randn(7, 4).astype("float32")
+        self.labels = rng.randint(0, 11, size=7).astype("int32")
+        self.kernel = rng.randn(11, 4).astype("float32")
+        self.bias = rng.randn(11).astype("float32")
+        self.expected = _log_softmax_loss(
+            self.hidden, self.labels, self.kernel, self.bias
+        )
+
+    def test_full_softmax_matches_numpy(self):
+        got = full_softmax_loss(
+            self.hidden, self.labels, self.kernel, self.bias
+        )
+        np.testing.assert_allclose(got, self.expected, rtol=1e-5)
+
+    def test_all_classes_sampled_equals_full_softmax(self):
+        # Every class sampled once with q = 1: the true class is removed
+        # from the sample as an accidental hit and counted once.
+        got = sampled_softmax_loss(
+            self.hidden,
+            self.labels,
+            self.kernel,
+            self.bias,
+            sampled=np.arange(11, dtype="int32"),
+            sampled_log_q=np.zeros(11, "float32"),
+            labels_log_q=np.zeros(7, "float32"),
+        )
+        np.testing.assert_allclose(got, self.expected, rtol=1e-5)
+
+    def test_sampled_softmax_corrects_by_log_q(self):
+        sampled = np.array([0, 3, 3, 5], "int32")
+        log_q = np.log(np.array([0.5, 0.2, 0.2, 0.1], "float32"))
+        labels_log_q = np.full(7, np.log(0.3), "float32")
+        got = sampled_softmax_loss(
+            self.hidden,
+            self.labels,
+            self.kernel,
+            self.bias,
+            sampled,
+            log_q,
+            labels_log_q,
+        )
+        true = (self.hidden * self.kernel[self.labels]).sum(1)
+        true += self.bias[self.labels] - np.log(0.3)
+        neg = self.hidden @ self.kernel[sampled].T + self.bias[sampled] - log_q
+        neg[self.labels[:, None] == sampled[None, :]] = -np.inf
+        logits = np.concatenate([true[:, None], neg], axis=1)
+        expected = np.log(np.exp(logits).sum(1)) - true
+        np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+class ELMoLanguageModelTest(TestCase):
+    def test_uniform_model_perplexity_is_vocabulary_size(self):
+        vocab, scan = _fixture_data()
+        model = build_model(_config(vocab))
+        model.softmax_kernel.assign(np.zeros(model.softmax_kernel.shape))
+        model.softmax_bias.assign(np.zeros(model.softmax_bias.shape))
+        results = model.evaluate(
+            lm_dataset(scan, vocab, shuffle=False, repeat=False),
+            verbose=0,
+            return_dict=True,
+        )
+        for name in ("perplexity", "forward_perplexity", "backward_perplexity"):
+            self.assertAllClose(results[name], len(vocab), rtol=1e-5)
+
+    def test_padding_contributes_nothing(self):
+        vocab, _ = _fixture_data()
+        model = build_model(_config(vocab))
+        sentences = [["neural", "networks", "."], ["the", "net"]]
+        ids = keras_elmo.batch_to_ids(sentences)
+        y = np.zeros((2, 2, 5), "int32")
+        w = np.zeros((2, 2, 5), "float32")
+        for row, sentence in enumerate(sentences):
+            wrapped = [0] + [vocab.id(t) for t in sentence] + [1]
+            n = len(sentence)
+            y[row, 0, : n + 1], w[row, 0, : n + 1] = wrapped[1:], 1
+            y[row, 1, 1 : n + 2], w[row, 1, 1 : n + 2] = wrapped[:-1], 1
+        x = {"character_ids": ids}
+
+        def loss(x, y, w):
+            pred = model(x)
+            return float(model.compute_loss(x, y, pred, w, training=False))
+
+        base = loss(x, y, w)
+        # More padding positions, with garbage targets of weight 0.
+        x2 = {"character_ids": np.pad(ids, [[0, 0], [0, 4], [0, 0]])}
+        y2 = np.pad(y, [[0, 0], [0, 0], [0, 4]], constant_values=7)
+        w2 = np.pad(w, [[0, 0], [0, 0], [0, 4]])
+        self.assertAllClose(loss(x2, y2, w2), base, atol=1e-6)
+
+    def test_softmax_gradient_stays_sparse(self):
+        vocab, scan = _fixture_data()
+        model = build_model(_config(vocab))
+        x, y, w = next(iter(lm_dataset(scan, vocab)))
+        with tf.GradientTape() as tape:
+            loss = model.compute_loss(x, y, model(x, training=True), w)
+        grads = tape.gradient(
+            loss, [model.softmax_kernel, model.bilm.char_cnn.embeddings]
+        )
+        for grad in grads:
+            self.assertIsInstance(grad, tf.IndexedSlices)
+
+    def test_short_fit_lowers_the_loss(self):
+        vocab, scan = _fixture_data()
+        model = build_model(_config(vocab, dropout=0.0))
+        evaluation = lm_dataset(scan, vocab, shuffle=False, repeat=False)
+        before = model.evaluate(evaluation, verbose=0, return_dict=True)
+        model.fit(
+            lm_dataset(scan, vocab, seed=2),
+            steps_per_epoch=30,
+            epochs=1,
+            verbose=0,
+            shuffle=False,
+        )
+        after = model.evaluate(evaluation, verbose=0, return_dict=True)
+        self.assertLess(after["loss"], before["loss"] - 0.5)
+        self.assertLess(after["perplexity"], 0.6 * before["perplexity"])
+
+    def test_checkpoint_mid_training_gives_the_same_next_step(self):
+        vocab, scan = _fixture_data(tokens_per_batch=40)
+        config = _config(vocab, dropout=0.2)
+        directory = self.get_temp_dir()
+
+        def next_losses(model, start_step, steps=2):
+            history = model.fit(
+                lm_dataset(scan, vocab, seed=4, start_step=start_step),
+                steps_per_epoch=steps,
+                epochs=1,
+                verbose=0,
+                shuffle=False,
+            )
+            return history.history["loss"]
+
+        model = build_model(config)
+        next_losses(model, 0, steps=3)
+        save_checkpoint(model, directory, step=3)
+        uninterrupted = next_losses(model, 3)
+        restored = build_model(config)
+        self.assertEqual(restore_checkpoint(restored, directory), 3)
+        resumed = next_losses(restored, 3)
+        # Same weights, optimizer state, data position, dropout and
+        # sampler seeds: the same losses.
+        self.assertAllClose(resumed, uninterrupted, atol=1e-6)
+
+    def test_keras_save_and_load(self):
+        vocab, scan = _fixture_data()
+        model = build_model(_config(vocab))
+        model.fit(
+            lm_dataset(scan, vocab), steps_per_epoch=2, verbose=0, shuffle=False
+        )
+        path = os.path.join(self.get_temp_dir(), "lm.keras")
+        model.save(path)
+        restored = keras.saving.load_model(path)
+        evaluation = lm_dataset(scan, vocab, shuffle=False, repeat=False)
+        a = model.evaluate(evaluation, verbose=0, return_dict=True)
+        b = restored.evaluate(evaluation, verbose=0, return_dict=True)
+        self.assertAllClose(a["perplexity"], b["perplexity"], rtol=1e-6)
+
+    def test_invalid_arguments(self):
+        with self.assertRaisesRegex(ValueError, "stateless BiLM"):
+            ELMoLanguageModel(
+                BiLM(**tiny_bilm_kwargs(), stateful=True), vocabulary_size=10
+            )
+        with self.assertRaisesRegex(ValueError, "vocabulary_size >= 4"):
+            ELMoLanguageModel(BiLM(**tiny_bilm_kwargs()), vocabulary_size=2)
+        model = ELMoLanguageModel(BiLM(**tiny_bilm_kwargs()), 10)
+        model.compile(optimizer=SparseAdagrad())
+        with self.assertRaisesRegex(ValueError, "needs targets"):
+            model.fit(
+                {"character_ids": np.ones((1, 2, 50), "int32")}, verbose=0
+            )

@@ -1,0 +1,198 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import keras_elmo
+from keras_elmo.cli import main
+from keras_elmo.training import load_run
+from tests.helpers import FIXTURES
+
+TRAIN_DATA = os.path.join(FIXTURES, "train", "data.txt")
+TRAIN_VOCAB = os.path.join(FIXTURES, "train", "vocab.txt")
+TINY = [
+    "--units", "16",
+    "--projection-dim", "8",
+    "--filters", "[[1, 4], [2, 4]]",
+    "--char-embedding-dim", "4",
+    "--num-highway-layers", "1",
+    "--tokens-per-batch", "64",
+    "--max-length", "30",
+    "--num-sampled", "8",
+]  # fmt: skip
+
+
+def _train_args(output, *extra):
+    return [
+        "train",
+        "--train", TRAIN_DATA,
+        "--vocab", TRAIN_VOCAB,
+        "--output", str(output),
+        "--quiet",
+        *TINY,
+        *extra,
+    ]  # fmt: skip
+
+
+def _checkpoint_step(run):
+    path = os.path.join(run, "checkpoint", "meta.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)["step"]
+
+
+def test_train_evaluate_export_round_trip(tmp_path, capsys):
+    run = tmp_path / "run"
+    args = _train_args(
+        run, "--validation", TRAIN_DATA, "--steps", "6",
+        "--checkpoint-every", "3", "--validate-every", "3",
+    )  # fmt: skip
+    assert main(args) == 0
+    assert _checkpoint_step(run) == 6
+    with open(run / "history.json") as f:
+        history = json.load(f)
+    assert [h["step"] for h in history] == [3, 6]
+    assert os.listdir(run / "logs")  # TensorBoard event files
+
+    capsys.readouterr()
+    assert (
+        main(["evaluate", "--model", str(run), "--data", TRAIN_DATA, "--quiet"])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "held-out perplexity" in printed
+    # The same number the last validation recorded (same data, same model).
+    reported = float(printed.split("perplexity ")[1].split()[0])
+    assert reported == pytest.approx(history[-1]["valid_perplexity"], rel=1e-3)
+
+    export = tmp_path / "export"
+    assert (
+        main(["export-weights", "--model", str(run), "--output", str(export)])
+        == 0
+    )
+    with open(export / "options.json") as f:
+        assert json.load(f)["char_cnn"]["n_characters"] == 262
+    bilm = keras_elmo.load_bilm(
+        str(export / "options.json"), str(export / "weights.hdf5")
+    )
+    model, _, _ = load_run(str(run))
+    ids = keras_elmo.batch_to_ids([["neural", "nets"], ["a", "b", "c", "d"]])
+    ours = model.bilm(ids)["layer_outputs"]
+    theirs = bilm(ids)["layer_outputs"]
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
+
+
+def test_init_from_export_and_size_mismatch(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert (
+        main(_train_args(run, "--steps", "2", "--checkpoint-every", "2")) == 0
+    )
+    export = tmp_path / "export"
+    assert (
+        main(["export-weights", "--model", str(run), "--output", str(export)])
+        == 0
+    )
+    # No size flags: the size is taken from the source.
+    second = tmp_path / "second"
+    args = [
+        "train",
+        "--train",
+        TRAIN_DATA,
+        "--vocab",
+        TRAIN_VOCAB,
+        "--output",
+        str(second),
+        "--steps",
+        "1",
+        "--checkpoint-every",
+        "1",
+        "--tokens-per-batch",
+        "64",
+        "--max-length",
+        "30",
+        "--init-from",
+        str(export),
+    ]
+    assert main(args) == 0
+    assert "biLM and softmax" in capsys.readouterr().out
+    # Flags that do not fit the source's weights.
+    third = tmp_path / "third"
+    args = _train_args(third, "--steps", "1", "--init-from", str(export))
+    args[args.index("--units") + 1] = "32"
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "do not fit the model" in err
+    assert "forward_lstm_0/kernel has shape (8, 64) there but (8, 128)" in err
+
+
+def test_resume_after_kill(tmp_path):
+    run = tmp_path / "run"
+    command = [
+        sys.executable, "-m", "keras_elmo.cli",
+        *_train_args(run, "--steps", "60", "--checkpoint-every", "5"),
+    ]  # fmt: skip
+    command.remove("--quiet")
+    log = tmp_path / "first.log"
+    with open(log, "w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=out)
+        try:
+            deadline = time.time() + 120
+            while (_checkpoint_step(run) or 0) < 10:
+                assert process.poll() is None, log.read_text()
+                assert time.time() < deadline, "no checkpoint in time"
+                time.sleep(0.2)
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    killed_at = _checkpoint_step(run)
+    assert 10 <= killed_at < 60
+    result = subprocess.run(
+        command, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"from step {killed_at:,}" in result.stdout
+    assert f"training steps {killed_at + 1:,}..60" in result.stdout
+    assert _checkpoint_step(run) == 60
+
+
+def test_bad_inputs(tmp_path, capsys):
+    missing = _train_args(tmp_path / "r", "--steps", "1")
+    missing[missing.index("--train") + 1] = str(tmp_path / "*.none")
+    assert main(missing) == 2
+    assert "No file matches" in capsys.readouterr().err
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("the\nof\n", encoding="utf-8")
+    args = _train_args(tmp_path / "r", "--steps", "1")
+    args[args.index("--vocab") + 1] = str(vocab)
+    assert main(args) == 2
+    assert "<S>, </S>, <UNK>" in capsys.readouterr().err
+
+    no_vocab = _train_args(tmp_path / "r", "--steps", "1")
+    del no_vocab[no_vocab.index("--vocab") : no_vocab.index("--vocab") + 2]
+    assert main(no_vocab) == 2
+    assert "--build-vocab" in capsys.readouterr().err
+
+    run = tmp_path / "run"
+    assert (
+        main(_train_args(run, "--steps", "1", "--checkpoint-every", "1")) == 0
+    )
+    other = _train_args(run, "--steps", "2")
+    other[other.index("--units") + 1] = "32"
+    assert main(other) == 2
+    assert "holds a run with other settings" in capsys.readouterr().err
+
+    assert (
+        main(["evaluate", "--model", str(tmp_path), "--data", TRAIN_DATA]) == 2
+    )
+    assert "not a training run directory" in capsys.readouterr().err
