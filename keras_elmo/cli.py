@@ -167,6 +167,36 @@ def _export_weights(args):
     )
 
 
+def _export_savedmodel(args):
+    from keras_elmo.checkpoints import load_bilm
+    from keras_elmo.data.vocabulary import Vocabulary
+    from keras_elmo.export import export_savedmodel
+    from keras_elmo.training import load_run
+
+    if args.model and (args.options or args.weights):
+        raise ValueError("Give either --model or --options/--weights.")
+    if args.model:
+        bilm = load_run(args.model)[0].bilm
+    elif args.options and args.weights:
+        bilm = load_bilm(args.options, args.weights)
+    else:
+        raise ValueError(
+            "Give the biLM with --options OPTIONS.json --weights "
+            "WEIGHTS.hdf5, or --model RUN_DIR (a keras-elmo train output)."
+        )
+    vocabulary = None
+    if args.cache_vocab:
+        vocabulary = Vocabulary.from_file(args.cache_vocab).tokens
+    export_savedmodel(
+        bilm,
+        args.output,
+        vocabulary=vocabulary,
+        max_batch_tokens=args.max_batch_tokens,
+    )
+    cached = f", {len(vocabulary):,} cached tokens" if vocabulary else ""
+    print(f"wrote the SavedModel to {args.output}{cached}")
+
+
 def _add_train_parser(commands):
     from keras_elmo.training import PRESETS
 
@@ -373,6 +403,34 @@ def build_parser():
     export.add_argument("--model", required=True, help="training run dir")
     export.add_argument("--output", required=True, help="directory to write")
     export.set_defaults(run=_export_weights)
+
+    serving = commands.add_parser(
+        "export-savedmodel",
+        help="write a SavedModel that embeds raw text (TF Hub outputs)",
+        description="Writes a SavedModel with signatures 'default' "
+        "(sentences: tf.string [batch], split on whitespace) and 'tokens' "
+        "(tokens: tf.string [batch, max_len], sequence_len: int32 [batch]) "
+        "returning word_emb, lstm_outputs1..L, elmo, default and "
+        "sequence_len. It runs without keras_elmo installed.",
+    )
+    serving.add_argument("--options", help="official options.json")
+    serving.add_argument("--weights", help="official hdf5 weights")
+    serving.add_argument("--model", help="or a training run directory")
+    serving.add_argument("--output", required=True, help="directory to write")
+    serving.add_argument(
+        "--cache-vocab",
+        help="precompute the embeddings of these tokens (one a line); they "
+        "then skip the char CNN, other tokens use characters, and a "
+        "'token_ids' signature takes rows of this vocabulary",
+    )
+    serving.add_argument(
+        "--max-batch-tokens",
+        type=int,
+        default=200_000,
+        help="refuse requests larger than this many token positions, "
+        "batch x max_len (200000)",
+    )
+    serving.set_defaults(run=_export_savedmodel)
     return parser
 
 

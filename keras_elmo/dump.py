@@ -96,6 +96,23 @@ def embed_file(bilm, input_file, output_file, batch_size=64, verbose=1):
     return total
 
 
+def encode_tokens_in_batches(bilm, tokens, batch_size=1024):
+    """Yields the token embeddings `e` of an iterable of token strings, as
+    float32 arrays of up to `batch_size` rows, in order."""
+    batch_size = _check_batch_size(batch_size)
+
+    @tf.function(
+        input_signature=[tf.TensorSpec((None, 1, 50), tf.int32)],
+        reduce_retracing=True,
+    )
+    def encode(ids):
+        return tf.cast(bilm.encode_tokens(ids)[:, 0], tf.float32)
+
+    tokens = iter(tokens)
+    while chunk := list(itertools.islice(tokens, batch_size)):
+        yield encode(batch_to_ids([[token] for token in chunk])).numpy()
+
+
 def dump_token_embeddings(
     bilm, vocab_file, output_file, batch_size=1024, verbose=1
 ):
@@ -115,29 +132,18 @@ def dump_token_embeddings(
     """
     batch_size = _check_batch_size(batch_size)
     total = count_lines(vocab_file)
-
-    @tf.function(
-        input_signature=[tf.TensorSpec((None, 1, 50), tf.int32)],
-        reduce_retracing=True,
-    )
-    def encode(ids):
-        return tf.cast(bilm.encode_tokens(ids)[:, 0], tf.float32)
-
     progress = _progress(total, verbose)
-    tokens = iter_sentences(vocab_file)
+    # A vocabulary line is one token; an empty line an empty token.
+    words = (" ".join(line) for line in iter_sentences(vocab_file))
     temporary = f"{output_file}.partial"
     with h5py.File(temporary, "w") as out:
         embedding = out.create_dataset(
             "embedding", shape=(total, bilm.projection_dim), dtype="float32"
         )
         start = 0
-        while chunk := list(itertools.islice(tokens, batch_size)):
-            # A vocabulary line is one token; an empty line an empty token.
-            words = [" ".join(line) for line in chunk]
-            ids = batch_to_ids([[word] for word in words])
-            values = encode(ids).numpy()
-            embedding[start : start + len(chunk)] = values
-            start += len(chunk)
+        for values in encode_tokens_in_batches(bilm, words, batch_size):
+            embedding[start : start + len(values)] = values
+            start += len(values)
             progress.update(start)
     os.replace(temporary, output_file)
     return total

@@ -244,3 +244,15 @@ class BiLMTest(TestCase):
         outputs = BiLM(**self.init_kwargs)(inputs)
         model = keras.Model(inputs, outputs)
         self.run_model_saving_test(model, self.ids)
+
+
+class CachedTokenModeTest(TestCase):
+    def test_token_embeddings_input_equals_character_input(self):
+        bilm = keras_elmo.load_bilm(OPTIONS, WEIGHTS)
+        batches, _ = _fixture_batches()
+        ids = keras_elmo.batch_to_ids(batches[0] + [["Hi"], []])
+        embeddings = bilm.encode_tokens(ids)
+        mask = np.asarray(ids).any(axis=-1)
+        cached = bilm({"token_embeddings": embeddings, "mask": mask})
+        direct = bilm(ids)
+        self.assertAllCloseTree(cached, direct, atol=1e-5)

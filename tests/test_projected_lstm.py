@@ -191,13 +191,18 @@ class ProjectedLSTMGradientTest(TestCase):
                 loss, [x] + state + layer.trainable_variables
             )
 
+        # training=True runs the loop with the hand-written gradient.
         got_outputs, got = gradients(
-            lambda: layer(x, mask=mask, initial_state=state)
+            lambda: layer(x, mask=mask, initial_state=state, training=True)
         )
         want_outputs, want = gradients(
             lambda: _autodiff_reference(layer, x, mask, state)
         )
         for a, b in zip(got_outputs, want_outputs):
+            np.testing.assert_allclose(a, b, atol=1e-6)
+        # The inference loop gives the same forward results.
+        inference = layer(x, mask=mask, initial_state=state, training=False)
+        for a, b in zip(inference, want_outputs):
             np.testing.assert_allclose(a, b, atol=1e-6)
         for a, b, name in zip(
             got, want, ["x", "c0", "h0"] + [v.name for v in layer.weights]

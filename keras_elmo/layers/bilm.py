@@ -1,4 +1,5 @@
 import keras
+import numpy as np
 import tensorflow as tf
 from keras import ops
 
@@ -70,7 +71,10 @@ class BiLM(keras.layers.Layer):
 
     Call arguments:
         inputs: int tensor `(batch, time, 50)` of character ids, or a dict
-            with key `"character_ids"`.
+            with key `"character_ids"`; or, in cached-token mode, a dict
+            with `"token_embeddings"` `(batch, time, projection_dim)`
+            (from `encode_tokens`, computed once for a vocabulary) and
+            `"mask"` `(batch, time)`, which skips the token encoder.
         training: bool. Enables dropout.
         keep_boundaries: bool. Return `time + 2` positions, `<S>` first and
             `</S>` after each sentence's last token, instead of stripping
@@ -278,28 +282,42 @@ class BiLM(keras.layers.Layer):
         return ops.reshape(x, (*shape[:-1], ops.shape(x)[-1]))
 
     def call(self, inputs, training=None, keep_boundaries=False):
-        ids = inputs["character_ids"] if isinstance(inputs, dict) else inputs
-        if isinstance(ids, tf.RaggedTensor):
-            ids = ids.to_tensor()
-        check_character_ids(ids, self.max_characters_per_token)
-        token_mask = ops.any(ops.not_equal(ids, 0), axis=-1)
+        cached = isinstance(inputs, dict) and "token_embeddings" in inputs
+        if cached:
+            # Cached-token mode: embeddings `e` computed earlier.
+            tokens = ops.convert_to_tensor(inputs["token_embeddings"])
+            token_mask = ops.cast(inputs["mask"], "bool")
+        else:
+            tokens = (
+                inputs["character_ids"] if isinstance(inputs, dict) else inputs
+            )
+            if isinstance(tokens, tf.RaggedTensor):
+                tokens = tokens.to_tensor()
+            check_character_ids(tokens, self.max_characters_per_token)
+            token_mask = ops.any(ops.not_equal(tokens, 0), axis=-1)
+            tokens = ops.cast(tokens, "int32")
         lengths = ops.sum(ops.cast(token_mask, "int32"), axis=1)
-        batch_size, num_tokens = ops.shape(ids)[0], ops.shape(ids)[1]
+        batch_size, num_tokens = ops.shape(tokens)[0], ops.shape(tokens)[1]
 
         # === Wrap each sentence as <S> tokens </S> ===
-        ids = ops.cast(ids, "int32")
-        no_token = ops.zeros(
-            (batch_size, 1, self.max_characters_per_token), "int32"
-        )
-        ids = ops.concatenate([no_token, ids, no_token], axis=1)
         positions = ops.arange(num_tokens + 2)[None, :]
         is_bos = (positions == 0)[..., None]
         is_eos = (positions == lengths[:, None] + 1)[..., None]
-        ids = ops.where(is_bos, BOS_CHARACTER_IDS, ids)
-        ids = ops.where(is_eos, EOS_CHARACTER_IDS, ids)
         mask = positions < lengths[:, None] + 2
-
-        embeddings = self.encode_tokens(ids, training=training)
+        empty = ops.zeros((batch_size, 1, tokens.shape[-1]), tokens.dtype)
+        tokens = ops.concatenate([empty, tokens, empty], axis=1)
+        if cached:
+            boundaries = np.stack([BOS_CHARACTER_IDS, EOS_CHARACTER_IDS])
+            bos, eos = ops.unstack(self.encode_tokens(boundaries), axis=0)
+            bos, eos = (ops.cast(x, tokens.dtype) for x in (bos, eos))
+        else:
+            bos, eos = BOS_CHARACTER_IDS, EOS_CHARACTER_IDS
+        tokens = ops.where(is_bos, bos, tokens)
+        tokens = ops.where(is_eos, eos, tokens)
+        if cached:
+            embeddings = ops.cast(tokens, self.compute_dtype)
+        else:
+            embeddings = self.encode_tokens(tokens, training=training)
 
         # === LSTM stacks, both directions in one time loop per layer ===
         forward_input = backward_input = embeddings
@@ -312,7 +330,11 @@ class BiLM(keras.layers.Layer):
             )
             initial_states = self._read_states(i, batch_size)
             (forward, backward), final_states = run_lstms(
-                layers, [forward_input, backward_input], mask, initial_states
+                layers,
+                [forward_input, backward_input],
+                mask,
+                initial_states,
+                training=training,
             )
             self._write_states(i, final_states)
             if self.use_skip_connections and i > 0:
@@ -368,8 +390,9 @@ class BiLM(keras.layers.Layer):
                 )
 
     def compute_output_spec(self, inputs, training=None, keep_boundaries=False):
-        ids = inputs["character_ids"] if isinstance(inputs, dict) else inputs
-        batch, time = ids.shape[0], ids.shape[1]
+        if isinstance(inputs, dict):
+            inputs = inputs.get("token_embeddings", inputs.get("character_ids"))
+        batch, time = inputs.shape[0], inputs.shape[1]
         if keep_boundaries and time is not None:
             time += 2
         width = 2 * self.projection_dim

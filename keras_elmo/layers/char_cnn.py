@@ -146,6 +146,9 @@ class CharCNN(keras.layers.Layer):
         ids = ops.cast(inputs, "int32")
         batch_shape = ops.shape(ids)[:-1]
         ids = ops.reshape(ids, (-1, self.max_characters_per_token))
+        # One padding token in front: convolutions of an empty batch give
+        # wrongly shaped results in graph mode, and one row costs nothing.
+        ids = ops.pad(ids, [[1, 0], [0, 0]])
         # Gathering from the (261, d) table keeps the gradient sparse.
         x = ops.take(self.embeddings, ops.maximum(ids - 1, 0), axis=0)
         x = x * ops.cast(ids > 0, x.dtype)[..., None]
@@ -153,9 +156,8 @@ class CharCNN(keras.layers.Layer):
         for kernel, bias in zip(self.kernels, self.biases):
             conv = ops.conv(x, kernel, strides=1, padding="valid")
             # max_t(conv_t + b) == max_t(conv_t) + b exactly, and is cheaper.
-            # (`initial` only lets an empty batch through ops.max.)
-            pooled.append(ops.max(conv, axis=1, initial=-1e30) + bias)
-        h = ops.concatenate(pooled, axis=-1)
+            pooled.append(ops.max(conv, axis=1) + bias)
+        h = ops.concatenate(pooled, axis=-1)[1:]
         h = ops.relu(h) if self.activation == "relu" else ops.tanh(h)
         return ops.reshape(h, (*batch_shape, self.output_dim))
 

@@ -2,6 +2,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo.layers.recurrence import inference_recurrence
 from keras_elmo.layers.recurrence import recurrence
 
 
@@ -148,6 +149,7 @@ class ProjectedLSTM(keras.layers.Layer):
             [inputs],
             mask,
             None if initial_state is None else [initial_state],
+            training=training,
         )
         if self.return_state:
             return [outputs[0], *states[0]]
@@ -191,7 +193,7 @@ def zero_state(layer, batch_size):
     ]
 
 
-def run_lstms(layers, inputs, mask, initial_states=None):
+def run_lstms(layers, inputs, mask, initial_states=None, training=None):
     """Runs independent ProjectedLSTMs over a shared time axis.
 
     The BiLM runs its forward and backward layers through this together.
@@ -203,6 +205,8 @@ def run_lstms(layers, inputs, mask, initial_states=None):
         inputs: list of float tensors `(batch, time, input_dim)`, one a layer.
         mask: boolean tensor `(batch, time)`, a prefix of each row.
         initial_states: optional list of `[c, h]`, one a layer.
+        training: bool. With True the loop keeps what the hand-written
+            gradient needs; otherwise it runs the forward pass alone.
 
     Returns:
         `(outputs, final_states)`: lists with one `(batch, time, output_dim)`
@@ -226,7 +230,8 @@ def run_lstms(layers, inputs, mask, initial_states=None):
         # Input products for all timesteps at once, time-major: (T, B, 4H).
         products = ops.matmul(ops.transpose(x, (1, 0, 2)), layer.kernel)
         products = products + layer.bias
-        y, c, h = recurrence(
+        loop = recurrence if training else inference_recurrence
+        y, c, h = loop(
             products,
             time_mask,
             ops.cast(c, "float32"),

@@ -55,6 +55,80 @@ def _last_valid(sequence, initial, lengths):
     return tf.where((lengths > 0)[:, None], last, initial)
 
 
+def _cell(product, c, h, recurrent_kernel, projection, cell_clip, proj_clip):
+    """One LSTM step from `x_t @ kernel + bias` (forget bias included).
+
+    Returns the gate sigmoids, the candidate, the unclipped cell, the new
+    cell state, its tanh, the unclipped projection and the new output.
+    """
+    units = tf.shape(c)[1]
+    z = tf.cast(product + tf.matmul(h, recurrent_kernel), tf.float32)
+    sigmoids = tf.sigmoid(z)
+    i, _, f, o = tf.split(sigmoids, 4, axis=1)
+    candidate = tf.tanh(z[:, units : 2 * units])
+    cell_raw = f * c + i * candidate
+    c = _clip(cell_raw, cell_clip)
+    cell_tanh = tf.tanh(c)
+    m = tf.cast(o * cell_tanh, h.dtype)
+    proj_raw = tf.matmul(m, projection) if projection is not None else m
+    h = _clip(proj_raw, proj_clip)
+    return sigmoids, candidate, cell_raw, c, cell_tanh, proj_raw, h
+
+
+def _with_forget_bias(products, units):
+    # The forget bias joins the input products once, not every step.
+    gate = tf.range(4 * units) // units
+    return products + tf.cast(
+        tf.where(gate == 2, FORGET_BIAS, 0.0), products.dtype
+    )
+
+
+def inference_recurrence(
+    products,
+    time_mask,
+    c0,
+    h0,
+    recurrent_kernel,
+    projection,
+    cell_clip,
+    proj_clip,
+):
+    """`recurrence` without the saved activations of the custom gradient:
+    the forward pass alone, for inference. Same arguments and results.
+
+    Differentiating it still works (TensorFlow's own loop gradient), only
+    slowly; training uses `recurrence`.
+    """
+    num_steps = tf.shape(products)[0]
+    products = _with_forget_bias(products, tf.shape(c0)[1])
+
+    def step(t, c, h, outputs):
+        valid = time_mask[t]
+        *_, new_c, _, _, new_h = _cell(
+            products[t],
+            c,
+            h,
+            recurrent_kernel,
+            projection,
+            cell_clip,
+            proj_clip,
+        )
+        outputs = outputs.write(t, tf.where(valid, new_h, tf.zeros_like(new_h)))
+        return (
+            t + 1,
+            tf.where(valid, new_c, c),
+            tf.where(valid, new_h, h),
+            outputs,
+        )
+
+    _, c, h, outputs = tf.while_loop(
+        lambda t, *_: t < num_steps,
+        step,
+        (0, c0, h0, tf.TensorArray(products.dtype, size=num_steps)),
+    )
+    return outputs.stack(), c, h
+
+
 def recurrence(
     products,
     time_mask,
@@ -93,14 +167,9 @@ def _make_recurrence(cell_clip, proj_clip):
     def run(products, time_mask, c0, h0, recurrent_kernel, projection):
         has_projection = projection.shape[0] != 0
         dtype = products.dtype
-        units = tf.shape(c0)[1]
         num_steps = tf.shape(products)[0]
         lengths = tf.reduce_sum(tf.cast(time_mask[:, :, 0], tf.int32), 0)
-        # The forget bias joins the input products once, not every step.
-        gate = tf.range(4 * units) // units
-        products = products + tf.cast(
-            tf.where(gate == 2, FORGET_BIAS, 0.0), dtype
-        )
+        products = _with_forget_bias(products, tf.shape(c0)[1])
         names = ("sigmoids", "candidate", "cell_raw", "cell_tanh", "proj_raw")
         arrays = {
             name: tf.TensorArray(
@@ -108,20 +177,13 @@ def _make_recurrence(cell_clip, proj_clip):
             )
             for name in names
         }
+        kernel = recurrent_kernel
+        proj = projection if has_projection else None
 
         def step(t, c, h, arrays):
-            z = tf.cast(
-                products[t] + tf.matmul(h, recurrent_kernel), tf.float32
+            sigmoids, candidate, cell_raw, c, cell_tanh, proj_raw, h = _cell(
+                products[t], c, h, kernel, proj, cell_clip, proj_clip
             )
-            sigmoids = tf.sigmoid(z)
-            i, _, f, o = tf.split(sigmoids, 4, axis=1)
-            candidate = tf.tanh(z[:, units : 2 * units])
-            cell_raw = f * c + i * candidate
-            c = _clip(cell_raw, cell_clip)
-            cell_tanh = tf.tanh(c)
-            m = tf.cast(o * cell_tanh, dtype)
-            proj_raw = tf.matmul(m, projection) if has_projection else m
-            h = _clip(proj_raw, proj_clip)
             values = (sigmoids, candidate, cell_raw, cell_tanh, proj_raw)
             arrays = {
                 name: arrays[name].write(t, value)

@@ -1,0 +1,286 @@
+"""SavedModel export: raw text in, ELMo out, nothing of keras_elmo needed.
+
+The SavedModel answers with the output names of the TF Hub ELMo module:
+
+- signature `default`: input `sentences`, tf.string `[batch]`, untokenised
+  (split on whitespace in-graph);
+- signature `tokens`: inputs `tokens`, tf.string `[batch, max_len]` padded
+  with `""`, and `sequence_len`, int32 `[batch]`;
+- signature `token_ids` (only with a cached vocabulary): inputs `token_ids`,
+  int32 `[batch, max_len]` (rows of the vocabulary), and `sequence_len`.
+
+Each returns `word_emb` `[B, T, P]`, `lstm_outputs1` ... `lstm_outputsL`
+`[B, T, 2P]`, `elmo` `[B, T, 2P]` (the scalar mix), `default` `[B, 2P]` (the
+mean of `elmo` over the real tokens) and `sequence_len` `[B]`; positions
+past a sentence's end are zero. Everything is stateless.
+
+The same functions are attributes of the loaded object
+(`embed_sentences`, `embed_tokens`, `embed_token_ids`), callable with
+positional arguments, e.g. from `keras.layers.TFSMLayer`. Trainable: the
+scalar-mix weights and `gamma` (the only variables saved as trainable);
+the biLM weights are saved frozen.
+"""
+
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from keras_elmo.data.character_ids import tokens_to_char_ids
+from keras_elmo.dump import encode_tokens_in_batches
+from keras_elmo.layers.bilm import BiLM
+from keras_elmo.layers.scalar_mix import ScalarMix
+
+# Requests above this many token positions (batch x max_len) are refused
+# with a message rather than risking the server's memory.
+DEFAULT_MAX_BATCH_TOKENS = 200_000
+
+
+def _not_trainable(next_creator, **kwargs):
+    kwargs["trainable"] = False
+    return next_creator(**kwargs)
+
+
+def _frozen_copy(bilm):
+    """A stateless, float32, non-trainable copy of `bilm`'s weights."""
+    config = dict(bilm.get_config())
+    config.update(stateful=False, dropout=0.0, trainable=False, dtype="float32")
+    # Saved with trainable=False on the TensorFlow variables themselves, so
+    # that a reloading Keras layer leaves them alone.
+    with tf.variable_creator_scope(_not_trainable):
+        copy = BiLM.from_config(config)
+        copy.build()
+    # A stateful biLM also holds its carried state; copy only the weights.
+    weights = [w for w in bilm.weights if "_state_" not in w.path]
+    copy.set_weights([np.asarray(w.numpy(), "float32") for w in weights])
+    return copy
+
+
+# A plain trackable object rather than tf.Module, so that `variables` and
+# `trainable_variables` can be saved as attributes: the "reusable
+# SavedModel" convention that TF Hub's KerasLayer reads.
+_Trackable = tf.__internal__.tracking.AutoTrackable
+
+
+class ELMoServing(_Trackable):
+    """The exported module (see the module docstring).
+
+    Args:
+        bilm: a `keras_elmo.layers.BiLM`.
+        vocabulary: optional list of str. Tokens whose embeddings are
+            computed once and cached; in-vocabulary tokens then skip the
+            char CNN and other tokens fall back to characters.
+        max_batch_tokens: int. Refuse larger requests with an error.
+    """
+
+    def __init__(
+        self, bilm, vocabulary=None, max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS
+    ):
+        super().__init__()
+        self.bilm = _frozen_copy(bilm)
+        self.num_layers = self.bilm.num_layers
+        self.max_batch_tokens = int(max_batch_tokens)
+        width = 2 * self.bilm.projection_dim
+        self.scalar_mix = ScalarMix(dtype="float32", name="elmo_scalar_mix")
+        self.scalar_mix.build([(None, None, width)] * (self.num_layers + 1))
+        self.trainable_variables = [
+            self.scalar_mix.scalar_weights.value,
+            self.scalar_mix.gamma.value,
+        ]
+        self.variables = [w.value for w in self.bilm.weights]
+        self.variables += self.trainable_variables
+        self.regularization_losses = []
+        self.token_cache = None
+        if vocabulary is not None:
+            vocabulary = list(vocabulary)
+            if len(set(vocabulary)) != len(vocabulary):
+                raise ValueError("The cached vocabulary lists a token twice.")
+            cache = np.concatenate(
+                list(encode_tokens_in_batches(self.bilm, vocabulary))
+                or [np.zeros((0, self.bilm.projection_dim), "float32")]
+            )
+            self.token_cache = tf.Variable(
+                cache, trainable=False, name="token_cache"
+            )
+            self.variables.append(self.token_cache)
+            self.vocabulary = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(
+                    tf.constant(vocabulary, tf.string),
+                    tf.range(len(vocabulary), dtype=tf.int32),
+                ),
+                default_value=-1,
+            )
+            # Only a module with a cache has this entry point.
+            self.embed_token_ids = tf.function(
+                self._embed_token_ids,
+                input_signature=[
+                    tf.TensorSpec([None, None], tf.int32),
+                    tf.TensorSpec([None], tf.int32),
+                ],
+            )
+
+    # === Entry points (also the signatures) ===
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def embed_sentences(self, sentences):
+        tokens = tf.strings.split(sentences)
+        lengths = tf.cast(tokens.row_lengths(), tf.int32)
+        return self._outputs(tokens.to_tensor(""), lengths)
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None, None], tf.string),
+            tf.TensorSpec([None], tf.int32),
+        ]
+    )
+    def embed_tokens(self, tokens, sequence_len):
+        sequence_len = self._check_lengths(tokens, sequence_len)
+        return self._outputs(tokens, sequence_len)
+
+    def _embed_token_ids(self, token_ids, sequence_len):
+        sequence_len = self._check_lengths(token_ids, sequence_len)
+        size = tf.shape(self.token_cache)[0]
+        mask = self._mask(token_ids, sequence_len)
+        valid_ids = tf.boolean_mask(token_ids, mask)
+        checks = [
+            tf.debugging.assert_non_negative(
+                valid_ids,
+                message="token_ids must be >= 0 (rows of the cache).",
+            ),
+            tf.debugging.assert_less(
+                valid_ids,
+                size,
+                message="token_ids must be smaller than the size of the "
+                "cached vocabulary.",
+            ),
+        ]
+        with tf.control_dependencies(checks):
+            ids = self._check_size(tf.where(mask, token_ids, 0))
+        embeddings = tf.gather(self.token_cache, ids)
+        return self._from_embeddings(embeddings, mask, sequence_len)
+
+    # === The computation ===
+
+    def _check_lengths(self, tokens, sequence_len):
+        """`sequence_len`, once checked against `tokens` (the checks run
+        before anything that reads it)."""
+        shape = tf.shape(tokens)
+        checks = [
+            tf.debugging.assert_equal(
+                tf.shape(sequence_len)[0],
+                shape[0],
+                message="sequence_len must have one entry per row of the "
+                "batch.",
+            ),
+            tf.debugging.assert_non_negative(
+                sequence_len, message="sequence_len must not be negative."
+            ),
+            tf.debugging.assert_less_equal(
+                sequence_len,
+                shape[1],
+                message="sequence_len must not exceed the padded length "
+                "(the second dimension of the tokens).",
+            ),
+        ]
+        with tf.control_dependencies(checks):
+            return tf.identity(sequence_len)
+
+    def _mask(self, tokens, lengths):
+        return tf.range(tf.shape(tokens)[1])[None, :] < lengths[:, None]
+
+    def _outputs(self, tokens, lengths):
+        tokens = self._check_size(tokens)
+        if self.token_cache is None:
+            ids = tokens_to_char_ids(tokens, sequence_length=lengths)
+            return self._finish(self.bilm(ids, training=False), lengths)
+        mask = self._mask(tokens, lengths)
+        ids = self.vocabulary.lookup(tokens)
+        embeddings = tf.gather(self.token_cache, tf.maximum(ids, 0))
+        # Out-of-vocabulary tokens fall back to characters, each distinct
+        # one through the char CNN once.
+        unknown = tf.where((ids < 0) & mask)
+        unknown_tokens = tf.gather_nd(tokens, unknown)[:, None]
+        unknown_ids = tokens_to_char_ids(
+            unknown_tokens,
+            sequence_length=tf.ones_like(unknown[:, 0], tf.int32),
+        )
+        computed = self.bilm.encode_tokens(unknown_ids)[:, 0]
+        embeddings = tf.tensor_scatter_nd_update(embeddings, unknown, computed)
+        return self._from_embeddings(embeddings, mask, lengths)
+
+    def _from_embeddings(self, embeddings, mask, lengths):
+        embeddings = embeddings * tf.cast(mask, embeddings.dtype)[..., None]
+        outputs = self.bilm(
+            {"token_embeddings": embeddings, "mask": mask}, training=False
+        )
+        return self._finish(outputs, lengths)
+
+    def _check_size(self, tokens):
+        """`tokens`, once checked to be no larger than the limit."""
+        shape = tf.shape(tokens)
+        check = tf.debugging.assert_less_equal(
+            shape[0] * shape[1],
+            self.max_batch_tokens,
+            message=f"The request holds more than {self.max_batch_tokens} "
+            "token positions (batch x max_len); split it into smaller "
+            "batches (the limit is set at export with max_batch_tokens).",
+        )
+        with tf.control_dependencies([check]):
+            return tf.identity(tokens)
+
+    def _finish(self, outputs, lengths):
+        layers = outputs["layer_outputs"]
+        elmo = self.scalar_mix(layers, mask=outputs["mask"])
+        count = tf.cast(tf.maximum(lengths, 1), elmo.dtype)[:, None]
+        result = {
+            "word_emb": outputs["token_embeddings"],
+            "elmo": elmo,
+            "default": tf.reduce_sum(elmo, axis=1) / count,
+            "sequence_len": lengths,
+        }
+        for i in range(1, self.num_layers + 1):
+            result[f"lstm_outputs{i}"] = layers[i]
+        return result
+
+
+def export_savedmodel(
+    bilm,
+    path,
+    vocabulary=None,
+    max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
+):
+    """Writes a SavedModel that embeds raw text (see the module docstring).
+
+    Args:
+        bilm: a `keras_elmo.layers.BiLM`.
+        path: str. Directory to write.
+        vocabulary: optional list of str for the cached-token mode.
+        max_batch_tokens: int. Largest request (batch x max_len) served.
+
+    Returns:
+        `path`.
+    """
+    if os.path.exists(path) and os.listdir(path):
+        raise ValueError(
+            f"{path} exists and is not empty; choose a new directory for the "
+            "SavedModel."
+        )
+    module = ELMoServing(bilm, vocabulary, max_batch_tokens)
+    signatures = {
+        "default": module.embed_sentences,
+        "tokens": module.embed_tokens,
+    }
+    if vocabulary is not None:
+        signatures["token_ids"] = module.embed_token_ids
+    tf.saved_model.save(module, path, signatures=signatures)
+    return path
+
+
+def keras_layer(path, trainable=True):
+    """The exported model as a Keras layer (`keras.layers.TFSMLayer`) that
+    takes untokenised sentences and returns the output dict; with
+    `trainable=True` the scalar mix trains with the task."""
+    return keras.layers.TFSMLayer(
+        path, call_endpoint="embed_sentences", trainable=trainable
+    )
