@@ -68,6 +68,10 @@ class BiLM(keras.layers.Layer):
         max_batch_size: int. Rows of carried state when `stateful`.
             Defaults to `128`.
         max_characters_per_token: int. Defaults to `50`.
+        deduplicate_tokens: bool. Run the token encoder once per distinct
+            token of a batch (same results, much less work on real text).
+            Turn it off under XLA (`jit_compile=True`) or on TPUs, which
+            need static shapes. Defaults to `True`.
 
     Call arguments:
         inputs: int tensor `(batch, time, 50)` of character ids, or a dict
@@ -119,6 +123,7 @@ class BiLM(keras.layers.Layer):
         stateful=False,
         max_batch_size=128,
         max_characters_per_token=50,
+        deduplicate_tokens=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -151,6 +156,7 @@ class BiLM(keras.layers.Layer):
         self.stateful = bool(stateful)
         self.max_batch_size = int(max_batch_size)
         self.max_characters_per_token = int(max_characters_per_token)
+        self.deduplicate_tokens = bool(deduplicate_tokens)
 
         # === Token encoder ===
         self.char_cnn = CharCNN(
@@ -259,26 +265,29 @@ class BiLM(keras.layers.Layer):
         check_batch_structure(inputs, "BiLM")
         return super().__call__(inputs, *args, **kwargs)
 
-    def encode_tokens(self, character_ids, training=None):
+    def encode_tokens(self, character_ids):
         """Context-insensitive token embeddings `e`, `(..., projection_dim)`.
 
-        Runs only the token encoder (char CNN, highway, projection), once
-        per distinct token of the batch: text repeats its words (a batch of
-        3,000 tokens holds about 1,000 distinct ones), padding tokens are
-        all alike, and the encoder costs as much as the LSTMs.
+        Runs only the token encoder (char CNN, highway, projection); with
+        `deduplicate_tokens`, once per distinct token of the batch: text
+        repeats its words (a batch of 3,000 tokens holds about 1,000
+        distinct ones), padding tokens are all alike, and the encoder costs
+        as much as the LSTMs.
         """
         ids = ops.convert_to_tensor(character_ids)
         shape = ops.shape(ids)
-        flat = ops.reshape(ids, (-1, self.max_characters_per_token))
-        # Distinct rows (tokens), and for each token the row it maps to.
-        unique, index = tf.raw_ops.UniqueV2(x=flat, axis=[0])
-        unique = tf.ensure_shape(unique, (None, self.max_characters_per_token))
-        x = self.char_cnn(unique)
+        x = ops.reshape(ids, (-1, self.max_characters_per_token))
+        if self.deduplicate_tokens:
+            # Distinct rows (tokens), and for each token the row it maps to.
+            x, index = tf.raw_ops.UniqueV2(x=x, axis=[0])
+            x = tf.ensure_shape(x, (None, self.max_characters_per_token))
+        x = self.char_cnn(x)
         for highway in self.highway_layers:
             x = highway(x)
         if self.token_projection is not None:
             x = self.token_projection(x)
-        x = ops.take(x, index, axis=0)
+        if self.deduplicate_tokens:
+            x = ops.take(x, index, axis=0)
         return ops.reshape(x, (*shape[:-1], ops.shape(x)[-1]))
 
     def call(self, inputs, training=None, keep_boundaries=False):
@@ -317,9 +326,9 @@ class BiLM(keras.layers.Layer):
         if cached:
             embeddings = ops.cast(tokens, self.compute_dtype)
         else:
-            embeddings = self.encode_tokens(tokens, training=training)
+            embeddings = self.encode_tokens(tokens)
 
-        # === LSTM stacks, both directions in one time loop per layer ===
+        # === LSTM stacks; both directions of a layer run concurrently ===
         forward_input = backward_input = embeddings
         layer_outputs = [ops.concatenate([embeddings, embeddings], axis=-1)]
         for i in range(self.num_layers):
@@ -426,6 +435,7 @@ class BiLM(keras.layers.Layer):
                 "stateful": self.stateful,
                 "max_batch_size": self.max_batch_size,
                 "max_characters_per_token": self.max_characters_per_token,
+                "deduplicate_tokens": self.deduplicate_tokens,
             }
         )
         return config
