@@ -1,0 +1,497 @@
+"""Downstream: a UPOS tagger with ELMo, the way the paper uses it.
+
+    python examples/pos_tagging.py [--quick]
+
+Trains three BiLSTM taggers for the 17 Universal POS tags on UD English-EWT
+(`data/ud_english_ewt/`, CC BY-SA 4.0) with `model.fit`, and reports their
+dev-set token accuracy:
+
+  (a) trainable word embeddings only;
+  (b) the same plus `ELMoEmbedding` concatenated at the input;
+  (c) ELMo at both the input and the output of the task BiLSTM: two
+      independent scalar mixes of one biLM pass (Peters et al. 2018, §3.3).
+
+ELMo gets dropout and an L2 penalty (0.001) on its mix weights; the biLM is
+frozen. The script prints the learned mix weights (softmax of the scalar
+weights per biLM layer, and gamma) and writes everything to
+`<output>/results.json`.
+
+The biLM is the one the main job (`python examples/pretrain_gutenberg.py`)
+exports to `runs/gutenberg/export/`, or official AllenNLP weights given with
+`--bilm-options` and `--bilm-weights` (the large published models are much
+slower on a CPU). `--quick` is a smoke run of well under a minute that needs
+nothing but the repository: the tiny test-fixture biLM, a few hundred
+sentences and one epoch.
+
+Padding never counts: the tokens (`""` pads) and word ids (0 pads) carry a
+Keras mask through the embeddings and the BiLSTM to the output, and Keras
+leaves masked positions out of the loss and the accuracy metric; the dev
+accuracy reported is computed from the predictions of real tokens only.
+"""
+
+import argparse
+import collections
+import json
+import os
+import sys
+import time
+
+# Keep TensorFlow's start-up logs out of the progress report; this must be
+# set before TensorFlow is imported.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import keras_elmo  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "data", "ud_english_ewt")
+TRAIN = os.path.join(DATA, "train.upos.tsv")
+DEV = os.path.join(DATA, "dev.upos.tsv")
+MAIN_JOB_EXPORT = os.path.join(ROOT, "runs", "gutenberg", "export")
+FIXTURE_MODEL = os.path.join(ROOT, "tests", "fixtures", "bilm-tf", "model")
+UPOS = [
+    "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM",
+    "PART", "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X",
+]  # fmt: skip
+MODELS = {
+    "a": "(a) word embeddings",
+    "b": "(b) + ELMo at the input",
+    "c": "(c) + ELMo at input and output",
+}
+PAD_ID = 0
+OOV_ID = 1
+INPUT_DTYPES = {"tokens": tf.string, "word_ids": tf.int32}
+
+# Settings of the full run; `--quick` shrinks the data and the epochs.
+FULL = dict(
+    train_sentences=None,
+    dev_sentences=None,
+    epochs=6,
+    batch_size=32,
+    learning_rate=0.001,
+    word_dim=100,
+    units=100,
+    dropout=0.5,
+    elmo_dropout=0.5,
+    l2_coef=0.001,
+    min_word_count=2,
+)
+QUICK = dict(FULL, train_sentences=200, dev_sentences=100, epochs=1)
+
+
+# === Data ===
+
+
+def read_tagged(path, limit=None):
+    """Reads `FORM<TAB>UPOS` lines, a blank line after each sentence, into
+    a list of `(words, tags)` pairs (the first `limit` sentences)."""
+    sentences, words, tags = [], [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line:
+                word, tag = line.split("\t")
+                words.append(word)
+                tags.append(tag)
+                continue
+            if words:
+                sentences.append((words, tags))
+                words, tags = [], []
+            if limit is not None and len(sentences) == limit:
+                return sentences
+    if words:
+        sentences.append((words, tags))
+    return sentences
+
+
+def build_vocabulary(sentences, min_count):
+    """Word -> id for the training words seen at least `min_count` times;
+    0 is padding and 1 the shared id of every other word (so the
+    out-of-vocabulary vector is trained on the rare words)."""
+    counts = collections.Counter(w for words, _ in sentences for w in words)
+    kept = sorted(w for w, n in counts.items() if n >= min_count)
+    return {w: i for i, w in enumerate(kept, start=OOV_ID + 1)}
+
+
+def pad_batch(sentences, vocabulary):
+    """One padded batch: `({"tokens", "word_ids"}, tags)` NumPy arrays of
+    shape `(batch, longest sentence)`. Tokens pad with `""` and word ids
+    with 0; tags pad with 0 too, but those positions are masked."""
+    length = max(len(words) for words, _ in sentences)
+    tokens = np.full((len(sentences), length), "", dtype=object)
+    word_ids = np.full((len(sentences), length), PAD_ID, dtype="int32")
+    tags = np.zeros((len(sentences), length), dtype="int32")
+    tag_ids = {t: i for i, t in enumerate(UPOS)}
+    for i, (words, labels) in enumerate(sentences):
+        tokens[i, : len(words)] = words
+        word_ids[i, : len(words)] = [vocabulary.get(w, OOV_ID) for w in words]
+        tags[i, : len(words)] = [tag_ids[t] for t in labels]
+    return {"tokens": tokens, "word_ids": word_ids}, tags
+
+
+def bucketed_batches(sentences, vocabulary, batch_size, rng=None):
+    """Batches of sentences of similar length, to keep padding small.
+
+    With `rng`, the sentences are shuffled, then sorted by length within
+    pools of 50 batches, and the batches shuffled; without, they are sorted
+    by length (for evaluation)."""
+    order = np.arange(len(sentences))
+    pool = len(sentences)
+    if rng is not None:
+        rng.shuffle(order)
+        pool = 50 * batch_size
+    batches = []
+    for start in range(0, len(order), pool):
+        chunk = sorted(
+            order[start : start + pool], key=lambda i: len(sentences[i][0])
+        )
+        for k in range(0, len(chunk), batch_size):
+            batches.append([sentences[i] for i in chunk[k : k + batch_size]])
+    if rng is not None:
+        rng.shuffle(batches)
+    return [pad_batch(batch, vocabulary) for batch in batches]
+
+
+def make_dataset(sentences, vocabulary, batch_size, input_names, seed):
+    """A `tf.data.Dataset` of `(inputs, tags)` batches, reshuffled each
+    epoch (deterministically, from `seed`)."""
+    rng = np.random.default_rng(seed)
+
+    def generate():
+        for x, y in bucketed_batches(sentences, vocabulary, batch_size, rng):
+            yield {name: x[name] for name in input_names}, y
+
+    signature = (
+        {
+            name: tf.TensorSpec((None, None), INPUT_DTYPES[name])
+            for name in input_names
+        },
+        tf.TensorSpec((None, None), tf.int32),
+    )
+    dataset = tf.data.Dataset.from_generator(
+        generate, output_signature=signature
+    )
+    # Pools hold whole batches, so every epoch has ceil(n / batch_size)
+    # batches; telling tf.data lets Keras know where an epoch ends.
+    num_batches = -(-len(sentences) // batch_size)
+    dataset = dataset.apply(
+        tf.data.experimental.assert_cardinality(num_batches)
+    )
+    return dataset.prefetch(2)
+
+
+# === Model ===
+
+
+def build_tagger(name, num_words, bilm, settings, num_steps=None):
+    """The BiLSTM tagger `name` ("a", "b" or "c"), compiled; with
+    `num_steps`, the learning rate decays to a tenth over that many steps.
+
+    ELMo gets only its own dropout (inside `ELMoEmbedding`); the word
+    embeddings and the BiLSTM output get theirs before they are
+    concatenated with it. Masks flow from both inputs (word id 0, token
+    `""`) through the concatenations and the BiLSTM to the softmax output,
+    where Keras applies them to the loss and to the accuracy metric.
+    """
+    word_ids = keras.Input((None,), dtype="int32", name="word_ids")
+    inputs = {"word_ids": word_ids}
+    x = keras.layers.Embedding(
+        num_words, settings["word_dim"], mask_zero=True, name="word_embedding"
+    )(word_ids)
+    x = keras.layers.Dropout(settings["dropout"], name="word_dropout")(x)
+    elmo_at_output = None
+    if name in ("b", "c"):
+        tokens = keras.Input((None,), dtype="string", name="tokens")
+        inputs["tokens"] = tokens
+        # One biLM pass; with two representations the layer returns two
+        # independently mixed (and independently dropped-out) ELMo vectors.
+        elmo = keras_elmo.layers.ELMoEmbedding(
+            bilm,
+            num_output_representations=1 if name == "b" else 2,
+            dropout=settings["elmo_dropout"],
+            l2_coef=settings["l2_coef"],
+            name="elmo",
+        )(tokens)
+        elmo_at_input = elmo if name == "b" else elmo[0]
+        if name == "c":
+            elmo_at_output = elmo[1]
+        x = keras.layers.Concatenate(name="input_concat")([x, elmo_at_input])
+    x = keras.layers.Bidirectional(
+        keras.layers.LSTM(settings["units"], return_sequences=True),
+        name="bilstm",
+    )(x)
+    x = keras.layers.Dropout(settings["dropout"], name="bilstm_dropout")(x)
+    if elmo_at_output is not None:
+        x = keras.layers.Concatenate(name="output_concat")([x, elmo_at_output])
+    tags = keras.layers.Dense(len(UPOS), activation="softmax", name="tags")(x)
+    model = keras.Model(inputs, tags, name=f"tagger_{name}")
+    learning_rate = settings["learning_rate"]
+    if num_steps:
+        learning_rate = keras.optimizers.schedules.CosineDecay(
+            learning_rate, num_steps, alpha=0.1
+        )
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate),
+        loss="sparse_categorical_crossentropy",
+        metrics=["accuracy"],
+    )
+    return model
+
+
+def predict_function(model):
+    """The model's forward pass as a `tf.function` traced once for batches
+    of any shape (Keras's own `predict_on_batch` retraces per shape)."""
+    signature = {
+        name: tf.TensorSpec((None, None), INPUT_DTYPES[name])
+        for name in model.input
+    }
+    return tf.function(
+        lambda x: model(x, training=False), input_signature=[signature]
+    )
+
+
+def masked_accuracy(predict, batches):
+    """Token accuracy over real tokens only, from the predictions of
+    `predict` (see `predict_function`): `(correct, total)`."""
+    correct = total = 0
+    names = list(predict.input_signature[0])
+    for x, tags in batches:
+        probs = np.asarray(predict({k: x[k] for k in names}))
+        real = x["word_ids"] != PAD_ID
+        correct += int(np.sum((np.argmax(probs, axis=-1) == tags) & real))
+        total += int(np.sum(real))
+    return correct, total
+
+
+def mix_weights(model):
+    """The learned scalar mixes of the model's ELMo layer: a list of
+    `{"name", "weights" (softmax of s, one per biLM layer), "gamma"}`."""
+    if "tokens" not in model.input:
+        return []
+    mixes = model.get_layer("elmo").scalar_mixes
+    names = ["input"] if len(mixes) == 1 else ["input", "output"]
+    return [
+        {
+            "name": name,
+            "weights": [
+                float(w)
+                for w in keras.ops.convert_to_numpy(
+                    keras.ops.softmax(mix.scalar_weights)
+                )
+            ],
+            "gamma": float(keras.ops.convert_to_numpy(mix.gamma)),
+        }
+        for name, mix in zip(names, mixes)
+    ]
+
+
+class DevAccuracy(keras.callbacks.Callback):
+    """Prints the masked dev accuracy after each epoch and keeps the time
+    it takes, so that it can be left out of the training time."""
+
+    def __init__(self, predict, batches):
+        super().__init__()
+        self.predict = predict
+        self.batches = batches
+        self.seconds = 0.0
+        self.history = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        started = time.time()
+        correct, total = masked_accuracy(self.predict, self.batches)
+        self.seconds += time.time() - started
+        self.history.append(correct / total)
+        print(
+            f"  epoch {epoch + 1}: train loss {logs['loss']:.4f}, "
+            f"train acc {logs['accuracy']:.4f}, dev acc {correct / total:.4f}",
+            flush=True,
+        )
+
+
+def train_tagger(name, train, dev_batches, vocabulary, bilm, settings, seed):
+    """Builds, trains and evaluates tagger `name`; returns its results."""
+    keras.utils.set_random_seed(seed)
+    batch_size = settings["batch_size"]
+    num_steps = settings["epochs"] * -(-len(train) // batch_size)
+    model = build_tagger(
+        name, len(vocabulary) + 2, bilm, settings, num_steps=num_steps
+    )
+    names = list(model.input)
+    dataset = make_dataset(train, vocabulary, batch_size, names, seed)
+    predict = predict_function(model)
+    dev = DevAccuracy(predict, dev_batches)
+    started = time.time()
+    model.fit(
+        dataset,
+        epochs=settings["epochs"],
+        callbacks=[dev],
+        shuffle=False,  # the dataset reshuffles itself
+        verbose=0,
+    )
+    train_seconds = time.time() - started - dev.seconds
+    correct, total = masked_accuracy(predict, dev_batches)
+    return {
+        "name": name,
+        "description": MODELS[name],
+        "dev_accuracy": correct / total,
+        "dev_correct": correct,
+        "dev_tokens": total,
+        "dev_accuracy_per_epoch": dev.history,
+        "train_seconds": train_seconds,
+        "trainable_parameters": int(
+            sum(np.prod(w.shape) for w in model.trainable_weights)
+        ),
+        "mixes": mix_weights(model),
+    }
+
+
+# === Report ===
+
+
+def layer_names(num_layers):
+    return ["token"] + [f"LSTM {i}" for i in range(1, num_layers + 1)]
+
+
+def print_report(results):
+    bilm = results["bilm"]
+    print(f"\nbiLM: {bilm['options']} ({bilm['description']})")
+    print(f"\n{'model':<34} {'dev acc':>8} {'train time':>11}")
+    for model in results["models"]:
+        print(
+            f"{model['description']:<34} "
+            f"{100 * model['dev_accuracy']:>7.2f}% "
+            f"{model['train_seconds'] / 60:>7.1f} min"
+        )
+    names = bilm["layers"]
+    print("\nmix weights: softmax(s) per biLM layer, and gamma")
+    print(f"{'model, mix':<16}" + "".join(f"{n:>9}" for n in names), "   gamma")
+    for model in results["models"]:
+        for mix in model["mixes"]:
+            label = f"({model['name']}) {mix['name']}"
+            print(
+                f"{label:<16}"
+                + "".join(f"{w:>9.3f}" for w in mix["weights"])
+                + f"{mix['gamma']:>9.3f}"
+            )
+    print(f"\ntotal wall time {results['total_seconds'] / 60:.1f} minutes")
+
+
+def resolve_bilm(args):
+    options, weights = args.bilm_options, args.bilm_weights
+    if options is None and weights is None:
+        if args.quick:
+            options = os.path.join(FIXTURE_MODEL, "options.json")
+            weights = os.path.join(FIXTURE_MODEL, "lm_weights.hdf5")
+        else:
+            options = os.path.join(MAIN_JOB_EXPORT, "options.json")
+            weights = os.path.join(MAIN_JOB_EXPORT, "weights.hdf5")
+            if not (os.path.exists(options) and os.path.exists(weights)):
+                sys.exit(
+                    f"No biLM at {MAIN_JOB_EXPORT}/ (options.json, "
+                    "weights.hdf5). Run the main job first:\n"
+                    "    python examples/pretrain_gutenberg.py\n"
+                    "(about 15 minutes on 2 CPU cores), or pass official "
+                    "AllenNLP weights with --bilm-options and "
+                    "--bilm-weights; --quick runs with the test fixture."
+                )
+    elif options is None or weights is None:
+        sys.exit("Give both --bilm-options and --bilm-weights.")
+    return options, weights
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: test-fixture biLM, 200 sentences, one epoch",
+    )
+    parser.add_argument("--bilm-options", help="biLM options.json")
+    parser.add_argument("--bilm-weights", help="biLM weights .hdf5")
+    parser.add_argument(
+        "--output",
+        help="results folder (default runs/pos_tagging, or "
+        "runs/pos_tagging_quick with --quick)",
+    )
+    parser.add_argument("--epochs", type=int, help="override the epochs")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    started = time.time()
+    settings = dict(QUICK if args.quick else FULL)
+    if args.epochs is not None:
+        settings["epochs"] = args.epochs
+    output = args.output or os.path.join(
+        ROOT, "runs", "pos_tagging_quick" if args.quick else "pos_tagging"
+    )
+    options, weights = resolve_bilm(args)
+
+    train = read_tagged(TRAIN, settings["train_sentences"])
+    dev = read_tagged(DEV, settings["dev_sentences"])
+    vocabulary = build_vocabulary(train, settings["min_word_count"])
+    dev_words = [w for words, _ in dev for w in words]
+    oov = sum(w not in vocabulary for w in dev_words) / len(dev_words)
+    print(
+        f"UD English-EWT: train {len(train):,} sentences "
+        f"({sum(len(w) for w, _ in train):,} words), dev {len(dev):,} "
+        f"sentences ({len(dev_words):,} words); word vocabulary "
+        f"{len(vocabulary):,} (count >= {settings['min_word_count']}), "
+        f"dev out-of-vocabulary rate {100 * oov:.1f}%",
+        flush=True,
+    )
+    bilm = keras_elmo.load_bilm(options, weights)
+    description = (
+        f"{bilm.num_layers + 1} layers, ELMo vectors of "
+        f"{2 * bilm.projection_dim} dims"
+    )
+    print(f"biLM: {options} ({description})", flush=True)
+    dev_batches = bucketed_batches(dev, vocabulary, 64)
+
+    models = []
+    for name in MODELS:
+        print(f"\n== {MODELS[name]} ==", flush=True)
+        result = train_tagger(
+            name, train, dev_batches, vocabulary, bilm, settings, args.seed
+        )
+        print(
+            f"  dev accuracy {100 * result['dev_accuracy']:.2f}% "
+            f"({result['dev_correct']:,}/{result['dev_tokens']:,}), "
+            f"trained in {result['train_seconds'] / 60:.1f} min",
+            flush=True,
+        )
+        models.append(result)
+
+    results = {
+        "quick": args.quick,
+        "bilm": {
+            "options": os.path.relpath(options, ROOT),
+            "weights": os.path.relpath(weights, ROOT),
+            "layers": layer_names(bilm.num_layers),
+            "elmo_dim": 2 * bilm.projection_dim,
+            "description": description,
+        },
+        "data": {
+            "train_sentences": len(train),
+            "dev_sentences": len(dev),
+            "dev_words": len(dev_words),
+            "word_vocabulary": len(vocabulary),
+            "dev_oov_rate": oov,
+        },
+        "settings": settings,
+        "seed": args.seed,
+        "models": models,
+        "total_seconds": time.time() - started,
+    }
+    os.makedirs(output, exist_ok=True)
+    path = os.path.join(output, "results.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2)
+    print_report(results)
+    print(f"results: {path}")
+
+
+if __name__ == "__main__":
+    main()
