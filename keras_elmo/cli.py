@@ -130,6 +130,7 @@ def _train(args):
         clip_norm=args.clip_norm,
         seed=args.seed,
         on_bad_line=args.on_bad_line,
+        mixed_precision=args.mixed_precision,
     )
     train(
         args.output,
@@ -141,6 +142,8 @@ def _train(args):
         validate_every=args.validate_every,
         init_from=init_source,
         verbose=0 if args.quiet else 1,
+        strategy=args.strategy,
+        cluster_timeout=args.cluster_timeout,
     )
     print(f"training done; the run is in {args.output}")
 
@@ -198,6 +201,8 @@ def _export_savedmodel(args):
 
 
 def _add_train_parser(commands):
+    from keras_elmo.distribute import DEFAULT_CLUSTER_TIMEOUT
+    from keras_elmo.distribute import STRATEGIES
     from keras_elmo.training import PRESETS
 
     parser = commands.add_parser(
@@ -244,7 +249,8 @@ def _add_train_parser(commands):
         "--tokens-per-batch",
         type=int,
         default=4096,
-        help="token budget of a batch (4096)",
+        help="token budget of a batch on one device (4096); a step trains "
+        "on this many tokens times the replicas",
     )
     data.add_argument(
         "--max-length",
@@ -328,6 +334,30 @@ def _add_train_parser(commands):
         "--init-from",
         help="start from weights: a run dir, an export dir, or "
         "OPTIONS.json,WEIGHTS.hdf5 (official)",
+    )
+    scale = parser.add_argument_group("devices")
+    scale.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="auto",
+        help="auto (default): multi_worker if TF_CONFIG lists several "
+        "tasks, mirrored with several GPUs, else one device; one_device; "
+        "mirrored: all GPUs of this machine; multi_worker: the machines of "
+        "TF_CONFIG; tpu: not supported yet (XLA needs static shapes)",
+    )
+    scale.add_argument(
+        "--mixed-precision",
+        choices=["bf16", "fp16"],
+        help="compute in bfloat16 or float16 (with loss scaling); weights, "
+        "LSTM cell state, softmax and loss stay float32",
+    )
+    scale.add_argument(
+        "--cluster-timeout",
+        type=float,
+        default=DEFAULT_CLUSTER_TIMEOUT,
+        help="multi_worker: seconds a worker waits for the others, at "
+        f"start-up and in each step, before an error "
+        f"({DEFAULT_CLUSTER_TIMEOUT:g})",
     )
     parser.add_argument("--quiet", action="store_true")
     parser.set_defaults(run=_train)

@@ -15,8 +15,13 @@ Running the same training again on the same directory resumes from the
 checkpoint: same weights, same optimizer state, and the data stream starts
 at the batch after the last one trained, so an interruption (even
 `kill -9`) loses at most the steps since the last checkpoint.
+
+On one device training is `model.fit`; under a `tf.distribute` strategy
+(`keras_elmo.distribute`) it is a small loop of `strategy.run` steps with
+the same callbacks, and only the chief writes the run directory.
 """
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -35,9 +40,18 @@ from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import resolve_files
 from keras_elmo.data.datasets import scan_corpus
 from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.distribute import DEFAULT_CLUSTER_TIMEOUT
+from keras_elmo.distribute import DistributedLoop
+from keras_elmo.distribute import agree_on_step
+from keras_elmo.distribute import describe
+from keras_elmo.distribute import distribute_lm_dataset
+from keras_elmo.distribute import is_chief
+from keras_elmo.distribute import num_replicas
+from keras_elmo.distribute import resolve_strategy
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
 from keras_elmo.models.elmo_language_model import ELMoLanguageModel
+from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from keras_elmo.optimizers.sparse_adagrad import SparseAdagrad
 from keras_elmo.optimizers.sparse_adam import SparseAdam
 
@@ -93,12 +107,21 @@ class TrainingConfig:
     clip_norm: float = 10.0
     seed: int = 0
     on_bad_line: str = "error"
+    mixed_precision: str = None
 
     def to_json(self):
         return dataclasses.asdict(self)
 
 
 OPTIMIZERS = {"adagrad": 0.2, "adam": 0.001}  # name -> default rate
+# --mixed-precision -> Keras dtype policy. The layers keep the LSTM cell
+# state, the softmax and the loss in float32; float16 also needs loss
+# scaling.
+MIXED_PRECISION = {
+    None: None,
+    "bf16": "mixed_bfloat16",
+    "fp16": "mixed_float16",
+}
 
 
 def _optimizer(config, total_steps):
@@ -135,15 +158,25 @@ def build_model(config, total_steps=None):
 
     `total_steps` sets the length of a decaying learning-rate schedule.
     """
-    bilm = BiLM(**config.bilm, dropout=config.dropout)
+    if config.mixed_precision not in MIXED_PRECISION:
+        raise ValueError(
+            "mixed_precision must be None, 'bf16' or 'fp16'; received "
+            f"{config.mixed_precision!r}."
+        )
+    dtype = MIXED_PRECISION[config.mixed_precision]
+    bilm = BiLM(**config.bilm, dropout=config.dropout, dtype=dtype)
     model = ELMoLanguageModel(
         bilm,
         vocabulary_size=config.vocabulary_size,
         num_sampled=config.num_sampled,
         dropout=config.dropout,
         seed=config.seed,
+        dtype=dtype,
     )
-    model.compile(optimizer=_optimizer(config, total_steps))
+    optimizer = _optimizer(config, total_steps)
+    if config.mixed_precision == "fp16":
+        optimizer = LossScaleOptimizer(optimizer)
+    model.compile(optimizer=optimizer)
     model.build()
     model.optimizer.build(model.trainable_variables)
     return model
@@ -156,8 +189,12 @@ def _state_variables(model):
     return list(model.variables) + list(model.optimizer.variables)
 
 
-def save_checkpoint(model, directory, step):
-    """Writes every model and optimizer variable and the step, atomically."""
+def save_checkpoint(model, directory, step, num_replicas=1):
+    """Writes every model and optimizer variable and the step, atomically.
+
+    `num_replicas` (of the global batches) is recorded: a run resumes only
+    with as many replicas, so that its data stream lines up.
+    """
     final = os.path.join(directory, "checkpoint")
     temporary = f"{final}.partial"
     shutil.rmtree(temporary, ignore_errors=True)
@@ -171,6 +208,7 @@ def save_checkpoint(model, directory, step):
         json.dump(
             {
                 "step": int(step),
+                "num_replicas": int(num_replicas),
                 "variables": [[v.path, list(v.shape)] for v in variables],
             },
             f,
@@ -195,10 +233,12 @@ def _checkpoint_dir(directory):
     return None
 
 
-def restore_checkpoint(model, directory):
+def restore_checkpoint(model, directory, num_replicas=None):
     """Loads the latest checkpoint of `directory` into `model`.
 
-    Returns the step it was taken at, or None if there is none.
+    With `num_replicas`, also checks that the checkpoint was trained with
+    that many replicas. Returns the step it was taken at, or None if there
+    is none.
     """
     path = _checkpoint_dir(directory)
     if path is None:
@@ -214,6 +254,16 @@ def restore_checkpoint(model, directory):
             f"The checkpoint in {path} does not fit this model (it holds "
             f"{len(saved)} variables, the model has {len(variables)}). Was "
             "it written by a run with other settings?"
+        )
+    saved_replicas = meta.get("num_replicas", 1)
+    if num_replicas is not None and saved_replicas != num_replicas:
+        raise ValueError(
+            f"The checkpoint in {path} was trained on {saved_replicas} "
+            f"replica(s) and this run has {num_replicas}: a step is one "
+            "global batch of (replicas x tokens_per_batch) tokens, so the "
+            "data position would not line up. Resume on as many devices "
+            "(--strategy and TF_CONFIG as before), or choose a new --output "
+            "directory."
         )
     with np.load(os.path.join(path, "state.npz")) as state:
         for i, variable in enumerate(variables):
@@ -359,7 +409,8 @@ class _Training(keras.callbacks.Callback):
 
     `fit` runs in chunks of `checkpoint_every` steps (one Keras "epoch"
     each), so a checkpoint always falls on a chunk boundary and a resumed
-    run lines up with the uninterrupted one.
+    run lines up with the uninterrupted one. `validate` returns held-out
+    perplexities (None: no validation); only the `chief` writes files.
     """
 
     def __init__(
@@ -369,8 +420,10 @@ class _Training(keras.callbacks.Callback):
         total_steps,
         steps_per_epoch,
         validate_every,
-        validation,
+        validate,
         verbose,
+        chief=True,
+        num_replicas=1,
     ):
         super().__init__()
         self.directory = directory
@@ -378,8 +431,10 @@ class _Training(keras.callbacks.Callback):
         self.total_steps = total_steps
         self.steps_per_epoch = steps_per_epoch
         self.validate_every = validate_every
-        self.validation = validation
+        self.validate = validate
         self.verbose = verbose
+        self.chief = chief
+        self.num_replicas = num_replicas
         self.history = _read_json(os.path.join(directory, "history.json"), [])
         self.elapsed = self.history[-1]["elapsed_s"] if self.history else 0.0
 
@@ -415,8 +470,11 @@ class _Training(keras.callbacks.Callback):
         )
 
     def on_epoch_end(self, epoch, logs=None):
-        save_checkpoint(self.model, self.directory, self.step)
-        if self.validation is None:
+        if self.chief:
+            save_checkpoint(
+                self.model, self.directory, self.step, self.num_replicas
+            )
+        if self.validate is None:
             return
         last = self.history[-1]["step"] if self.history else 0
         done = self.step >= self.total_steps
@@ -426,9 +484,7 @@ class _Training(keras.callbacks.Callback):
     def _validate(self, train_logs):
         start = time.time()
         self.elapsed += start - self.started
-        results = self.model.evaluate(
-            self.validation, verbose=0, return_dict=True
-        )
+        results = self.validate()
         self.started = time.time()
         self._restart_rate()
         entry = {
@@ -443,7 +499,9 @@ class _Training(keras.callbacks.Callback):
             "elapsed_s": round(self.elapsed, 1),
         }
         self.history.append(entry)
-        _write_json(os.path.join(self.directory, "history.json"), self.history)
+        if self.chief:
+            path = os.path.join(self.directory, "history.json")
+            _write_json(path, self.history)
         if self.verbose:
             print(
                 f"validation at step {self.step:,} (epoch "
@@ -457,6 +515,12 @@ class _Training(keras.callbacks.Callback):
 
 
 # === Entry points ===
+
+
+def _lm_dataset(strategy, scan, vocabulary, **kwargs):
+    if strategy is None:
+        return lm_dataset(scan, vocabulary, **kwargs)
+    return distribute_lm_dataset(strategy, scan, vocabulary, **kwargs)
 
 
 def _log(verbose, message):
@@ -474,13 +538,17 @@ def train(
     validate_every=None,
     init_from=None,
     verbose=1,
+    strategy="auto",
+    cluster_timeout=DEFAULT_CLUSTER_TIMEOUT,
 ):
     """Trains (or resumes) a biLM run in `output_dir`.
 
     Args:
         output_dir: str. The run directory (created if needed). If it holds
-            a checkpoint of the same run, training resumes from it.
-        config: a `TrainingConfig`.
+            a checkpoint of the same run, training resumes from it. With
+            several workers, a directory they all see (shared storage).
+        config: a `TrainingConfig`. Its `tokens_per_batch` is the budget of
+            one replica: a step trains on `replicas` times as many tokens.
         vocabulary: a `keras_elmo.data.Vocabulary`.
         epochs: float or None. Passes over the training data, counted from
             the data itself. Defaults to 1 when `steps` is None too.
@@ -490,6 +558,12 @@ def train(
             (at the next checkpoint); None means once an epoch.
         init_from: dict from `read_init_source`, or None.
         verbose: 0 or 1.
+        strategy: str, `tf.distribute.Strategy` or None. A name of
+            `keras_elmo.distribute.STRATEGIES` ("auto": several workers or
+            GPUs if there are, else one device), a strategy, or None for
+            one device with `model.fit`. Defaults to `"auto"`.
+        cluster_timeout: float. With several workers: seconds to wait for
+            the others (at start-up and in each step) before an error.
 
     Returns:
         The trained `ELMoLanguageModel`.
@@ -498,16 +572,27 @@ def train(
         raise ValueError(
             f"checkpoint_every must be >= 1; received {checkpoint_every}."
         )
+    # First: the multi-worker runtime starts here.
+    strategy = resolve_strategy(strategy, cluster_timeout)
+    replicas = num_replicas(strategy)
+    chief = is_chief(strategy)
+    verbose = verbose if chief else 0
     os.makedirs(output_dir, exist_ok=True)
     _check_same_run(output_dir, config)
     scan = scan_corpus(
         config.train_files,
         max_length=config.max_length,
-        tokens_per_batch=config.tokens_per_batch,
+        tokens_per_batch=config.tokens_per_batch * replicas,
         on_bad_line=config.on_bad_line,
     )
     for line in scan.summary():
         _log(verbose, f"training data: {line}")
+    if strategy is not None:
+        _log(
+            verbose,
+            f"{describe(strategy)}: {replicas} replica(s), global "
+            f"batches of {replicas} x {config.tokens_per_batch:,} tokens",
+        )
     if steps is None:
         steps = math.ceil(
             (1.0 if epochs is None else epochs) * scan.steps_per_epoch
@@ -516,8 +601,9 @@ def train(
     if total_steps < 1:
         raise ValueError("Nothing to train: steps/epochs give 0 steps.")
 
-    model = build_model(config, total_steps)
-    start_step = restore_checkpoint(model, output_dir)
+    with strategy.scope() if strategy else contextlib.nullcontext():
+        model = build_model(config, total_steps)
+    start_step = restore_checkpoint(model, output_dir, replicas)
     if start_step is not None:
         _log(verbose, f"resuming {output_dir} from step {start_step:,}")
     else:
@@ -533,37 +619,54 @@ def train(
                 f"{vocab_file}, not the one given now; pass that one to "
                 "resume, or choose a new --output directory."
             )
-    vocabulary.save(vocab_file)
-    _write_json(os.path.join(output_dir, "config.json"), config.to_json())
+    # With several workers, also the point after which the chief writes.
+    agree_on_step(strategy, start_step)
+    if chief:
+        vocabulary.save(vocab_file)
+        _write_json(os.path.join(output_dir, "config.json"), config.to_json())
     if start_step >= total_steps:
         _log(verbose, f"{output_dir} already trained {start_step:,} steps.")
         return model
 
-    validation = None
+    loop = None if strategy is None else DistributedLoop(model, strategy)
+    dataset = _lm_dataset(
+        strategy, scan, vocabulary, seed=config.seed, start_step=start_step
+    )
+    validate = None
     if config.validation_files:
         validation_scan = scan_corpus(
             config.validation_files,
             max_length=config.max_length,
-            tokens_per_batch=config.tokens_per_batch,
+            tokens_per_batch=config.tokens_per_batch * replicas,
             on_bad_line=config.on_bad_line,
         )
         for line in validation_scan.summary():
             _log(verbose, f"validation data: {line}")
-        validation = lm_dataset(
-            validation_scan, vocabulary, shuffle=False, repeat=False
+        validation = _lm_dataset(
+            strategy, validation_scan, vocabulary, shuffle=False, repeat=False
         )
-    dataset = lm_dataset(
-        scan, vocabulary, seed=config.seed, start_step=start_step
-    )
-    callback = _Training(
-        output_dir,
-        start_step=start_step,
-        total_steps=total_steps,
-        steps_per_epoch=scan.steps_per_epoch,
-        validate_every=validate_every or scan.steps_per_epoch,
-        validation=validation,
-        verbose=verbose,
-    )
+
+        def validate():
+            if loop is None:
+                return model.evaluate(validation, verbose=0, return_dict=True)
+            return loop.evaluate(validation, validation_scan.steps_per_epoch)
+
+    callbacks = [
+        _Training(
+            output_dir,
+            start_step=start_step,
+            total_steps=total_steps,
+            steps_per_epoch=scan.steps_per_epoch,
+            validate_every=validate_every or scan.steps_per_epoch,
+            validate=validate,
+            verbose=verbose,
+            chief=chief,
+            num_replicas=replicas,
+        )
+    ]
+    if chief:
+        logs = os.path.join(output_dir, "logs")
+        callbacks.append(keras.callbacks.TensorBoard(logs))
     chunk = int(checkpoint_every)
     _log(
         verbose,
@@ -571,18 +674,21 @@ def train(
         f"({total_steps / scan.steps_per_epoch:.2f} epochs), checkpoint "
         f"every {chunk} steps",
     )
-    model.fit(
-        dataset,
+    chunks = dict(
         initial_epoch=start_step // chunk,
         epochs=math.ceil(total_steps / chunk),
         steps_per_epoch=chunk,
-        shuffle=False,  # the dataset shuffles itself, reproducibly
-        callbacks=[
-            callback,
-            keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
-        ],
-        verbose=0,
     )
+    if loop is None:
+        model.fit(
+            dataset,
+            shuffle=False,  # the dataset shuffles itself, reproducibly
+            callbacks=callbacks,
+            verbose=0,
+            **chunks,
+        )
+    else:
+        loop.fit(dataset, callbacks, **chunks)
     return model
 
 

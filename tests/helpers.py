@@ -15,6 +15,15 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "bilm-tf")
 MODEL_DIR = os.path.join(FIXTURES, "model")
 OPTIONS = os.path.join(MODEL_DIR, "options.json")
 WEIGHTS = os.path.join(MODEL_DIR, "lm_weights.hdf5")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def subprocess_env(**extra):
+    """The environment for a child Python: quiet TensorFlow, and this
+    checkout importable even where the package is not installed."""
+    path = os.environ.get("PYTHONPATH")
+    path = ROOT if not path else os.pathsep.join([ROOT, path])
+    return dict(os.environ, PYTHONPATH=path, TF_CPP_MIN_LOG_LEVEL="3", **extra)
 
 
 def tiny_bilm_kwargs(**overrides):

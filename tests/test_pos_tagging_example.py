@@ -16,6 +16,7 @@ import tensorflow as tf
 import keras_elmo
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
+from tests.helpers import subprocess_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "pos_tagging.py")
@@ -37,6 +38,7 @@ def test_quick_run_reports_three_accuracies_and_mix_weights(tmp_path):
         capture_output=True,
         text=True,
         timeout=240,
+        env=subprocess_env(),
     )
     assert result.returncode == 0, result.stdout + result.stderr
     with open(tmp_path / "results.json", encoding="utf-8") as f:

@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+from tests.helpers import subprocess_env
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "bilm-tf", "model")
 
@@ -24,7 +26,7 @@ def test_serve_example(tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+        env=subprocess_env(),
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout

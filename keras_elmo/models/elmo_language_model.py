@@ -157,6 +157,11 @@ class ELMoLanguageModel(keras.Model):
 
     Masking: targets with `sample_weight` 0 are left out of the loss.
 
+    Under a `tf.distribute` strategy each replica divides its summed token
+    losses by the token counts of the global batch, so the replicas'
+    losses, and their gradients summed by the optimizer, equal those of the
+    global batch on one device.
+
     Args:
         bilm: a `keras_elmo.layers.BiLM` (or its config).
         vocabulary_size: int. Number of output classes `V`.
@@ -297,10 +302,23 @@ class ELMoLanguageModel(keras.Model):
         self.forward_perplexity.update_state(forward)
         self.backward_perplexity.update_state(backward)
         self.perplexity.update_state(per_token)
-        loss = 0.5 * (_mean(forward) + _mean(backward))
+        counts = ops.stack([ops.size(forward), ops.size(backward)])
+        counts = ops.cast(counts, "float32")
+        context = tf.distribute.get_replica_context()
+        replicas = 1 if context is None else context.num_replicas_in_sync
+        if replicas > 1:
+            # A replica holds part of the global batch: dividing its sums
+            # by the token counts of the whole batch makes the replicas'
+            # losses, and the gradients the optimizer sums, add up to
+            # those of the global batch on one device.
+            counts = ops.stop_gradient(context.all_reduce("sum", counts))
+        counts = ops.maximum(counts, 1.0)
+        loss = 0.5 * (
+            ops.sum(forward) / counts[0] + ops.sum(backward) / counts[1]
+        )
         regularization = self.losses
         if regularization:
-            loss += ops.sum(regularization)
+            loss += ops.sum(regularization) / replicas
         return loss
 
     def _token_losses(self, hidden, labels, training):
@@ -343,9 +361,3 @@ class ELMoLanguageModel(keras.Model):
             }
         )
         return config
-
-
-def _mean(values):
-    return ops.sum(values) / ops.maximum(
-        ops.cast(ops.size(values), "float32"), 1.0
-    )

@@ -2,7 +2,8 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from keras_elmo.optimizers.sparse_updates import merge_and_clip
+from keras_elmo.optimizers.sparse_updates import clip_after_all_reduce
+from keras_elmo.optimizers.sparse_updates import clip_before_all_reduce
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -18,8 +19,10 @@ class SparseAdagrad(keras.optimizers.Optimizer):
         accumulator[rows] += g ** 2
         variable[rows] -= learning_rate * g / sqrt(accumulator[rows] + epsilon)
 
-    Dense gradients get the same update on every element. The defaults are
-    the original ELMo training recipe.
+    Dense gradients get the same update on every element. Under a
+    `tf.distribute` strategy the merge and the clip apply to the gradient
+    summed over the replicas, as on one device. The defaults are the
+    original ELMo training recipe.
 
     Args:
         learning_rate: float or schedule. Defaults to `0.2`.
@@ -76,7 +79,13 @@ class SparseAdagrad(keras.optimizers.Optimizer):
         )
 
     def _clip_gradients(self, grads):
-        return merge_and_clip(grads, self.global_clipnorm)
+        return clip_before_all_reduce(grads, self.global_clipnorm)
+
+    def _all_reduce_sum_gradients(self, grads_and_vars):
+        # Keras's TensorFlow optimizer sums the replicas' gradients here,
+        # after `_clip_gradients`: the clip must see the sum.
+        grads_and_vars = super()._all_reduce_sum_gradients(grads_and_vars)
+        return clip_after_all_reduce(grads_and_vars, self.global_clipnorm)
 
     def update_step(self, gradient, variable, learning_rate):
         lr = ops.cast(learning_rate, variable.dtype)

@@ -2,7 +2,8 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from keras_elmo.optimizers.sparse_updates import merge_and_clip
+from keras_elmo.optimizers.sparse_updates import clip_after_all_reduce
+from keras_elmo.optimizers.sparse_updates import clip_before_all_reduce
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -13,9 +14,11 @@ class SparseAdam(keras.optimizers.Optimizer):
     gradient (a softmax or embedding row gather) the duplicate indices are
     merged and only those rows of the moments and the variable are updated,
     with the bias correction of the global step; rows without a gradient
-    keep their moments instead of decaying them. Use it for short
-    pretraining runs, where Adagrad's small early steps are too slow (the
-    README's CPU demo); the original recipe is `SparseAdagrad`.
+    keep their moments instead of decaying them. As in `SparseAdagrad`,
+    gradients are clipped to `global_clipnorm` (after the sum over the
+    replicas of a `tf.distribute` strategy). Use it for short pretraining
+    runs, where Adagrad's small early steps are too slow (the README's CPU
+    demo); the original recipe is `SparseAdagrad`.
 
     Args:
         learning_rate: float or schedule. Defaults to `0.001`.
@@ -69,7 +72,13 @@ class SparseAdam(keras.optimizers.Optimizer):
         )
 
     def _clip_gradients(self, grads):
-        return merge_and_clip(grads, self.global_clipnorm)
+        return clip_before_all_reduce(grads, self.global_clipnorm)
+
+    def _all_reduce_sum_gradients(self, grads_and_vars):
+        # Keras's TensorFlow optimizer sums the replicas' gradients here,
+        # after `_clip_gradients`: the clip must see the sum.
+        grads_and_vars = super()._all_reduce_sum_gradients(grads_and_vars)
+        return clip_after_all_reduce(grads_and_vars, self.global_clipnorm)
 
     def update_step(self, gradient, variable, learning_rate):
         index = self._get_variable_index(variable)

@@ -1,5 +1,6 @@
 """Helpers for optimizers that keep `IndexedSlices` gradients sparse."""
 
+import keras
 import tensorflow as tf
 from keras import ops
 
@@ -11,6 +12,12 @@ def merge_duplicates(gradient):
         gradient.values, positions, tf.shape(indices)[0]
     )
     return tf.IndexedSlices(values, indices, gradient.dense_shape)
+
+
+def num_replicas():
+    """Replicas that each hold a part of the gradient (1 off distribution)."""
+    context = tf.distribute.get_replica_context()
+    return 1 if context is None else context.num_replicas_in_sync
 
 
 def merge_and_clip(grads, global_clipnorm):
@@ -26,6 +33,38 @@ def merge_and_clip(grads, global_clipnorm):
     norm = ops.sqrt(ops.sum(ops.stack(squares)))
     scale = global_clipnorm / ops.maximum(norm, global_clipnorm)
     return [None if g is None else _scale(g, scale) for g in grads]
+
+
+def clip_before_all_reduce(grads, global_clipnorm):
+    """What Keras's `_clip_gradients` hook does: the whole merge and clip
+    on one device; under replication only the merge, which shrinks what
+    the all-reduce sends (see `clip_after_all_reduce`)."""
+    if num_replicas() > 1:
+        if not hasattr(keras.optimizers.Optimizer, "_all_reduce_sum_gradients"):
+            # Without the hook the clip would act on parts of the gradient.
+            raise RuntimeError(
+                "This Keras version has no Optimizer._all_reduce_sum_gradients"
+                " (Keras 3 with TensorFlow has it), which the sparse "
+                "optimizers need to clip the summed gradient under a "
+                "tf.distribute strategy. Use Keras 3.x with TensorFlow."
+            )
+        return merge_and_clip(grads, None)
+    return merge_and_clip(grads, global_clipnorm)
+
+
+def clip_after_all_reduce(grads_and_vars, global_clipnorm):
+    """Merge and clip of the summed gradient, under replication.
+
+    Keras's TensorFlow optimizer clips each replica's gradient and only
+    then sums them over replicas, so the clip would act on parts of the
+    gradient, and the sum of sparse gradients concatenates their rows
+    again. This runs on the sum instead: every replica gets the same
+    global gradient, merged and clipped, as on one device.
+    """
+    if num_replicas() == 1:
+        return grads_and_vars
+    grads = merge_and_clip([g for g, _ in grads_and_vars], global_clipnorm)
+    return [(g, v) for g, (_, v) in zip(grads, grads_and_vars)]
 
 
 def _values(gradient):
