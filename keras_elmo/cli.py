@@ -144,6 +144,9 @@ def _train(args):
         verbose=0 if args.quiet else 1,
         strategy=args.strategy,
         cluster_timeout=args.cluster_timeout,
+        jit_compile={"auto": "auto", "on": True, "off": False}[
+            args.jit_compile
+        ],
     )
     print(f"training done; the run is in {args.output}")
 
@@ -343,13 +346,20 @@ def _add_train_parser(commands):
         help="auto (default): multi_worker if TF_CONFIG lists several "
         "tasks, mirrored with several GPUs, else one device; one_device; "
         "mirrored: all GPUs of this machine; multi_worker: the machines of "
-        "TF_CONFIG; tpu: not supported yet (XLA needs static shapes)",
+        "TF_CONFIG; tpu: not supported yet (refused with the reason)",
     )
     scale.add_argument(
         "--mixed-precision",
         choices=["bf16", "fp16"],
         help="compute in bfloat16 or float16 (with loss scaling); weights, "
         "LSTM cell state, softmax and loss stay float32",
+    )
+    scale.add_argument(
+        "--jit-compile",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="compile the training step with XLA: auto (default) with a "
+        "GPU and without a strategy, on, or off",
     )
     scale.add_argument(
         "--cluster-timeout",

@@ -57,11 +57,12 @@ _TF_CONFIG_EXAMPLE = (
 )
 _JOBS = ("chief", "worker")
 TPU_UNSUPPORTED = (
-    "TPU training is not supported yet: TPUs compile each step with XLA, "
-    "which needs static shapes, and this training step has shapes that "
-    "depend on the data (the loss gathers the real tokens of a padded "
-    "batch; the sparse optimizers merge the softmax rows a batch touches). "
-    "Train on GPUs (--strategy mirrored or multi_worker) instead."
+    "TPU training is not supported yet: a TPU compiles each step with XLA, "
+    "and although the training step has an XLA form (used by "
+    "--jit-compile), the distributed loop does not use it, and no TPU was "
+    "available to test one (the sparse optimizers' merging of the softmax "
+    "rows a batch touches has a data-dependent size). Train on GPUs "
+    "(--strategy mirrored or multi_worker) instead."
 )
 
 

@@ -153,10 +153,11 @@ def _optimizer(config, total_steps):
     )
 
 
-def build_model(config, total_steps=None):
+def build_model(config, total_steps=None, jit_compile="auto"):
     """A compiled `ELMoLanguageModel` for a `TrainingConfig`.
 
-    `total_steps` sets the length of a decaying learning-rate schedule.
+    `total_steps` sets the length of a decaying learning-rate schedule;
+    `jit_compile` is `compile`'s ("auto": XLA with a GPU, not on a CPU).
     """
     if config.mixed_precision not in MIXED_PRECISION:
         raise ValueError(
@@ -176,7 +177,7 @@ def build_model(config, total_steps=None):
     optimizer = _optimizer(config, total_steps)
     if config.mixed_precision == "fp16":
         optimizer = LossScaleOptimizer(optimizer)
-    model.compile(optimizer=optimizer)
+    model.compile(optimizer=optimizer, jit_compile=jit_compile)
     model.build()
     model.optimizer.build(model.trainable_variables)
     return model
@@ -540,6 +541,7 @@ def train(
     verbose=1,
     strategy="auto",
     cluster_timeout=DEFAULT_CLUSTER_TIMEOUT,
+    jit_compile="auto",
 ):
     """Trains (or resumes) a biLM run in `output_dir`.
 
@@ -564,6 +566,11 @@ def train(
             one device with `model.fit`. Defaults to `"auto"`.
         cluster_timeout: float. With several workers: seconds to wait for
             the others (at start-up and in each step) before an error.
+        jit_compile: bool or "auto". Compile the training step with XLA
+            (batches are then padded to their length bucket, so that few
+            shapes are compiled). "auto" (default) follows Keras: XLA with
+            a GPU, not on a CPU. Not with a strategy (their loop runs
+            without XLA).
 
     Returns:
         The trained `ELMoLanguageModel`.
@@ -574,6 +581,19 @@ def train(
         )
     # First: the multi-worker runtime starts here.
     strategy = resolve_strategy(strategy, cluster_timeout)
+    if jit_compile not in (True, False, "auto"):
+        raise ValueError(
+            f"jit_compile must be True, False or 'auto'; received "
+            f"{jit_compile!r}."
+        )
+    if strategy is not None:
+        if jit_compile is True:
+            raise ValueError(
+                "jit_compile=True (--jit-compile on) is not supported with a "
+                f"strategy ({describe(strategy)}): the distributed loop runs "
+                "without XLA. Drop one of the two."
+            )
+        jit_compile = False
     replicas = num_replicas(strategy)
     chief = is_chief(strategy)
     verbose = verbose if chief else 0
@@ -602,7 +622,14 @@ def train(
         raise ValueError("Nothing to train: steps/epochs give 0 steps.")
 
     with strategy.scope() if strategy else contextlib.nullcontext():
-        model = build_model(config, total_steps)
+        model = build_model(config, total_steps, jit_compile)
+    pad_to_bucket = bool(model.jit_compile)
+    if pad_to_bucket:
+        _log(
+            verbose,
+            "XLA: the step is compiled once per batch shape (batches are "
+            "padded to their length bucket)",
+        )
     start_step = restore_checkpoint(model, output_dir, replicas)
     if start_step is not None:
         _log(verbose, f"resuming {output_dir} from step {start_step:,}")
@@ -630,7 +657,12 @@ def train(
 
     loop = None if strategy is None else DistributedLoop(model, strategy)
     dataset = _lm_dataset(
-        strategy, scan, vocabulary, seed=config.seed, start_step=start_step
+        strategy,
+        scan,
+        vocabulary,
+        seed=config.seed,
+        start_step=start_step,
+        pad_to_bucket=pad_to_bucket,
     )
     validate = None
     if config.validation_files:
@@ -643,7 +675,12 @@ def train(
         for line in validation_scan.summary():
             _log(verbose, f"validation data: {line}")
         validation = _lm_dataset(
-            strategy, validation_scan, vocabulary, shuffle=False, repeat=False
+            strategy,
+            validation_scan,
+            vocabulary,
+            shuffle=False,
+            repeat=False,
+            pad_to_bucket=pad_to_bucket,
         )
 
         def validate():
@@ -708,7 +745,13 @@ def evaluate(model_dir, data_patterns, verbose=1):
     )
     for line in scan.summary():
         _log(verbose, f"evaluation data: {line}")
-    dataset = lm_dataset(scan, vocabulary, shuffle=False, repeat=False)
+    dataset = lm_dataset(
+        scan,
+        vocabulary,
+        shuffle=False,
+        repeat=False,
+        pad_to_bucket=bool(model.jit_compile),
+    )
     results = model.evaluate(dataset, verbose=verbose, return_dict=True)
     results = {k: float(v) for k, v in results.items()}
     results.update(tokens=scan.num_tokens, sentences=scan.num_sentences)

@@ -1,12 +1,15 @@
 import gzip
 
+import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_elmo.data import Vocabulary
 from keras_elmo.data import lm_dataset
 from keras_elmo.data import resolve_files
 from keras_elmo.data import scan_corpus
+from keras_elmo.data.datasets import bucket_plan
 from keras_elmo.data.datasets import make_lm_batch
 from keras_elmo.data.datasets import split_lengths
 from keras_elmo.data.text import TextFileError
@@ -68,6 +71,21 @@ def test_deterministic_for_a_seed(tmp_path):
     )
 
 
+def test_order_ignores_the_global_seed(tmp_path):
+    # keras.utils.set_random_seed(0) used to break the epoch-seeded shuffle.
+    scan = scan_corpus([_corpus(tmp_path)], max_length=20, tokens_per_batch=64)
+    unseeded = _batches(lm_dataset(scan, _vocab(), seed=2), limit=4)
+    try:
+        for global_seed in (0, 7):
+            keras.utils.set_random_seed(global_seed)
+            seeded = _batches(lm_dataset(scan, _vocab(), seed=2), limit=4)
+            for a, b in zip(unseeded, seeded):
+                for x, y in zip(a, b):
+                    np.testing.assert_array_equal(x, y)
+    finally:
+        tf.random.set_seed(None)
+
+
 def test_start_step_continues_the_stream_across_epochs(tmp_path):
     scan = scan_corpus([_corpus(tmp_path)], max_length=20, tokens_per_batch=100)
     steps = scan.steps_per_epoch
@@ -115,6 +133,27 @@ def test_backward_targets_are_the_reversed_forward_targets():
         vocab.bos_id,
         vocab.eos_id,
     )
+
+
+def test_pad_to_bucket_gives_few_shapes_and_the_same_batches(tmp_path):
+    scan = scan_corpus([_corpus(tmp_path)], max_length=20, tokens_per_batch=64)
+    plain = _batches(lm_dataset(scan, _vocab(), seed=4, repeat=False))
+    padded = _batches(
+        lm_dataset(scan, _vocab(), seed=4, repeat=False, pad_to_bucket=True)
+    )
+    assert len(plain) == len(padded) == scan.steps_per_epoch
+    boundaries, _ = bucket_plan(20, 64)
+    lengths = {ids.shape[1] for ids, _, _ in padded}
+    # Padded to a boundary - 1 (plus <S> and </S> in the targets).
+    assert lengths <= {b - 1 for b in boundaries}, lengths
+    assert len({ids.shape[1] for ids, _, _ in plain}) > len(lengths)
+    for (ids, y, w), (pids, py, pw) in zip(plain, padded):
+        time = ids.shape[1]
+        np.testing.assert_array_equal(pids[:, :time], ids)
+        assert not pids[:, time:].any()
+        np.testing.assert_array_equal(pw[:, :, : time + 2], w)
+        assert not pw[:, :, time + 2 :].any()
+        np.testing.assert_array_equal((py * pw)[:, :, : time + 2], y * w)
 
 
 def test_split_lengths_are_even():

@@ -184,6 +184,10 @@ def test_strategy_errors_from_the_command_line(tmp_path, monkeypatch, capsys):
     assert "TF_CONFIG is not valid JSON" in capsys.readouterr().err
     with pytest.raises(ValueError, match="Unknown strategy 'gpus'"):
         get_strategy("gpus")
+    monkeypatch.delenv("TF_CONFIG")
+    args[-1] = "tpu"
+    assert main(args) == 2
+    assert "TPU training is not supported yet" in capsys.readouterr().err
 
 
 def test_split_batch_needs_equal_parts():

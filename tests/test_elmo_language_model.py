@@ -175,6 +175,74 @@ class ELMoLanguageModelTest(TestCase):
         self.assertLess(after["loss"], before["loss"] - 0.5)
         self.assertLess(after["perplexity"], 0.6 * before["perplexity"])
 
+    def test_trains_under_a_global_mixed_policy(self):
+        # A policy set with keras.config (not through TrainingConfig) must
+        # not reach the softmax: the loss stays float32.
+        vocab, scan = _fixture_data()
+        for policy, dtype in (
+            ("mixed_bfloat16", "bfloat16"),
+            ("mixed_float16", "float16"),
+        ):
+            keras.config.set_dtype_policy(policy)
+            model = ELMoLanguageModel(
+                BiLM(**tiny_bilm_kwargs(units=16, projection_dim=8)),
+                vocabulary_size=len(vocab),
+                num_sampled=8,
+                dropout=0.1,
+                seed=0,
+            )
+            model.compile(optimizer=SparseAdagrad())
+            x, y, weights = next(iter(lm_dataset(scan, vocab, seed=0)))
+            outputs = model(x, training=True)
+            self.assertEqual(outputs["forward"].dtype, dtype)
+            loss = model.compute_loss(x, y, outputs, weights)
+            self.assertEqual(loss.dtype, "float32")
+            logs = model.train_on_batch(x, y, sample_weight=weights)
+            self.assertTrue(np.all(np.isfinite(logs)), logs)
+        keras.config.set_dtype_policy("float32")
+
+    def test_xla_step_equals_the_default_step(self):
+        # jit_compile=True takes the static-shape loss (every position,
+        # weighted) on batches padded to their bucket; the default gathers
+        # the real targets. Same losses, updates and perplexity.
+        vocab, scan = _fixture_data()
+        results = {}
+        for jit in (False, True):
+            keras.utils.set_random_seed(0)
+            model = build_model(
+                _config(vocab, dropout=0.0, num_sampled=len(vocab)),
+                jit_compile=jit,
+            )
+            self.assertEqual(model.jit_compile, jit)
+            batches = lm_dataset(scan, vocab, seed=3, pad_to_bucket=jit)
+            losses = [
+                model.train_on_batch(*batch, return_dict=True)["loss"]
+                for batch in batches.take(3)
+            ]
+            held_out = lm_dataset(
+                scan, vocab, shuffle=False, repeat=False, pad_to_bucket=jit
+            )
+            evaluation = model.evaluate(held_out, verbose=0, return_dict=True)
+            weights = [w.numpy() for w in model.trainable_weights]
+            results[jit] = losses, evaluation, weights
+        (losses, evaluation, weights), xla = results[False], results[True]
+        self.assertAllClose(losses, xla[0], atol=1e-5)
+        for key in ("perplexity", "forward_perplexity", "backward_perplexity"):
+            self.assertAllClose(evaluation[key], xla[1][key], rtol=1e-5)
+        for a, b in zip(weights, xla[2]):
+            self.assertAllClose(a, b, atol=1e-5)
+        self.assertGreater(  # the steps did something
+            max(np.abs(a).max() for a in weights), 0.0
+        )
+
+        # Sampled softmax under XLA: a few steps lower the loss.
+        model = build_model(_config(vocab, dropout=0.1), jit_compile=True)
+        batch = next(iter(lm_dataset(scan, vocab, seed=0, pad_to_bucket=True)))
+        first = model.train_on_batch(*batch, return_dict=True)["loss"]
+        for _ in range(5):
+            last = model.train_on_batch(*batch, return_dict=True)["loss"]
+        self.assertLess(last, first)
+
     def test_checkpoint_mid_training_gives_the_same_next_step(self):
         vocab, scan = _fixture_data(tokens_per_batch=40)
         config = _config(vocab, dropout=0.2)

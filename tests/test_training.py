@@ -165,6 +165,24 @@ def test_resume_after_kill(tmp_path):
     assert _checkpoint_step(run) == 60
 
 
+def test_jit_compile_training(tmp_path, capsys):
+    run = tmp_path / "run"
+    args = _train_args(
+        run, "--steps", "3", "--checkpoint-every", "3", "--jit-compile", "on"
+    )
+    assert main(args) == 0
+    assert _checkpoint_step(run) == 3
+    assert main(["evaluate", "--model", str(run), "--data", TRAIN_DATA]) == 0
+    assert "perplexity" in capsys.readouterr().out
+
+    both = _train_args(
+        tmp_path / "r", "--steps", "1", "--jit-compile", "on",
+        "--strategy", "one_device",
+    )  # fmt: skip
+    assert main(both) == 2
+    assert "not supported with a strategy" in capsys.readouterr().err
+
+
 def test_bad_inputs(tmp_path, capsys):
     missing = _train_args(tmp_path / "r", "--steps", "1")
     missing[missing.index("--train") + 1] = str(tmp_path / "*.none")

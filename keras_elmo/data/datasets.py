@@ -224,8 +224,16 @@ def _is_valid_utf8(line):
     return tf.equal(cleaned, line)
 
 
-def _token_batches(scan, seed, epoch, shuffle):
-    """One epoch of padded token batches `(B, T)` (strings, "" padding)."""
+def _token_batches(scan, seed, epoch, shuffle, pad_to_bucket=False):
+    """One epoch of padded token batches `(B, T)` (strings, "" padding).
+
+    Runs while `flat_map` traces it: the shuffles take seeds that depend on
+    the epoch tensor. TensorFlow combines such a seed with the global one
+    (`keras.utils.set_random_seed`) and fails when that is 0, so the
+    function's graph drops the global seed: the order depends on `seed`
+    and `epoch` only, whatever the global seed.
+    """
+    tf.compat.v1.get_default_graph().seed = None
     files = tf.data.Dataset.from_tensor_slices(scan.files)
     if shuffle:
         files = files.shuffle(len(scan.files), seed=seed + 7919 * epoch)
@@ -247,6 +255,7 @@ def _token_batches(scan, seed, epoch, shuffle):
         bucket_batch_sizes=sizes,
         padded_shapes=[None],
         padding_values="",
+        pad_to_bucket_boundary=pad_to_bucket,
     )
 
 
@@ -280,6 +289,7 @@ def lm_dataset(
     shuffle=True,
     repeat=True,
     start_step=0,
+    pad_to_bucket=False,
 ):
     """Language-model batches for `fit` / `evaluate`.
 
@@ -292,6 +302,12 @@ def lm_dataset(
             epoch. Defaults to `True`.
         start_step: int. Global step to start from: whole epochs are
             skipped, then the batches already seen of the current epoch.
+        pad_to_bucket: bool. Pad every batch to its length bucket's
+            boundary rather than to its longest sentence, so that batches
+            come in a few shapes only: XLA (`jit_compile=True`) compiles a
+            step once per shape. Costs some padding (about 10% more
+            positions). The batches hold the same sentences either way.
+            Defaults to `False`.
 
     Returns:
         A `tf.data.Dataset` of `(x, y, sample_weight)`.
@@ -303,7 +319,9 @@ def lm_dataset(
     else:
         epochs = tf.data.Dataset.range(start_epoch, start_epoch + 1)
     batches = epochs.flat_map(
-        lambda epoch: _token_batches(scan, seed, epoch, shuffle)
+        lambda epoch: _token_batches(
+            scan, seed, epoch, shuffle, pad_to_bucket
+        )
     )
     # Skipping happens before the costly character ids and lookups.
     batches = batches.skip(skip)

@@ -70,8 +70,9 @@ class BiLM(keras.layers.Layer):
         max_characters_per_token: int. Defaults to `50`.
         deduplicate_tokens: bool. Run the token encoder once per distinct
             token of a batch (same results, much less work on real text).
-            Turn it off under XLA (`jit_compile=True`) or on TPUs, which
-            need static shapes. Defaults to `True`.
+            Under XLA (`jit_compile=True`) it works but saves nothing: XLA
+            sizes the distinct tokens for the worst case, every token.
+            Defaults to `True`.
 
     Call arguments:
         inputs: int tensor `(batch, time, 50)` of character ids, or a dict

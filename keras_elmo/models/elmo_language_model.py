@@ -128,9 +128,15 @@ class Perplexity(keras.metrics.Metric):
         self.total = self.add_variable((), "zeros", name="total")
         self.count = self.add_variable((), "zeros", name="count")
 
-    def update_state(self, losses):
-        self.total.assign_add(ops.sum(losses))
-        self.count.assign_add(ops.cast(ops.size(losses), "float32"))
+    def update_state(self, losses, weights=None):
+        """Adds per-token `losses`; with `weights` (0 or 1 per loss), only
+        those of weight 1."""
+        if weights is None:
+            self.total.assign_add(ops.sum(losses))
+            self.count.assign_add(ops.cast(ops.size(losses), "float32"))
+        else:
+            self.total.assign_add(ops.sum(losses * weights))
+            self.count.assign_add(ops.sum(weights))
 
     def result(self):
         return ops.exp(self.total / ops.maximum(self.count, 1.0))
@@ -155,7 +161,11 @@ class ELMoLanguageModel(keras.Model):
     they come from the sampled loss, an estimate; `evaluate` gives the true
     held-out perplexity.
 
-    Masking: targets with `sample_weight` 0 are left out of the loss.
+    Masking: targets with `sample_weight` 0 are left out of the loss: the
+    loss gathers the real targets out of the padding, or, when the model is
+    compiled with `jit_compile=True` (XLA, which needs shapes that do not
+    depend on the data; Keras's default on a GPU), computes every position
+    and weights it. The two give the same loss and gradients.
 
     Under a `tf.distribute` strategy each replica divides its summed token
     losses by the token counts of the global batch, so the replicas'
@@ -231,8 +241,9 @@ class ELMoLanguageModel(keras.Model):
         self.num_sampled = int(num_sampled)
         self.dropout = float(dropout)
         self.seed = seed
+        # float32 whatever the policy: the softmax and the loss are float32.
         self.output_dropout = keras.layers.Dropout(
-            self.dropout, seed=seed, name="output_dropout"
+            self.dropout, seed=seed, dtype="float32", name="output_dropout"
         )
         self.sampler_seed = keras.random.SeedGenerator(seed)
         self._sampling = None
@@ -282,6 +293,32 @@ class ELMoLanguageModel(keras.Model):
                 "sample_weight of the same shape, e.g. from "
                 "keras_elmo.data.lm_dataset."
             )
+        if self.jit_compile:
+            forward, backward, counts = self._static_shape_losses(
+                y, y_pred, sample_weight, training
+            )
+        else:
+            forward, backward, counts = self._real_token_losses(
+                y, y_pred, sample_weight, training
+            )
+        context = tf.distribute.get_replica_context()
+        replicas = 1 if context is None else context.num_replicas_in_sync
+        if replicas > 1:
+            # A replica holds part of the global batch: dividing its sums
+            # by the token counts of the whole batch makes the replicas'
+            # losses, and the gradients the optimizer sums, add up to
+            # those of the global batch on one device.
+            counts = ops.stop_gradient(context.all_reduce("sum", counts))
+        counts = ops.maximum(counts, 1.0)
+        loss = 0.5 * (forward / counts[0] + backward / counts[1])
+        regularization = self.losses
+        if regularization:
+            loss += ops.sum(regularization) / replicas
+        return loss
+
+    def _real_token_losses(self, y, y_pred, sample_weight, training):
+        """Sums of the forward and backward losses and their token counts,
+        computed for the real targets only (gathered out of the padding)."""
         losses = []
         for direction, name in enumerate(("forward", "backward")):
             hidden = ops.cast(y_pred[name], "float32")
@@ -304,22 +341,31 @@ class ELMoLanguageModel(keras.Model):
         self.perplexity.update_state(per_token)
         counts = ops.stack([ops.size(forward), ops.size(backward)])
         counts = ops.cast(counts, "float32")
-        context = tf.distribute.get_replica_context()
-        replicas = 1 if context is None else context.num_replicas_in_sync
-        if replicas > 1:
-            # A replica holds part of the global batch: dividing its sums
-            # by the token counts of the whole batch makes the replicas'
-            # losses, and the gradients the optimizer sums, add up to
-            # those of the global batch on one device.
-            counts = ops.stop_gradient(context.all_reduce("sum", counts))
-        counts = ops.maximum(counts, 1.0)
-        loss = 0.5 * (
-            ops.sum(forward) / counts[0] + ops.sum(backward) / counts[1]
+        return ops.sum(forward), ops.sum(backward), counts
+
+    def _static_shape_losses(self, y, y_pred, sample_weight, training):
+        """The same as `_real_token_losses`, with shapes that do not depend
+        on the data (for XLA): the loss of every position, weighted. The
+        padding costs softmax work here, which length bucketing keeps
+        small."""
+        hidden = ops.stack([y_pred["forward"], y_pred["backward"]], axis=1)
+        hidden = ops.cast(hidden, "float32")  # (batch, 2, time + 2, P)
+        if training:
+            hidden = self.output_dropout(hidden, training=True)
+        shape = ops.shape(sample_weight)
+        weights = ops.cast(sample_weight > 0, "float32")
+        per_token = self._token_losses(
+            ops.reshape(hidden, (-1, ops.shape(hidden)[-1])),
+            ops.reshape(ops.cast(y, "int32"), (-1,)),
+            training,
         )
-        regularization = self.losses
-        if regularization:
-            loss += ops.sum(regularization) / replicas
-        return loss
+        per_token = ops.reshape(per_token, shape) * weights
+        self.forward_perplexity.update_state(per_token[:, 0], weights[:, 0])
+        self.backward_perplexity.update_state(per_token[:, 1], weights[:, 1])
+        self.perplexity.update_state(per_token, weights)
+        sums = ops.sum(per_token, axis=(0, 2))
+        counts = ops.sum(weights, axis=(0, 2))
+        return sums[0], sums[1], counts
 
     def _token_losses(self, hidden, labels, training):
         kernel = ops.cast(self.softmax_kernel, "float32")
