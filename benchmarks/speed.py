@@ -3,7 +3,7 @@
     python benchmarks/speed.py [--configs small,medium,original]
                                [--batch 64] [--length 25] [--repeats 5]
                                [--policy float32|mixed_bfloat16|mixed_float16]
-                               [--jit] [--json results.json]
+                               [--jit] [--no-dedupe] [--json results.json]
 
 For each published configuration (SPEC §1; random weights) it measures, on
 batches of real text (consecutive `--length`-token pieces of the bundled
@@ -108,7 +108,7 @@ def real_text_batch(batch, length):
     return [tokens[i * length : (i + 1) * length] for i in range(batch)]
 
 
-def bench_config(name, sentences, repeats, jit):
+def bench_config(name, sentences, repeats, jit, dedupe):
     import keras
     import numpy as np
     import tensorflow as tf
@@ -122,8 +122,7 @@ def bench_config(name, sentences, repeats, jit):
         units=units,
         projection_dim=projection_dim,
         num_highway_layers=highway,
-        # XLA needs static shapes: no distinct-token step under --jit.
-        deduplicate_tokens=not jit,
+        deduplicate_tokens=dedupe,
     )
     ids = keras_elmo.batch_to_ids(sentences)
     batch, length = ids.shape[:2]
@@ -133,7 +132,7 @@ def bench_config(name, sentences, repeats, jit):
     distinct = len({t for s in sentences for t in s}) + 2
     encoder = encoder_flops(bilm)
     # FLOPs actually executed: the encoder on distinct tokens only.
-    skipped = (positions - distinct) * encoder
+    skipped = (positions - distinct) * encoder if dedupe else 0
     results = {"config": name, "distinct_fraction": distinct / positions}
 
     def rates(seconds, flops_per_position, with_encoder=True):
@@ -189,16 +188,33 @@ def bench_config(name, sentences, repeats, jit):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--configs", default="small,medium,original")
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--length", type=int, default=25)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--configs",
+        default="small,medium,original",
+        help="comma-separated published sizes (small,medium,original)",
+    )
+    parser.add_argument("--batch", type=int, default=64, help="rows (64)")
+    parser.add_argument(
+        "--length", type=int, default=25, help="tokens a row (25)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="timed runs, median (5)"
+    )
     parser.add_argument(
         "--policy",
         default="float32",
         choices=["float32", "mixed_bfloat16", "mixed_float16"],
+        help="Keras dtype policy; mixed results are also divided by the "
+        "matmul rate in that half precision",
     )
-    parser.add_argument("--jit", action="store_true", help="XLA-compile")
+    parser.add_argument(
+        "--jit", action="store_true", help="XLA-compile every step"
+    )
+    parser.add_argument(
+        "--no-dedupe",
+        action="store_true",
+        help="encode every token, not each distinct token once",
+    )
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
 
@@ -214,7 +230,9 @@ def main():
     sentences = real_text_batch(args.batch, args.length)
     print(
         f"TensorFlow {tf.__version__}, {os.cpu_count()} CPUs, policy "
-        f"{args.policy}{', XLA' if args.jit else ''}; batch {args.batch} x "
+        f"{args.policy}{', XLA' if args.jit else ''}"
+        f"{', every token encoded' if args.no_dedupe else ''}; batch "
+        f"{args.batch} x "
         f"{args.length} tokens of real text"
     )
     print(f"matmul rate (float32, 4096^3): {rate:,.1f} GFLOP/s")
@@ -226,7 +244,9 @@ def main():
     )
     rows = []
     for name in args.configs.split(","):
-        result = bench_config(name, sentences, args.repeats, args.jit)
+        result = bench_config(
+            name, sentences, args.repeats, args.jit, not args.no_dedupe
+        )
         for mode in ("inference", "cached_inference", "training"):
             tokens_per_s, executed, all_token = result[mode]
             print(
@@ -255,6 +275,7 @@ def main():
                     "matmul_gflops_reference": round(reference, 1),
                     "policy": args.policy,
                     "jit": args.jit,
+                    "deduplicate_tokens": not args.no_dedupe,
                     "batch": args.batch,
                     "length": args.length,
                     "results": rows,
