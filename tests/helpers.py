@@ -16,6 +16,15 @@ MODEL_DIR = os.path.join(FIXTURES, "model")
 OPTIONS = os.path.join(MODEL_DIR, "options.json")
 WEIGHTS = os.path.join(MODEL_DIR, "lm_weights.hdf5")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# `keras-elmo train` flags of a tiny biLM, for runs of a few seconds.
+TINY_TRAIN_FLAGS = [
+    "--units", "16",
+    "--projection-dim", "8",
+    "--filters", "[[1, 4], [2, 4]]",
+    "--char-embedding-dim", "4",
+    "--num-highway-layers", "1",
+    "--max-length", "30",
+]  # fmt: skip
 
 
 def subprocess_env(**extra):

@@ -26,18 +26,14 @@ from keras_elmo.distribute import split_batch
 from keras_elmo.optimizers import SparseAdagrad
 from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from tests.helpers import FIXTURES
+from tests.helpers import TINY_TRAIN_FLAGS
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(FIXTURES, "train", "vocab.txt")
 # Dropout off and every class in the softmax (V = 32), so that runs on one
 # and on several devices can be compared number for number.
 TINY = [
-    "--units", "16",
-    "--projection-dim", "8",
-    "--filters", "[[1, 4], [2, 4]]",
-    "--char-embedding-dim", "4",
-    "--num-highway-layers", "1",
-    "--max-length", "30",
+    *TINY_TRAIN_FLAGS,
     "--num-sampled", "64",
     "--dropout", "0",
     "--clip-norm", "0.2",

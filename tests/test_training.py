@@ -12,19 +12,11 @@ import keras_elmo
 from keras_elmo.cli import main
 from keras_elmo.training import load_run
 from tests.helpers import FIXTURES
+from tests.helpers import TINY_TRAIN_FLAGS
 
 TRAIN_DATA = os.path.join(FIXTURES, "train", "data.txt")
 TRAIN_VOCAB = os.path.join(FIXTURES, "train", "vocab.txt")
-TINY = [
-    "--units", "16",
-    "--projection-dim", "8",
-    "--filters", "[[1, 4], [2, 4]]",
-    "--char-embedding-dim", "4",
-    "--num-highway-layers", "1",
-    "--tokens-per-batch", "64",
-    "--max-length", "30",
-    "--num-sampled", "8",
-]  # fmt: skip
+TINY = [*TINY_TRAIN_FLAGS, "--tokens-per-batch", "64", "--num-sampled", "8"]
 
 
 def _train_args(output, *extra):
