@@ -524,6 +524,20 @@ def _lm_dataset(strategy, scan, vocabulary, **kwargs):
     return distribute_lm_dataset(strategy, scan, vocabulary, **kwargs)
 
 
+def _scan(config, files, replicas, what, verbose):
+    """Scans `files` for global batches of `replicas` x the config's token
+    budget, and reports what it found."""
+    scan = scan_corpus(
+        files,
+        max_length=config.max_length,
+        tokens_per_batch=config.tokens_per_batch * replicas,
+        on_bad_line=config.on_bad_line,
+    )
+    for line in scan.summary():
+        _log(verbose, f"{what} data: {line}")
+    return scan
+
+
 def _log(verbose, message):
     if verbose:
         print(message, flush=True)
@@ -599,14 +613,7 @@ def train(
     verbose = verbose if chief else 0
     os.makedirs(output_dir, exist_ok=True)
     _check_same_run(output_dir, config)
-    scan = scan_corpus(
-        config.train_files,
-        max_length=config.max_length,
-        tokens_per_batch=config.tokens_per_batch * replicas,
-        on_bad_line=config.on_bad_line,
-    )
-    for line in scan.summary():
-        _log(verbose, f"training data: {line}")
+    scan = _scan(config, config.train_files, replicas, "training", verbose)
     if strategy is not None:
         _log(
             verbose,
@@ -666,14 +673,9 @@ def train(
     )
     validate = None
     if config.validation_files:
-        validation_scan = scan_corpus(
-            config.validation_files,
-            max_length=config.max_length,
-            tokens_per_batch=config.tokens_per_batch * replicas,
-            on_bad_line=config.on_bad_line,
+        validation_scan = _scan(
+            config, config.validation_files, replicas, "validation", verbose
         )
-        for line in validation_scan.summary():
-            _log(verbose, f"validation data: {line}")
         validation = _lm_dataset(
             strategy,
             validation_scan,
@@ -737,14 +739,7 @@ def evaluate(model_dir, data_patterns, verbose=1):
     """
     model, vocabulary, config = load_run(model_dir)
     files = resolve_files(data_patterns)
-    scan = scan_corpus(
-        files,
-        max_length=config.max_length,
-        tokens_per_batch=config.tokens_per_batch,
-        on_bad_line=config.on_bad_line,
-    )
-    for line in scan.summary():
-        _log(verbose, f"evaluation data: {line}")
+    scan = _scan(config, files, 1, "evaluation", verbose)
     dataset = lm_dataset(
         scan,
         vocabulary,

@@ -128,15 +128,14 @@ class Perplexity(keras.metrics.Metric):
         self.total = self.add_variable((), "zeros", name="total")
         self.count = self.add_variable((), "zeros", name="count")
 
-    def update_state(self, losses, weights=None):
-        """Adds per-token `losses`; with `weights` (0 or 1 per loss), only
-        those of weight 1."""
-        if weights is None:
-            self.total.assign_add(ops.sum(losses))
-            self.count.assign_add(ops.cast(ops.size(losses), "float32"))
-        else:
-            self.total.assign_add(ops.sum(losses * weights))
-            self.count.assign_add(ops.sum(weights))
+    def update_state(self, losses):
+        """Adds per-token `losses`."""
+        self.add_totals(ops.sum(losses), ops.cast(ops.size(losses), "float32"))
+
+    def add_totals(self, total, count):
+        """Adds `count` tokens whose losses sum to `total`."""
+        self.total.assign_add(total)
+        self.count.assign_add(count)
 
     def result(self):
         return ops.exp(self.total / ops.maximum(self.count, 1.0))
@@ -294,13 +293,16 @@ class ELMoLanguageModel(keras.Model):
                 "keras_elmo.data.lm_dataset."
             )
         if self.jit_compile:
-            forward, backward, counts = self._static_shape_losses(
+            sums, counts = self._static_shape_losses(
                 y, y_pred, sample_weight, training
             )
         else:
-            forward, backward, counts = self._real_token_losses(
+            sums, counts = self._real_token_losses(
                 y, y_pred, sample_weight, training
             )
+        self.forward_perplexity.add_totals(sums[0], counts[0])
+        self.backward_perplexity.add_totals(sums[1], counts[1])
+        self.perplexity.add_totals(ops.sum(sums), ops.sum(counts))
         context = tf.distribute.get_replica_context()
         replicas = 1 if context is None else context.num_replicas_in_sync
         if replicas > 1:
@@ -310,15 +312,16 @@ class ELMoLanguageModel(keras.Model):
             # those of the global batch on one device.
             counts = ops.stop_gradient(context.all_reduce("sum", counts))
         counts = ops.maximum(counts, 1.0)
-        loss = 0.5 * (forward / counts[0] + backward / counts[1])
+        loss = 0.5 * (sums[0] / counts[0] + sums[1] / counts[1])
         regularization = self.losses
         if regularization:
             loss += ops.sum(regularization) / replicas
         return loss
 
     def _real_token_losses(self, y, y_pred, sample_weight, training):
-        """Sums of the forward and backward losses and their token counts,
-        computed for the real targets only (gathered out of the padding)."""
+        """Sums of the forward and backward losses `(2,)` and their token
+        counts `(2,)`, computed for the real targets only (gathered out of
+        the padding)."""
         losses = []
         for direction, name in enumerate(("forward", "backward")):
             hidden = ops.cast(y_pred[name], "float32")
@@ -336,12 +339,9 @@ class ELMoLanguageModel(keras.Model):
         per_token = self._token_losses(hidden, labels, training)
         num_forward = ops.shape(losses[0][1])[0]
         forward, backward = per_token[:num_forward], per_token[num_forward:]
-        self.forward_perplexity.update_state(forward)
-        self.backward_perplexity.update_state(backward)
-        self.perplexity.update_state(per_token)
+        sums = ops.stack([ops.sum(forward), ops.sum(backward)])
         counts = ops.stack([ops.size(forward), ops.size(backward)])
-        counts = ops.cast(counts, "float32")
-        return ops.sum(forward), ops.sum(backward), counts
+        return sums, ops.cast(counts, "float32")
 
     def _static_shape_losses(self, y, y_pred, sample_weight, training):
         """The same as `_real_token_losses`, with shapes that do not depend
@@ -360,12 +360,7 @@ class ELMoLanguageModel(keras.Model):
             training,
         )
         per_token = ops.reshape(per_token, shape) * weights
-        self.forward_perplexity.update_state(per_token[:, 0], weights[:, 0])
-        self.backward_perplexity.update_state(per_token[:, 1], weights[:, 1])
-        self.perplexity.update_state(per_token, weights)
-        sums = ops.sum(per_token, axis=(0, 2))
-        counts = ops.sum(weights, axis=(0, 2))
-        return sums[0], sums[1], counts
+        return ops.sum(per_token, axis=(0, 2)), ops.sum(weights, axis=(0, 2))
 
     def _token_losses(self, hidden, labels, training):
         kernel = ops.cast(self.softmax_kernel, "float32")

@@ -2,12 +2,11 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from keras_elmo.optimizers.sparse_updates import clip_after_all_reduce
-from keras_elmo.optimizers.sparse_updates import clip_before_all_reduce
+from keras_elmo.optimizers.sparse_updates import SparseOptimizer
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
-class SparseAdagrad(keras.optimizers.Optimizer):
+class SparseAdagrad(SparseOptimizer):
     """Adagrad that keeps sparse gradients sparse.
 
     Keras 3 optimizers other than SGD apply `IndexedSlices` gradients densely,
@@ -77,15 +76,6 @@ class SparseAdagrad(keras.optimizers.Optimizer):
                 self.initial_accumulator_value
             ),
         )
-
-    def _clip_gradients(self, grads):
-        return clip_before_all_reduce(grads, self.global_clipnorm)
-
-    def _all_reduce_sum_gradients(self, grads_and_vars):
-        # Keras's TensorFlow optimizer sums the replicas' gradients here,
-        # after `_clip_gradients`: the clip must see the sum.
-        grads_and_vars = super()._all_reduce_sum_gradients(grads_and_vars)
-        return clip_after_all_reduce(grads_and_vars, self.global_clipnorm)
 
     def update_step(self, gradient, variable, learning_rate):
         lr = ops.cast(learning_rate, variable.dtype)

@@ -2,12 +2,11 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from keras_elmo.optimizers.sparse_updates import clip_after_all_reduce
-from keras_elmo.optimizers.sparse_updates import clip_before_all_reduce
+from keras_elmo.optimizers.sparse_updates import SparseOptimizer
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
-class SparseAdam(keras.optimizers.Optimizer):
+class SparseAdam(SparseOptimizer):
     """Adam that updates only the rows a sparse gradient touches ("lazy").
 
     For dense gradients this is Keras's Adam. For an `IndexedSlices`
@@ -70,15 +69,6 @@ class SparseAdam(keras.optimizers.Optimizer):
         self._momentums, self._velocities = self.add_optimizer_variables(
             var_list, ["momentum", "velocity"]
         )
-
-    def _clip_gradients(self, grads):
-        return clip_before_all_reduce(grads, self.global_clipnorm)
-
-    def _all_reduce_sum_gradients(self, grads_and_vars):
-        # Keras's TensorFlow optimizer sums the replicas' gradients here,
-        # after `_clip_gradients`: the clip must see the sum.
-        grads_and_vars = super()._all_reduce_sum_gradients(grads_and_vars)
-        return clip_after_all_reduce(grads_and_vars, self.global_clipnorm)
 
     def update_step(self, gradient, variable, learning_rate):
         index = self._get_variable_index(variable)

@@ -81,3 +81,18 @@ def _scale(gradient, scale):
             gradient.dense_shape,
         )
     return gradient * ops.cast(scale, gradient.dtype)
+
+
+class SparseOptimizer(keras.optimizers.Optimizer):
+    """The base of the sparse optimizers: merges duplicate rows of
+    `IndexedSlices` gradients and clips the global norm without densifying
+    them, on the summed gradient under a `tf.distribute` strategy."""
+
+    def _clip_gradients(self, grads):
+        return clip_before_all_reduce(grads, self.global_clipnorm)
+
+    def _all_reduce_sum_gradients(self, grads_and_vars):
+        # Keras's TensorFlow optimizer sums the replicas' gradients here,
+        # after `_clip_gradients`: the clip must see the sum.
+        grads_and_vars = super()._all_reduce_sum_gradients(grads_and_vars)
+        return clip_after_all_reduce(grads_and_vars, self.global_clipnorm)
