@@ -1,27 +1,41 @@
 """Downstream: a UPOS tagger with ELMo, the way the paper uses it.
 
-    python examples/pos_tagging.py [--quick]
+    python examples/pos_tagging.py [--quick] [--seeds 1,2,3]
 
-Trains three BiLSTM taggers for the 17 Universal POS tags on UD English-EWT
+Trains BiLSTM taggers for the 17 Universal POS tags on UD English-EWT
 (`data/ud_english_ewt/`, CC BY-SA 4.0) with `model.fit`, and reports their
-dev-set token accuracy:
+dev-set token accuracy, on all dev words and separately on the words in and
+out of the tagger's training vocabulary:
 
   (a) trainable word embeddings only;
   (b) the same plus `ELMoEmbedding` concatenated at the input;
   (c) ELMo at both the input and the output of the task BiLSTM: two
-      independent scalar mixes of one biLM pass (Peters et al. 2018, §3.3).
+      independent scalar mixes of one biLM pass (Peters et al. 2018, §3.3);
+  (d) ELMo alone at the input (no task word embeddings);
+  (e) task word embeddings + ELMo from a word-input biLM (a token table
+      instead of the char CNN) of the same LSTM size, trained like the
+      main job's biLM on the same corpus, vocabulary, steps and batches.
+
+(b) against (e) asks whether characters matter; (b) against (d) whether
+task word vectors still add to ELMo. (a), (b), (d) and (e) run once per
+seed (`--seeds`, three by default) and are reported as mean and spread;
+(c) runs with the first seed.
 
 ELMo gets dropout and an L2 penalty (0.001) on its mix weights; the biLM is
 frozen. The script prints the learned mix weights (softmax of the scalar
 weights per biLM layer, and gamma) and writes everything to
 `<output>/results.json`.
 
-The biLM is the one the main job (`python examples/pretrain_gutenberg.py`)
-exports to `runs/gutenberg/export/`, or official AllenNLP weights given with
-`--bilm-options` and `--bilm-weights` (the large published models are much
-slower on a CPU). `--quick` is a smoke run of well under a minute that needs
-nothing but the repository: the tiny test-fixture biLM, a few hundred
-sentences and one epoch.
+The character biLM is the one the main job (`python
+examples/pretrain_gutenberg.py`) exports to `runs/gutenberg/export/`, or
+official AllenNLP weights given with `--bilm-options` and `--bilm-weights`
+(the large published models are much slower on a CPU). The word biLM is
+the one `python examples/pretrain_gutenberg_words.py` exports to
+`runs/gutenberg_words/export/`; when it is missing this script trains it
+first (and says so), or skips (e) with `--skip-word-bilm`. `--quick` is a
+smoke run of about a minute that needs nothing but the repository: the tiny
+test-fixture biLMs (characters and words), a few hundred sentences, one
+epoch and one seed.
 
 Padding never counts: the tokens (`""` pads) and word ids (0 pads) carry a
 Keras mask through the embeddings and the BiLSTM to the output, and Keras
@@ -33,6 +47,7 @@ import argparse
 import collections
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -52,7 +67,11 @@ DATA = os.path.join(ROOT, "data", "ud_english_ewt")
 TRAIN = os.path.join(DATA, "train.upos.tsv")
 DEV = os.path.join(DATA, "dev.upos.tsv")
 MAIN_JOB_EXPORT = os.path.join(ROOT, "runs", "gutenberg", "export")
-FIXTURE_MODEL = os.path.join(ROOT, "tests", "fixtures", "bilm-tf", "model")
+WORD_BILM_EXPORT = os.path.join(ROOT, "runs", "gutenberg_words", "export")
+WORD_BILM_SCRIPT = os.path.join(ROOT, "examples", "pretrain_gutenberg_words.py")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+FIXTURE_MODEL = os.path.join(FIXTURES, "bilm-tf", "model")
+FIXTURE_WORD_MODEL = os.path.join(FIXTURES, "bilm-tf-words", "model")
 UPOS = [
     "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM",
     "PART", "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X",
@@ -61,7 +80,13 @@ MODELS = {
     "a": "(a) word embeddings",
     "b": "(b) + ELMo at the input",
     "c": "(c) + ELMo at input and output",
+    "d": "(d) ELMo alone at the input",
+    "e": "(e) word emb. + word-biLM ELMo",
 }
+# Models trained once per seed; the others once, with the first seed.
+SEEDED = ("a", "b", "d", "e")
+# Which biLM each model's ELMo comes from (None: no ELMo).
+ELMO_SOURCE = {"a": None, "b": "char", "c": "char", "d": "char", "e": "word"}
 PAD_ID = 0
 OOV_ID = 1
 INPUT_DTYPES = {"tokens": tf.string, "word_ids": tf.int32}
@@ -81,6 +106,7 @@ FULL = dict(
     min_word_count=2,
 )
 QUICK = dict(FULL, train_sentences=200, dev_sentences=100, epochs=1)
+DEFAULT_SEEDS = "1,2,3"
 
 
 # === Data ===
@@ -187,39 +213,54 @@ def make_dataset(sentences, vocabulary, batch_size, input_names, seed):
 # === Model ===
 
 
-def build_tagger(name, num_words, bilm, settings, num_steps=None):
-    """The BiLSTM tagger `name` ("a", "b" or "c"), compiled; with
+def build_tagger(
+    name, num_words, bilm, settings, num_steps=None, word_vocabulary=None
+):
+    """The BiLSTM tagger `name` ("a" to "e", see `MODELS`), compiled; with
     `num_steps`, the learning rate decays to a tenth over that many steps.
+    `bilm` is the biLM of its ELMo (the word-input one for "e", whose
+    `word_vocabulary` the ELMo layer looks tokens up in).
 
     ELMo gets only its own dropout (inside `ELMoEmbedding`); the word
     embeddings and the BiLSTM output get theirs before they are
-    concatenated with it. Masks flow from both inputs (word id 0, token
+    concatenated with it. Masks flow from the inputs (word id 0, token
     `""`) through the concatenations and the BiLSTM to the softmax output,
     where Keras applies them to the loss and to the accuracy metric.
     """
-    word_ids = keras.Input((None,), dtype="int32", name="word_ids")
-    inputs = {"word_ids": word_ids}
-    x = keras.layers.Embedding(
-        num_words, settings["word_dim"], mask_zero=True, name="word_embedding"
-    )(word_ids)
-    x = keras.layers.Dropout(settings["dropout"], name="word_dropout")(x)
+    inputs, features = {}, []
+    if name != "d":
+        word_ids = keras.Input((None,), dtype="int32", name="word_ids")
+        inputs["word_ids"] = word_ids
+        x = keras.layers.Embedding(
+            num_words,
+            settings["word_dim"],
+            mask_zero=True,
+            name="word_embedding",
+        )(word_ids)
+        features.append(
+            keras.layers.Dropout(settings["dropout"], name="word_dropout")(x)
+        )
     elmo_at_output = None
-    if name in ("b", "c"):
+    if ELMO_SOURCE[name] is not None:
         tokens = keras.Input((None,), dtype="string", name="tokens")
         inputs["tokens"] = tokens
         # One biLM pass; with two representations the layer returns two
         # independently mixed (and independently dropped-out) ELMo vectors.
         elmo = keras_elmo.layers.ELMoEmbedding(
             bilm,
-            num_output_representations=1 if name == "b" else 2,
+            num_output_representations=2 if name == "c" else 1,
             dropout=settings["elmo_dropout"],
             l2_coef=settings["l2_coef"],
+            vocabulary=word_vocabulary,
             name="elmo",
         )(tokens)
-        elmo_at_input = elmo if name == "b" else elmo[0]
+        features.append(elmo[0] if name == "c" else elmo)
         if name == "c":
             elmo_at_output = elmo[1]
-        x = keras.layers.Concatenate(name="input_concat")([x, elmo_at_input])
+    if len(features) == 1:
+        x = features[0]
+    else:
+        x = keras.layers.Concatenate(name="input_concat")(features)
     x = keras.layers.Bidirectional(
         keras.layers.LSTM(settings["units"], return_sequences=True),
         name="bilstm",
@@ -257,14 +298,25 @@ def predict_function(model):
 def masked_accuracy(predict, batches):
     """Token accuracy over real tokens only, from the predictions of
     `predict` (see `predict_function`): `(correct, total)`."""
-    correct = total = 0
+    counts = split_accuracy(predict, batches)
+    return counts["all"]
+
+
+def split_accuracy(predict, batches):
+    """`{"all", "iv", "oov"}: (correct, total)` over real tokens: all of
+    them, those in the tagger's training vocabulary, and the others
+    (out-of-vocabulary: word id `OOV_ID`)."""
+    counts = {key: [0, 0] for key in ("all", "iv", "oov")}
     names = list(predict.input_signature[0])
     for x, tags in batches:
         probs = np.asarray(predict({k: x[k] for k in names}))
+        right = np.argmax(probs, axis=-1) == tags
         real = x["word_ids"] != PAD_ID
-        correct += int(np.sum((np.argmax(probs, axis=-1) == tags) & real))
-        total += int(np.sum(real))
-    return correct, total
+        oov = x["word_ids"] == OOV_ID
+        for key, where in (("all", real), ("iv", real & ~oov), ("oov", oov)):
+            counts[key][0] += int(np.sum(right & where))
+            counts[key][1] += int(np.sum(where))
+    return {key: tuple(value) for key, value in counts.items()}
 
 
 def mix_weights(model):
@@ -312,13 +364,27 @@ class DevAccuracy(keras.callbacks.Callback):
         )
 
 
-def train_tagger(name, train, dev_batches, vocabulary, bilm, settings, seed):
+def train_tagger(
+    name,
+    train,
+    dev_batches,
+    vocabulary,
+    bilm,
+    settings,
+    seed,
+    word_vocabulary=None,
+):
     """Builds, trains and evaluates tagger `name`; returns its results."""
     keras.utils.set_random_seed(seed)
     batch_size = settings["batch_size"]
     num_steps = settings["epochs"] * -(-len(train) // batch_size)
     model = build_tagger(
-        name, len(vocabulary) + 2, bilm, settings, num_steps=num_steps
+        name,
+        len(vocabulary) + 2,
+        bilm,
+        settings,
+        num_steps=num_steps,
+        word_vocabulary=word_vocabulary,
     )
     names = list(model.input)
     dataset = make_dataset(train, vocabulary, batch_size, names, seed)
@@ -333,13 +399,19 @@ def train_tagger(name, train, dev_batches, vocabulary, bilm, settings, seed):
         verbose=0,
     )
     train_seconds = time.time() - started - dev.seconds
-    correct, total = masked_accuracy(predict, dev_batches)
+    counts = split_accuracy(predict, dev_batches)
+    correct, total = counts["all"]
     return {
         "name": name,
         "description": MODELS[name],
+        "seed": seed,
         "dev_accuracy": correct / total,
         "dev_correct": correct,
         "dev_tokens": total,
+        "iv_accuracy": counts["iv"][0] / max(counts["iv"][1], 1),
+        "iv_tokens": counts["iv"][1],
+        "oov_accuracy": counts["oov"][0] / max(counts["oov"][1], 1),
+        "oov_tokens": counts["oov"][1],
         "dev_accuracy_per_epoch": dev.history,
         "train_seconds": train_seconds,
         "trainable_parameters": int(
@@ -356,28 +428,86 @@ def layer_names(num_layers):
     return ["token"] + [f"LSTM {i}" for i in range(1, num_layers + 1)]
 
 
-def print_report(results):
-    bilm = results["bilm"]
-    print(f"\nbiLM: {bilm['options']} ({bilm['description']})")
-    print(f"\n{'model':<34} {'dev acc':>8} {'train time':>11}")
-    for model in results["models"]:
-        print(
-            f"{model['description']:<34} "
-            f"{100 * model['dev_accuracy']:>7.2f}% "
-            f"{model['train_seconds'] / 60:>7.1f} min"
+def summarize(models):
+    """Per model name: mean and spread (sample standard deviation, min,
+    max) over its seeds of the accuracies and training time, and the mean
+    mix weights."""
+    summary = {}
+    for name in MODELS:
+        runs = [m for m in models if m["name"] == name]
+        if not runs:
+            continue
+        entry = {
+            "description": MODELS[name],
+            "seeds": [r["seed"] for r in runs],
+        }
+        for key in ("dev_accuracy", "iv_accuracy", "oov_accuracy"):
+            values = np.array([r[key] for r in runs])
+            entry[key] = {
+                "mean": float(values.mean()),
+                "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+                "min": float(values.min()),
+                "max": float(values.max()),
+            }
+        entry["train_seconds"] = float(
+            np.mean([r["train_seconds"] for r in runs])
         )
-    names = bilm["layers"]
-    print("\nmix weights: softmax(s) per biLM layer, and gamma")
+        entry["mixes"] = [
+            {
+                "name": mix["name"],
+                "weights": np.mean(
+                    [r["mixes"][i]["weights"] for r in runs], axis=0
+                ).tolist(),
+                "gamma": float(np.mean([r["mixes"][i]["gamma"] for r in runs])),
+            }
+            for i, mix in enumerate(runs[0]["mixes"])
+        ]
+        summary[name] = entry
+    return summary
+
+
+def _percent(stats):
+    text = f"{100 * stats['mean']:.2f}"
+    if stats["std"]:
+        text += f" ± {100 * stats['std']:.2f}"
+    return text
+
+
+def print_report(results):
+    for key, bilm in results["bilms"].items():
+        print(f"\n{key} biLM: {bilm['options']} ({bilm['description']})")
+        if bilm.get("perplexity") is not None:
+            print(f"  held-out perplexity {bilm['perplexity']:.1f}")
+    print(
+        "\ndev token accuracy (%), mean ± standard deviation over the seeds; "
+        "IV / OOV: words in / out of the tagger's training vocabulary"
+    )
+    header = f"{'model':<34} {'seeds':>5} {'dev acc':>14} {'IV acc':>14}"
+    print(header + f" {'OOV acc':>14} {'train time':>11}")
+    summary = results["summary"]
+    for name, entry in summary.items():
+        print(
+            f"{entry['description']:<34} {len(entry['seeds']):>5} "
+            f"{_percent(entry['dev_accuracy']):>14} "
+            f"{_percent(entry['iv_accuracy']):>14} "
+            f"{_percent(entry['oov_accuracy']):>14} "
+            f"{entry['train_seconds'] / 60:>7.1f} min"
+        )
+    print("\nmix weights: softmax(s) per biLM layer, and gamma (seed mean)")
+    names = next(iter(results["bilms"].values()))["layers"]
     print(f"{'model, mix':<16}" + "".join(f"{n:>9}" for n in names), "   gamma")
-    for model in results["models"]:
-        for mix in model["mixes"]:
-            label = f"({model['name']}) {mix['name']}"
+    for name, entry in summary.items():
+        for mix in entry["mixes"]:
+            label = f"({name}) {mix['name']}"
             print(
                 f"{label:<16}"
                 + "".join(f"{w:>9.3f}" for w in mix["weights"])
                 + f"{mix['gamma']:>9.3f}"
             )
     print(f"\ntotal wall time {results['total_seconds'] / 60:.1f} minutes")
+
+
+# === The biLMs ===
 
 
 def resolve_bilm(args):
@@ -403,31 +533,110 @@ def resolve_bilm(args):
     return options, weights
 
 
+def resolve_word_bilm(args):
+    """`(options, weights, vocab)` of the word-input biLM of model (e),
+    trained first when missing; None with `--skip-word-bilm`."""
+    if args.skip_word_bilm:
+        return None
+    if args.quick:
+        folder, weights = FIXTURE_WORD_MODEL, "lm_weights.hdf5"
+        vocab = "vocab.txt"
+    else:
+        folder, weights, vocab = WORD_BILM_EXPORT, "weights.hdf5", "vocab.txt"
+    paths = [os.path.join(folder, n) for n in ("options.json", weights, vocab)]
+    if not all(os.path.exists(p) for p in paths):
+        print(
+            f"No word-input biLM at {folder}/: training it now with "
+            f"{os.path.relpath(WORD_BILM_SCRIPT, ROOT)} (same corpus, "
+            "vocabulary, steps and batches as the main job; about 10 "
+            "minutes on 2 CPU cores). --skip-word-bilm leaves model (e) out.",
+            flush=True,
+        )
+        code = subprocess.call([sys.executable, WORD_BILM_SCRIPT])
+        if code:
+            sys.exit(f"{WORD_BILM_SCRIPT} failed (exit {code}).")
+    return paths
+
+
+def held_out_perplexity(options):
+    """The last held-out perplexity of the run whose export holds
+    `options`, if its `history.json` is there."""
+    path = os.path.join(
+        os.path.dirname(os.path.dirname(options)), "history.json"
+    )
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        history = json.load(f)
+    return history[-1]["valid_perplexity"] if history else None
+
+
+def describe_bilm(bilm, options, weights):
+    description = (
+        f"{bilm.token_encoder} in, {bilm.num_layers + 1} layers, ELMo "
+        f"vectors of {2 * bilm.projection_dim} dims, LSTMs of {bilm.units}"
+    )
+    return {
+        "options": os.path.relpath(options, ROOT),
+        "weights": os.path.relpath(weights, ROOT),
+        "token_encoder": bilm.token_encoder,
+        "layers": layer_names(bilm.num_layers),
+        "elmo_dim": 2 * bilm.projection_dim,
+        "description": description,
+        "perplexity": held_out_perplexity(options),
+    }
+
+
+def parse_seeds(text):
+    try:
+        seeds = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        seeds = []
+    if not seeds:
+        sys.exit(f"--seeds takes integers separated by commas; got {text!r}.")
+    return seeds
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="smoke run: test-fixture biLM, 200 sentences, one epoch",
+        help="smoke run: test-fixture biLMs, 200 sentences, one epoch, the "
+        "first seed only",
     )
-    parser.add_argument("--bilm-options", help="biLM options.json")
-    parser.add_argument("--bilm-weights", help="biLM weights .hdf5")
+    parser.add_argument("--bilm-options", help="character biLM options.json")
+    parser.add_argument("--bilm-weights", help="character biLM weights .hdf5")
+    parser.add_argument(
+        "--skip-word-bilm",
+        action="store_true",
+        help="leave out model (e) and its word-input biLM",
+    )
     parser.add_argument(
         "--output",
         help="results folder (default runs/pos_tagging, or "
         "runs/pos_tagging_quick with --quick)",
     )
     parser.add_argument("--epochs", type=int, help="override the epochs")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--seeds",
+        default=DEFAULT_SEEDS,
+        help="seeds for (a), (b), (d), (e), comma-separated; (c) uses the "
+        "first (default %(default)s)",
+    )
     args = parser.parse_args(argv)
     started = time.time()
     settings = dict(QUICK if args.quick else FULL)
     if args.epochs is not None:
         settings["epochs"] = args.epochs
+    seeds = parse_seeds(args.seeds)
+    if args.quick:
+        seeds = seeds[:1]
     output = args.output or os.path.join(
         ROOT, "runs", "pos_tagging_quick" if args.quick else "pos_tagging"
     )
     options, weights = resolve_bilm(args)
+    word_paths = resolve_word_bilm(args)
 
     train = read_tagged(TRAIN, settings["train_sentences"])
     dev = read_tagged(DEV, settings["dev_sentences"])
@@ -442,37 +651,56 @@ def main(argv=None):
         f"dev out-of-vocabulary rate {100 * oov:.1f}%",
         flush=True,
     )
-    bilm = keras_elmo.load_bilm(options, weights)
-    description = (
-        f"{bilm.num_layers + 1} layers, ELMo vectors of "
-        f"{2 * bilm.projection_dim} dims"
-    )
-    print(f"biLM: {options} ({description})", flush=True)
+    bilms = {"char": keras_elmo.load_bilm(options, weights)}
+    info = {"char": describe_bilm(bilms["char"], options, weights)}
+    word_vocabulary = None
+    if word_paths is not None:
+        word_options, word_weights, word_vocab = word_paths
+        word_vocabulary = keras_elmo.data.Vocabulary.from_file(word_vocab)
+        bilms["word"] = keras_elmo.load_bilm(
+            word_options, word_weights, vocabulary=word_vocabulary
+        )
+        info["word"] = describe_bilm(bilms["word"], word_options, word_weights)
+        known = set(word_vocabulary.tokens)
+        unknown = sum(w not in known for w in dev_words)
+        info["word"]["dev_unknown_rate"] = unknown / len(dev_words)
+    for key, bilm_info in info.items():
+        print(
+            f"{key} biLM: {bilm_info['options']} ({bilm_info['description']})"
+        )
     dev_batches = bucketed_batches(dev, vocabulary, 64)
 
     models = []
     for name in MODELS:
-        print(f"\n== {MODELS[name]} ==", flush=True)
-        result = train_tagger(
-            name, train, dev_batches, vocabulary, bilm, settings, args.seed
-        )
-        print(
-            f"  dev accuracy {100 * result['dev_accuracy']:.2f}% "
-            f"({result['dev_correct']:,}/{result['dev_tokens']:,}), "
-            f"trained in {result['train_seconds'] / 60:.1f} min",
-            flush=True,
-        )
-        models.append(result)
+        source = ELMO_SOURCE[name]
+        if source is not None and source not in bilms:
+            continue
+        for seed in seeds if name in SEEDED else seeds[:1]:
+            print(f"\n== {MODELS[name]}, seed {seed} ==", flush=True)
+            result = train_tagger(
+                name,
+                train,
+                dev_batches,
+                vocabulary,
+                bilms.get(source),
+                settings,
+                seed,
+                word_vocabulary=word_vocabulary if source == "word" else None,
+            )
+            print(
+                f"  dev accuracy {100 * result['dev_accuracy']:.2f}% "
+                f"({result['dev_correct']:,}/{result['dev_tokens']:,}; IV "
+                f"{100 * result['iv_accuracy']:.2f}%, OOV "
+                f"{100 * result['oov_accuracy']:.2f}%), trained in "
+                f"{result['train_seconds'] / 60:.1f} min",
+                flush=True,
+            )
+            models.append(result)
 
     results = {
         "quick": args.quick,
-        "bilm": {
-            "options": os.path.relpath(options, ROOT),
-            "weights": os.path.relpath(weights, ROOT),
-            "layers": layer_names(bilm.num_layers),
-            "elmo_dim": 2 * bilm.projection_dim,
-            "description": description,
-        },
+        "bilm": info["char"],
+        "bilms": info,
         "data": {
             "train_sentences": len(train),
             "dev_sentences": len(dev),
@@ -481,8 +709,9 @@ def main(argv=None):
             "dev_oov_rate": oov,
         },
         "settings": settings,
-        "seed": args.seed,
+        "seeds": seeds,
         "models": models,
+        "summary": summarize(models),
         "total_seconds": time.time() - started,
     }
     os.makedirs(output, exist_ok=True)

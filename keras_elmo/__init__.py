@@ -1,47 +1,68 @@
-"""keras_elmo: ELMo biLMs as native Keras 3 layers (TensorFlow backend)."""
+"""keras_elmo: ELMo biLMs as native Keras 3 layers (TensorFlow backend).
 
+The public names are imported on first use, so that `import keras_elmo`
+(and the NumPy-only `keras_elmo.characters`) does not load TensorFlow, and
+the `keras-elmo` command can quiet TensorFlow's start-up logs before it is
+imported.
+"""
+
+import importlib
 import os
-import sys
 
 # The package is written for the TensorFlow backend of Keras 3.
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-if os.path.basename(sys.argv[0]) == "keras-elmo":
-    # The command line should print its own progress, not TensorFlow's
-    # start-up logs; this must be set before TensorFlow is imported.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from keras_elmo import data  # noqa: E402
-from keras_elmo import layers  # noqa: E402
-from keras_elmo import models  # noqa: E402
-from keras_elmo import optimizers  # noqa: E402
-from keras_elmo.checkpoints import WeightFileError  # noqa: E402
-from keras_elmo.checkpoints import load_bilm  # noqa: E402
-from keras_elmo.checkpoints import save_bilm  # noqa: E402
-from keras_elmo.data.character_ids import batch_to_ids  # noqa: E402
-from keras_elmo.data.character_ids import tokens_to_char_ids  # noqa: E402
-from keras_elmo.layers import BiLM  # noqa: E402
-from keras_elmo.layers import CharCNN  # noqa: E402
-from keras_elmo.layers import ELMoEmbedding  # noqa: E402
-from keras_elmo.layers import Highway  # noqa: E402
-from keras_elmo.layers import ProjectedLSTM  # noqa: E402
-from keras_elmo.layers import ScalarMix  # noqa: E402
 from keras_elmo.version import __version__  # noqa: E402
+
+# Public name -> the module that defines it.
+_EXPORTS = {
+    "BiLM": "keras_elmo.layers",
+    "CharCNN": "keras_elmo.layers",
+    "ELMoEmbedding": "keras_elmo.layers",
+    "Highway": "keras_elmo.layers",
+    "ProjectedLSTM": "keras_elmo.layers",
+    "ScalarMix": "keras_elmo.layers",
+    "KerasElmoError": "keras_elmo.errors",
+    "WeightFileError": "keras_elmo.errors",
+    "batch_to_ids": "keras_elmo.characters",
+    "tokens_to_char_ids": "keras_elmo.data.character_ids",
+    "load_bilm": "keras_elmo.checkpoints",
+    "save_bilm": "keras_elmo.checkpoints",
+}
+_SUBMODULES = ("data", "export", "layers", "models", "optimizers")
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"keras_elmo.{name}")
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'keras_elmo' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS) + list(_SUBMODULES))
+
 
 __all__ = [
     "BiLM",
     "CharCNN",
     "ELMoEmbedding",
     "Highway",
+    "KerasElmoError",
     "ProjectedLSTM",
     "ScalarMix",
     "WeightFileError",
     "__version__",
     "batch_to_ids",
     "data",
+    "export",
     "layers",
+    "load_bilm",
     "models",
     "optimizers",
-    "load_bilm",
     "save_bilm",
     "tokens_to_char_ids",
 ]

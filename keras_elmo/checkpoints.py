@@ -10,14 +10,17 @@ import os
 import h5py
 import numpy as np
 
+from keras_elmo import pretrained
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import WeightFileError
+from keras_elmo.files import atomic_output
 from keras_elmo.layers.bilm import BiLM
+from keras_elmo.layers.token_encoders import check_vocabulary
 
 
-class WeightFileError(ValueError):
-    """An options or weight file that does not fit the model it describes."""
-
-
-def _read_options(options_file):
+def read_options(options_file):
+    """The parsed `options.json` (a dict is returned as is); a missing,
+    unreadable or non-JSON file is an error naming it."""
     if isinstance(options_file, dict):
         return options_file
     if not os.path.exists(options_file):
@@ -26,16 +29,32 @@ def _read_options(options_file):
             "that came with the weights (e.g. "
             "elmo_2x4096_512_2048cnn_2xhighway_options.json)."
         )
+    if os.path.isdir(options_file):
+        raise WeightFileError(
+            f"Options file {options_file} is a directory; expected the "
+            "options.json file itself (e.g. "
+            f"{os.path.join(options_file, 'options.json')})."
+        )
     try:
         with open(options_file, encoding="utf-8") as f:
-            return json.load(f)
+            options = json.load(f)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise WeightFileError(
             f"Options file {options_file} is not valid JSON: {e}"
         ) from None
+    if not isinstance(options, dict):
+        raise WeightFileError(
+            f"Options file {options_file} holds a JSON "
+            f"{type(options).__name__}; expected an object with 'lstm' (and "
+            "'char_cnn') sections."
+        )
+    return options
 
 
-def _get(options, path, default=KeyError):
+def _get(options, path, default=KeyError, kind=None, minimum=None):
+    """`options[a][b]...` for `path` "a.b...", checked: of type `kind`
+    (int, float or list; None: any) and >= `minimum`; a missing key takes
+    `default` (or is an error). Errors name the key."""
     value = options
     for key in path.split("."):
         if not isinstance(value, dict) or key not in value:
@@ -46,11 +65,61 @@ def _get(options, path, default=KeyError):
                 )
             return default
         value = value[key]
+    if value is None and default is None:
+        return None
+    return _check_option(path, value, kind, minimum)
+
+
+def _check_option(path, value, kind, minimum):
+    expected = {int: "an integer", float: "a number", list: "a list"}
+    numeric = not isinstance(value, bool) and isinstance(value, (int, float))
+    wrong = (
+        (kind is int and not (numeric and value == int(value)))
+        or (kind is float and not numeric)
+        or (kind is list and not isinstance(value, list))
+    )
+    if wrong:
+        raise WeightFileError(
+            f"options.json has `{path}` = {value!r} "
+            f"({type(value).__name__}); expected {expected[kind]}."
+        )
+    if kind in (int, float):
+        value = kind(value)
+        if minimum is not None and value < minimum:
+            raise WeightFileError(
+                f"options.json has `{path}` = {value!r}; it must be >= "
+                f"{minimum}."
+            )
     return value
 
 
+def _filters_option(options):
+    filters = _get(options, "char_cnn.filters", kind=list)
+    pairs_ok = all(
+        isinstance(f, list)
+        and len(f) == 2
+        and all(not isinstance(x, bool) and isinstance(x, int) for x in f)
+        for f in filters
+    )
+    if not filters or not pairs_ok:
+        raise WeightFileError(
+            f"options.json has `char_cnn.filters` = {filters!r}; expected a "
+            "non-empty list of [width, num_filters] integer pairs, e.g. "
+            "[[1, 32], [2, 32]]."
+        )
+    return [list(f) for f in filters]
+
+
 def options_to_config(options):
-    """Maps an official options dict to `BiLM` constructor arguments."""
+    """Maps an official options dict to `BiLM` constructor arguments.
+
+    Options without a `char_cnn` section describe a word-input biLM
+    (bilm-tf's; its table is the weight file's `embedding`). A missing
+    `lstm.use_skip_connections` means False, as in bilm-tf's training code
+    (its inference code would fail on it).
+    """
+    if isinstance(options, dict) and "char_cnn" not in options:
+        return _word_options_to_config(options)
     n_characters = _get(options, "char_cnn.n_characters", 262)
     if n_characters not in (261, 262):
         raise WeightFileError(
@@ -71,24 +140,51 @@ def options_to_config(options):
             "'relu' or 'tanh'."
         )
     return {
-        "filters": [list(f) for f in _get(options, "char_cnn.filters")],
-        "char_embedding_dim": _get(options, "char_cnn.embedding.dim"),
+        "filters": _filters_option(options),
+        "char_embedding_dim": _get(
+            options, "char_cnn.embedding.dim", kind=int, minimum=1
+        ),
         "activation": activation,
-        "num_highway_layers": _get(options, "char_cnn.n_highway", 0),
-        "units": _get(options, "lstm.dim"),
-        "projection_dim": _get(options, "lstm.projection_dim"),
-        "num_layers": _get(options, "lstm.n_layers"),
-        "cell_clip": _get(options, "lstm.cell_clip", None),
-        "proj_clip": _get(options, "lstm.proj_clip", None),
+        "num_highway_layers": _get(
+            options, "char_cnn.n_highway", 0, kind=int, minimum=0
+        ),
+        **_lstm_options_to_config(options),
+    }
+
+
+def _lstm_options_to_config(options):
+    return {
+        "units": _get(options, "lstm.dim", kind=int, minimum=1),
+        "projection_dim": _get(
+            options, "lstm.projection_dim", kind=int, minimum=1
+        ),
+        "num_layers": _get(options, "lstm.n_layers", kind=int, minimum=1),
+        "cell_clip": _get(options, "lstm.cell_clip", None, float, 0),
+        "proj_clip": _get(options, "lstm.proj_clip", None, float, 0),
         "use_skip_connections": bool(
             _get(options, "lstm.use_skip_connections", False)
         ),
     }
 
 
+def _word_options_to_config(options):
+    config = {"token_encoder": "words", **_lstm_options_to_config(options)}
+    # The table's size comes from the weight file (as in bilm-tf), which
+    # `load_bilm` checks against `n_tokens_vocab` when the options have it.
+    if _get(options, "n_tokens_vocab", None) is not None:
+        config["vocabulary_size"] = _get(options, "n_tokens_vocab")
+    return config
+
+
 def config_to_options(bilm):
     """The official (inference) options dict of a `BiLM`."""
-    return {
+    if bilm.token_encoder not in _ENCODER_DATASETS:
+        raise WeightFileError(
+            f"A BiLM with token_encoder={bilm.token_encoder!r} has no "
+            "official bilm-tf weight format; save it with model.save "
+            "(.keras) instead."
+        )
+    options = {
         "lstm": {
             "dim": bilm.units,
             "projection_dim": bilm.projection_dim,
@@ -97,15 +193,20 @@ def config_to_options(bilm):
             "proj_clip": bilm.proj_clip,
             "use_skip_connections": bilm.use_skip_connections,
         },
-        "char_cnn": {
-            "embedding": {"dim": bilm.char_embedding_dim},
-            "filters": [list(f) for f in bilm.filters],
-            "n_highway": bilm.num_highway_layers,
-            "activation": bilm.activation,
-            "n_characters": 262,
-            "max_characters_per_token": bilm.max_characters_per_token,
-        },
     }
+    if bilm.token_encoder == "words":
+        # No char_cnn section: bilm-tf then reads the table `embedding`.
+        options["n_tokens_vocab"] = bilm.vocabulary_size
+        return options
+    options["char_cnn"] = {
+        "embedding": {"dim": bilm.char_embedding_dim},
+        "filters": [list(f) for f in bilm.filters],
+        "n_highway": bilm.num_highway_layers,
+        "activation": bilm.activation,
+        "n_characters": 262,
+        "max_characters_per_token": bilm.max_characters_per_token,
+    }
+    return options
 
 
 def _lstm_prefix(direction, index):
@@ -118,6 +219,29 @@ def _weight_datasets(bilm):
     A dataset maps to one variable, or to several concatenated along `axis`
     (the official `W_0` holds the input and the recurrent kernel).
     """
+    entries = _ENCODER_DATASETS[bilm.token_encoder](bilm)
+    for direction, layers in enumerate(
+        (bilm.forward_layers, bilm.backward_layers)
+    ):
+        for i, layer in enumerate(layers):
+            prefix = _lstm_prefix(direction, i)
+            entries.append(
+                (f"{prefix}/W_0", [layer.kernel, layer.recurrent_kernel], 0)
+            )
+            entries.append((f"{prefix}/B", [layer.bias], None))
+            if layer.projection_kernel is not None:
+                entries.append(
+                    (f"{prefix}/W_P_0", [layer.projection_kernel], None)
+                )
+    return entries
+
+
+def _word_datasets(bilm):
+    # One row per vocabulary line; bilm-tf adds the padding row on loading.
+    return [("embedding", [bilm.word_embedding.embeddings], None)]
+
+
+def _character_datasets(bilm):
     cnn = bilm.char_cnn
     entries = [("char_embed", [cnn.embeddings], None)]
     for i, (kernel, bias) in enumerate(zip(cnn.kernels, cnn.biases)):
@@ -136,20 +260,15 @@ def _weight_datasets(bilm):
             ("CNN_proj/W_proj", [bilm.token_projection.kernel], None),
             ("CNN_proj/b_proj", [bilm.token_projection.bias], None),
         ]
-    for direction, layers in enumerate(
-        (bilm.forward_layers, bilm.backward_layers)
-    ):
-        for i, layer in enumerate(layers):
-            prefix = _lstm_prefix(direction, i)
-            entries.append(
-                (f"{prefix}/W_0", [layer.kernel, layer.recurrent_kernel], 0)
-            )
-            entries.append((f"{prefix}/B", [layer.bias], None))
-            if layer.projection_kernel is not None:
-                entries.append(
-                    (f"{prefix}/W_P_0", [layer.projection_kernel], None)
-                )
     return entries
+
+
+# The token-encoder datasets of each `BiLM.token_encoder` that has an
+# official (bilm-tf) layout; the LSTM datasets are common to all.
+_ENCODER_DATASETS = {
+    "characters": _character_datasets,
+    "words": _word_datasets,
+}
 
 
 def _file_shape(variables, axis):
@@ -176,17 +295,42 @@ def _open_hdf5(weight_file, mode):
         ) from None
 
 
-def load_bilm(options_file, weight_file, **kwargs):
+def _is_local_path(value):
+    """A local file or folder path rather than a preset name or URL."""
+    if not isinstance(value, (str, os.PathLike)):
+        return False
+    value = os.fspath(value)
+    return os.path.exists(value) or (
+        os.sep in value and not pretrained.is_url(value)
+    )
+
+
+def load_bilm(options_file, weight_file=None, vocabulary=None, **kwargs):
     """Builds a `BiLM` from official ELMo `options.json` + hdf5 weights.
+
+    `load_bilm("original")` loads a pretrained model by name (see
+    `keras_elmo.pretrained.PRESETS`); an `http(s)://` URL in place of a
+    file is downloaded once into the cache (`keras_elmo.pretrained`).
 
     Accepts `n_characters` 261 or 262, files without `CNN_proj` (when the
     char CNN width equals the projection size) and without `W_P_0` (when
     `projection_dim == dim`). Every dataset is checked against the shape the
     options imply; a mismatch names the dataset and both shapes.
 
+    Options without `char_cnn` give a word-input biLM (bilm-tf's format:
+    the table `embedding` has one row per vocabulary line, the padding row
+    is not stored); its size comes from the file and must equal
+    `n_tokens_vocab` when the options have it, and the vocabulary's size
+    when one is given.
+
     Args:
-        options_file: str, path of `options.json` (or the parsed dict).
-        weight_file: str, path of the hdf5 weights.
+        options_file: str, path or URL of `options.json` (or the parsed
+            dict); or, alone, a preset name such as `"original"`.
+        weight_file: str, path or URL of the hdf5 weights; None with a
+            preset name.
+        vocabulary: for a word-input biLM, optionally its vocabulary (a
+            path, a list of tokens or a `keras_elmo.data.Vocabulary`),
+            checked against the table. Defaults to `None`.
         **kwargs: extra `BiLM` arguments, e.g. `stateful=True`, `dropout`.
 
     Returns:
@@ -199,27 +343,38 @@ def load_bilm(options_file, weight_file, **kwargs):
     ...     "tests/fixtures/bilm-tf/model/lm_weights.hdf5")
     >>> bilm.count_params()
     105120
+
+    An ELMoForManyLangs model folder (one argument) loads too (see
+    `keras_elmo.efml.load_efml_bilm`):
+
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/efml/word_model")
+    >>> bilm.token_encoder
+    'elmoformanylangs'
     """
-    options = _read_options(options_file)
+    if weight_file is None and _is_local_path(options_file):
+        from keras_elmo.efml import load_efml_bilm
+
+        return load_efml_bilm(options_file, **kwargs)
+    if weight_file is None:
+        return pretrained.load_preset(options_file, **kwargs)
+    options_file = pretrained.local_file(options_file)
+    weight_file = pretrained.local_file(weight_file)
+    options = read_options(options_file)
     config = options_to_config(options)
     with _open_hdf5(weight_file, "r") as f:
-        has_projection = "CNN_proj/W_proj" in f
-        num_features = sum(n for _, n in config["filters"])
-        if not has_projection and num_features != config["projection_dim"]:
-            raise WeightFileError(
-                f"{weight_file} has no dataset 'CNN_proj/W_proj', but the "
-                f"char CNN gives {num_features} features and "
-                f"lstm.projection_dim is {config['projection_dim']}, so a "
-                f"projection of shape ({num_features}, "
-                f"{config['projection_dim']}) is needed. Is the options "
-                "file the one of these weights?"
+        if config.get("token_encoder") == "words":
+            config["vocabulary_size"] = _word_table_size(f, weight_file, config)
+        else:
+            config["use_token_projection"] = _has_token_projection(
+                f, weight_file, config
             )
-        config["use_token_projection"] = has_projection
         config.update(kwargs)
         try:
             bilm = BiLM(**config)
         except ValueError as e:
             raise WeightFileError(f"options.json describes no valid biLM: {e}")
+        if vocabulary is not None:
+            _check_vocabulary(bilm, vocabulary, weight_file)
         bilm.build()
         for name, variables, axis in _weight_datasets(bilm):
             expected = _file_shape(variables, axis)
@@ -245,6 +400,54 @@ def load_bilm(options_file, weight_file, **kwargs):
                 ) from None
             _assign(variables, axis, value)
     return bilm
+
+
+def _has_token_projection(f, weight_file, config):
+    has_projection = "CNN_proj/W_proj" in f
+    num_features = sum(n for _, n in config["filters"])
+    if not has_projection and num_features != config["projection_dim"]:
+        raise WeightFileError(
+            f"{weight_file} has no dataset 'CNN_proj/W_proj', but the "
+            f"char CNN gives {num_features} features and "
+            f"lstm.projection_dim is {config['projection_dim']}, so a "
+            f"projection of shape ({num_features}, "
+            f"{config['projection_dim']}) is needed. Is the options "
+            "file the one of these weights?"
+        )
+    return has_projection
+
+
+def _word_table_size(f, weight_file, config):
+    """Rows of the word table `embedding`, checked against the options."""
+    table = f.get("embedding")
+    if not isinstance(table, h5py.Dataset) or len(table.shape) != 2:
+        raise WeightFileError(
+            f"{weight_file} has no 2-D dataset 'embedding'. The options have "
+            "no char_cnn section, so they describe a word-input biLM, whose "
+            "token table is 'embedding' (n_vocab, projection_dim). Is the "
+            "options file the one of these weights?"
+        )
+    rows = int(table.shape[0])
+    expected = config.get("vocabulary_size")
+    if expected is not None and int(expected) != rows:
+        raise WeightFileError(
+            f"options.json has n_tokens_vocab={expected}, but the word table "
+            f"'embedding' in {weight_file} has {rows} rows (one per "
+            "vocabulary line). Is the options file the one of these weights?"
+        )
+    return rows
+
+
+def _check_vocabulary(bilm, vocabulary, weight_file):
+    if not bilm.encoder.needs_vocabulary:
+        raise WeightFileError(
+            f"vocabulary= is for word-input biLMs; the biLM of {weight_file} "
+            f"reads {bilm.token_encoder} and takes any word. Drop it."
+        )
+    try:
+        check_vocabulary(vocabulary, bilm.encoder)
+    except KerasElmoError as e:
+        raise WeightFileError(f"{e} (weights: {weight_file})") from None
 
 
 def _assign(variables, axis, value):
@@ -282,10 +485,12 @@ def save_bilm(bilm, options_file, weight_file, extra_datasets=None):
     """
     if not bilm.built:
         bilm.build()
-    with open(options_file, "w", encoding="utf-8") as f:
-        json.dump(config_to_options(bilm), f, indent=2)
-    with _open_hdf5(weight_file, "w") as f:
-        for name, variables, axis in _weight_datasets(bilm):
-            f.create_dataset(name, data=_file_value(variables, axis))
-        for name, value in (extra_datasets or {}).items():
-            f.create_dataset(name, data=np.asarray(value))
+    with atomic_output(options_file) as temporary:
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump(config_to_options(bilm), f, indent=2)
+    with atomic_output(weight_file) as temporary:
+        with _open_hdf5(temporary, "w") as f:
+            for name, variables, axis in _weight_datasets(bilm):
+                f.create_dataset(name, data=_file_value(variables, axis))
+            for name, value in (extra_datasets or {}).items():
+                f.create_dataset(name, data=np.asarray(value))

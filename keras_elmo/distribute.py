@@ -47,6 +47,7 @@ import keras
 import tensorflow as tf
 
 from keras_elmo.data.datasets import lm_dataset
+from keras_elmo.errors import KerasElmoError
 
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
 DEFAULT_CLUSTER_TIMEOUT = 600.0
@@ -85,46 +86,46 @@ def read_tf_config(text):
     try:
         config = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ValueError(
+        raise KerasElmoError(
             f"TF_CONFIG is not valid JSON ({e}); received {text!r}. "
             f"Expected, e.g., {_TF_CONFIG_EXAMPLE}"
         ) from None
     cluster = config.get("cluster") if isinstance(config, dict) else None
     task = config.get("task") if isinstance(config, dict) else None
     if not isinstance(cluster, dict) or not isinstance(task, dict):
-        raise ValueError(
+        raise KerasElmoError(
             "TF_CONFIG needs a 'cluster' (job name -> list of host:port) "
             f"and a 'task' (this worker's type and index); received {text!r}"
             f". Expected, e.g., {_TF_CONFIG_EXAMPLE}"
         )
     for job, addresses in cluster.items():
         if job not in _JOBS:
-            raise ValueError(
+            raise KerasElmoError(
                 f"TF_CONFIG: job {job!r} is not supported; training uses "
                 "'worker' tasks, and optionally one 'chief'."
             )
         if not isinstance(addresses, list) or not addresses:
-            raise ValueError(
+            raise KerasElmoError(
                 f"TF_CONFIG: cluster[{job!r}] must be a non-empty list of "
                 f"'host:port' addresses; received {addresses!r}."
             )
         for address in addresses:
             host, _, port = str(address).rpartition(":")
             if not host or not port.isdigit() or not 0 < int(port) < 65536:
-                raise ValueError(
+                raise KerasElmoError(
                     f"TF_CONFIG: {address!r} in cluster[{job!r}] is not a "
                     "'host:port' address."
                 )
     if len(cluster.get("chief", [])) > 1:
-        raise ValueError("TF_CONFIG: a cluster has at most one chief.")
+        raise KerasElmoError("TF_CONFIG: a cluster has at most one chief.")
     kind, index = task.get("type"), task.get("index", 0)
     if kind not in cluster:
-        raise ValueError(
+        raise KerasElmoError(
             f"TF_CONFIG: task type {kind!r} is not a job of the cluster "
             f"({', '.join(sorted(cluster))})."
         )
     if not isinstance(index, int) or not 0 <= index < len(cluster[kind]):
-        raise ValueError(
+        raise KerasElmoError(
             f"TF_CONFIG: task index {index!r} is out of range: the cluster "
             f"has {len(cluster[kind])} {kind!r} task(s), indexed from 0."
         )
@@ -150,7 +151,7 @@ def get_strategy(name="auto", cluster_timeout=DEFAULT_CLUSTER_TIMEOUT):
         A strategy, or None for "auto" on one device (plain `model.fit`).
     """
     if name not in STRATEGIES:
-        raise ValueError(
+        raise KerasElmoError(
             f"Unknown strategy {name!r}; expected one of {list(STRATEGIES)}."
         )
     tf_config = read_tf_config(os.environ.get("TF_CONFIG"))
@@ -169,9 +170,9 @@ def get_strategy(name="auto", cluster_timeout=DEFAULT_CLUSTER_TIMEOUT):
     if name == "tpu":
         # The step fails to compile under XLA (checked with jit_compile on
         # CPU); say so before connecting to a TPU.
-        raise ValueError(TPU_UNSUPPORTED)
+        raise KerasElmoError(TPU_UNSUPPORTED)
     if tf_config is None:
-        raise ValueError(
+        raise KerasElmoError(
             "--strategy multi_worker needs the cluster in the TF_CONFIG "
             "environment variable of every worker, e.g. TF_CONFIG='"
             f"{_TF_CONFIG_EXAMPLE}' (same cluster everywhere, each worker "
@@ -186,7 +187,7 @@ def resolve_strategy(strategy, cluster_timeout=DEFAULT_CLUSTER_TIMEOUT):
     if isinstance(strategy, str):
         strategy = get_strategy(strategy, cluster_timeout)
     if isinstance(strategy, tf.distribute.TPUStrategy):
-        raise ValueError(TPU_UNSUPPORTED)
+        raise KerasElmoError(TPU_UNSUPPORTED)
     return strategy
 
 
@@ -198,6 +199,8 @@ def _bound_cluster_start(tf_config, timeout):
     service configured before it is created; TensorFlow has no public API
     for these settings (2.21), hence the private `context` module.
     """
+    # Private: no public API sets these timeouts (TF 2.21); a
+    # tf.distribute option for coordination-service timeouts would replace it.
     from tensorflow.python.eager import context
 
     leader = "chief" if "chief" in tf_config["cluster"] else "worker"
@@ -322,7 +325,7 @@ def split_batch(batch, num_replicas):
     x, y, sample_weight = batch
     rows = sample_weight.shape[0]
     if rows is not None and rows % num_replicas:
-        raise ValueError(
+        raise KerasElmoError(
             f"A global batch of {rows} rows cannot be split evenly over "
             f"{num_replicas} replicas; give a multiple of {num_replicas} "
             "rows (the training data pipeline pads its batches so)."

@@ -6,32 +6,52 @@ when complete.
 """
 
 import itertools
-import os
 
 import h5py
 import keras
+import numpy as np
 import tensorflow as tf
 
-from keras_elmo.data.character_ids import batch_to_ids
 from keras_elmo.data.text import count_lines
 from keras_elmo.data.text import iter_sentences
+from keras_elmo.data.text import read_lines
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.files import atomic_output
+from keras_elmo.files import check_output_file
+from keras_elmo.layers.token_encoders import check_vocabulary
+from keras_elmo.progress import Progress
 
+DEFAULT_SENTENCE_BATCH = 64
+DEFAULT_TOKEN_BATCH = 1024
 # Sentences read at a time; sorted by length inside a chunk so that batches
 # carry little padding.
 _BATCHES_PER_CHUNK = 16
 
 
 def _check_batch_size(batch_size):
-    if int(batch_size) < 1:
-        raise ValueError(
-            f"batch_size must be a positive integer; received {batch_size}."
+    if isinstance(batch_size, bool) or int(batch_size) < 1:
+        raise KerasElmoError(
+            "batch_size (--batch-size) must be a positive integer; received "
+            f"{batch_size}."
         )
     return int(batch_size)
 
 
+def _word_vocabulary(bilm, vocabulary):
+    """The checked vocabulary of a biLM that reads word ids, else None."""
+    if not bilm.encoder.needs_vocabulary:
+        return None
+    return check_vocabulary(vocabulary, bilm.encoder)
+
+
 def _compiled_layers(bilm):
+    if not isinstance(bilm, keras.layers.Layer):
+        # A runtime model (keras_elmo.runtime): NumPy in, the BiLM dict out.
+        return lambda ids: np.stack(bilm(ids)["layer_outputs"], axis=1)
+    inputs = (None, None, *bilm.encoder.input_shape)
+
     @tf.function(
-        input_signature=[tf.TensorSpec((None, None, 50), tf.int32)],
+        input_signature=[tf.TensorSpec(inputs, tf.int32)],
         reduce_retracing=True,
     )
     def layers(ids):
@@ -42,67 +62,85 @@ def _compiled_layers(bilm):
     return layers
 
 
-def _progress(target, verbose):
-    return keras.utils.Progbar(target, unit_name="sentence", verbose=verbose)
-
-
-def embed_file(bilm, input_file, output_file, batch_size=64, verbose=1):
+def embed_file(
+    bilm,
+    input_file,
+    output_file,
+    batch_size=DEFAULT_SENTENCE_BATCH,
+    verbose=1,
+    on_bad_line="error",
+    vocabulary=None,
+):
     """Writes the biLM layers of every sentence of a text file to hdf5.
 
     Args:
-        bilm: a stateless `keras_elmo.layers.BiLM`.
+        bilm: a stateless `keras_elmo.layers.BiLM`, or a runtime model
+            (`keras_elmo.runtime.ONNXBiLM`, `LiteRTBiLM`).
         input_file: str. One whitespace-tokenised sentence per line, UTF-8.
         output_file: str. hdf5 file with one float32 dataset `str(i)` of
             shape `(num_layers + 1, n_i, 2 * projection_dim)` for line `i`
             (from 0); an empty line gives `n_i = 0`.
         batch_size: int. Sentences per biLM call. Defaults to `64`.
-        verbose: 0 (silent) or 1 (progress bar). Defaults to `1`.
+        verbose: 0 (silent) or 1 (progress). Defaults to `1`.
+        on_bad_line: `"error"` (default) stops, before any work, at the
+            first line that is not UTF-8, naming it; `"skip"` leaves such
+            lines out (no dataset for them).
+        vocabulary: the vocabulary of a word-input biLM (path, list or
+            `keras_elmo.data.Vocabulary`); required for one, unused
+            otherwise. Defaults to `None`.
 
     Returns:
         The number of sentences written.
     """
     batch_size = _check_batch_size(batch_size)
+    vocabulary = _word_vocabulary(bilm, vocabulary)
+    check_output_file(output_file, inputs=[input_file])
     if bilm.stateful:
-        raise ValueError(
+        raise KerasElmoError(
             "embed_file needs a stateless BiLM (outputs must not depend on "
             "the order of lines); load it without stateful=True."
         )
-    total = count_lines(input_file)  # fails on bad UTF-8 before any work
+    # Reads the whole input first: bad UTF-8 or gzip fails before any work.
+    total = count_lines(input_file, on_bad_line)
     layers = _compiled_layers(bilm)
     width = 2 * bilm.projection_dim
-    progress = _progress(total, verbose)
-    sentences = enumerate(iter_sentences(input_file))
-    temporary = f"{output_file}.partial"
-    with h5py.File(temporary, "w") as out:
-        done = 0
-        while chunk := list(
-            itertools.islice(sentences, batch_size * _BATCHES_PER_CHUNK)
-        ):
-            chunk.sort(key=lambda item: len(item[1]))
-            for start in range(0, len(chunk), batch_size):
-                batch = chunk[start : start + batch_size]
-                ids = batch_to_ids([tokens for _, tokens in batch])
-                values = layers(ids).numpy()
-                for row, (index, tokens) in enumerate(batch):
-                    out.create_dataset(
-                        str(index),
-                        data=values[row, :, : len(tokens)].reshape(
-                            bilm.num_layers + 1, len(tokens), width
-                        ),
+    progress = Progress(total, "sentence", verbose, label="embed")
+    sentences = read_lines(input_file, on_bad_line)
+    with atomic_output(output_file) as temporary:
+        with h5py.File(temporary, "w") as out:
+            done = 0
+            while chunk := list(
+                itertools.islice(sentences, batch_size * _BATCHES_PER_CHUNK)
+            ):
+                chunk.sort(key=lambda item: len(item[1]))
+                for start in range(0, len(chunk), batch_size):
+                    batch = chunk[start : start + batch_size]
+                    ids = bilm.encoder.batch_to_inputs(
+                        [tokens for _, tokens in batch], vocabulary
                     )
-            done += len(chunk)
-            progress.update(done)
-    os.replace(temporary, output_file)
+                    values = np.asarray(layers(ids))
+                    for row, (line_number, tokens) in enumerate(batch):
+                        out.create_dataset(
+                            str(line_number - 1),
+                            data=values[row, :, : len(tokens)].reshape(
+                                bilm.num_layers + 1, len(tokens), width
+                            ),
+                        )
+                done += len(chunk)
+                progress.update(done)
     return total
 
 
-def encode_tokens_in_batches(bilm, tokens, batch_size=1024):
+def encode_tokens_in_batches(bilm, tokens, batch_size=1024, vocabulary=None):
     """Yields the token embeddings `e` of an iterable of token strings, as
-    float32 arrays of up to `batch_size` rows, in order."""
+    float32 arrays of up to `batch_size` rows, in order (a word-input biLM
+    reads them through its `vocabulary`)."""
     batch_size = _check_batch_size(batch_size)
+    vocabulary = _word_vocabulary(bilm, vocabulary)
+    inputs = (None, 1, *bilm.encoder.input_shape)
 
     @tf.function(
-        input_signature=[tf.TensorSpec((None, 1, 50), tf.int32)],
+        input_signature=[tf.TensorSpec(inputs, tf.int32)],
         reduce_retracing=True,
     )
     def encode(ids):
@@ -110,11 +148,17 @@ def encode_tokens_in_batches(bilm, tokens, batch_size=1024):
 
     tokens = iter(tokens)
     while chunk := list(itertools.islice(tokens, batch_size)):
-        yield encode(batch_to_ids([[token] for token in chunk])).numpy()
+        ids = bilm.encoder.batch_to_inputs([[t] for t in chunk], vocabulary)
+        yield encode(ids).numpy()
 
 
 def dump_token_embeddings(
-    bilm, vocab_file, output_file, batch_size=1024, verbose=1
+    bilm,
+    vocab_file,
+    output_file,
+    batch_size=DEFAULT_TOKEN_BATCH,
+    verbose=1,
+    vocabulary=None,
 ):
     """Writes the context-insensitive embedding of every vocabulary token.
 
@@ -126,24 +170,31 @@ def dump_token_embeddings(
             `(num_tokens, projection_dim)`, row k for line k.
         batch_size: int. Tokens per call. Defaults to `1024`.
         verbose: 0 or 1. Defaults to `1`.
+        vocabulary: the vocabulary of a word-input biLM (required for one;
+            tokens it lacks get the `<UNK>` row). Defaults to `None`.
 
     Returns:
         The number of tokens written.
     """
     batch_size = _check_batch_size(batch_size)
+    vocabulary = _word_vocabulary(bilm, vocabulary)
+    check_output_file(output_file, inputs=[vocab_file])
     total = count_lines(vocab_file)
-    progress = _progress(total, verbose)
+    progress = Progress(total, "token", verbose, label="dump")
     # A vocabulary line is one token; an empty line an empty token.
     words = (" ".join(line) for line in iter_sentences(vocab_file))
-    temporary = f"{output_file}.partial"
-    with h5py.File(temporary, "w") as out:
-        embedding = out.create_dataset(
-            "embedding", shape=(total, bilm.projection_dim), dtype="float32"
-        )
-        start = 0
-        for values in encode_tokens_in_batches(bilm, words, batch_size):
-            embedding[start : start + len(values)] = values
-            start += len(values)
-            progress.update(start)
-    os.replace(temporary, output_file)
+    with atomic_output(output_file) as temporary:
+        with h5py.File(temporary, "w") as out:
+            embedding = out.create_dataset(
+                "embedding",
+                shape=(total, bilm.projection_dim),
+                dtype="float32",
+            )
+            start = 0
+            for values in encode_tokens_in_batches(
+                bilm, words, batch_size, vocabulary
+            ):
+                embedding[start : start + len(values)] = values
+                start += len(values)
+                progress.update(start)
     return total

@@ -1,20 +1,11 @@
-"""Pretraining runs: `fit` with resumable checkpoints, evaluation, export.
+"""Pretraining runs: `fit` with resumable checkpoints, and evaluation.
 
-A run lives in one directory:
-
-    config.json     what defines the run (model, data, batching, seed)
-    vocab.txt       the output vocabulary
-    checkpoint/     the latest training state: every model and optimizer
-                    variable (dropout and sampler seeds included) and the
-                    global step, written atomically every N steps
-    history.json    held-out perplexity at each validation, with the
-                    training estimate, step, epoch and elapsed time
-    logs/           TensorBoard
-
-Running the same training again on the same directory resumes from the
-checkpoint: same weights, same optimizer state, and the data stream starts
-at the batch after the last one trained, so an interruption (even
-`kill -9`) loses at most the steps since the last checkpoint.
+`train` trains (or resumes) a run in a run directory
+(`keras_elmo.run_directory`): running the same training again on the same
+directory resumes from the checkpoint, with the same weights, the same
+optimizer state and the data stream starting at the batch after the last
+one trained, so an interruption (even `kill -9`) loses at most the steps
+since the last checkpoint.
 
 On one device training is `model.fit`; under a `tf.distribute` strategy
 (`keras_elmo.distribute`) it is a small loop of `strategy.run` steps with
@@ -23,23 +14,15 @@ the same callbacks, and only the chief writes the run directory.
 
 import contextlib
 import dataclasses
-import json
 import math
 import os
-import shutil
 import time
 
-import h5py
 import keras
-import numpy as np
 
-from keras_elmo.checkpoints import WeightFileError
-from keras_elmo.checkpoints import load_bilm
-from keras_elmo.checkpoints import save_bilm
 from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import resolve_files
 from keras_elmo.data.datasets import scan_corpus
-from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.distribute import DEFAULT_CLUSTER_TIMEOUT
 from keras_elmo.distribute import DistributedLoop
 from keras_elmo.distribute import agree_on_step
@@ -48,361 +31,20 @@ from keras_elmo.distribute import distribute_lm_dataset
 from keras_elmo.distribute import is_chief
 from keras_elmo.distribute import num_replicas
 from keras_elmo.distribute import resolve_strategy
-from keras_elmo.layers.bilm import BiLM
-from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
-from keras_elmo.models.elmo_language_model import ELMoLanguageModel
-from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
-from keras_elmo.optimizers.sparse_adagrad import SparseAdagrad
-from keras_elmo.optimizers.sparse_adam import SparseAdam
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.layers.token_encoders import check_vocabulary
+from keras_elmo.progress import Progress
+from keras_elmo.progress import batch_callback
+from keras_elmo.run_directory import LOGS_DIR
+from keras_elmo.run_directory import VOCAB_FILE
+from keras_elmo.run_directory import RunDirectory
+from keras_elmo.run_directory import load_run
+from keras_elmo.training_config import JIT_COMPILE
+from keras_elmo.training_config import build_model
 
-_PUBLISHED = dict(
-    filters=[list(f) for f in DEFAULT_FILTERS],
-    char_embedding_dim=16,
-    activation="relu",
-    use_token_projection=None,
-    cell_clip=3.0,
-    proj_clip=3.0,
-    use_skip_connections=True,
-    num_layers=2,
-)
-# Model sizes: the published ELMo configurations (SPEC §1), and "cpu", a
-# small biLM that trains on a laptop CPU in minutes (the README's demo).
-PRESETS = {
-    "cpu": dict(
-        _PUBLISHED,
-        filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]],
-        num_highway_layers=1,
-        units=512,
-        projection_dim=128,
-    ),
-    "small": dict(
-        _PUBLISHED, num_highway_layers=1, units=1024, projection_dim=128
-    ),
-    "medium": dict(
-        _PUBLISHED, num_highway_layers=1, units=2048, projection_dim=256
-    ),
-    "original": dict(
-        _PUBLISHED, num_highway_layers=2, units=4096, projection_dim=512
-    ),
-}
-BILM_KEYS = tuple(PRESETS["cpu"])
-
-
-@dataclasses.dataclass
-class TrainingConfig:
-    """Everything that defines a run (see `train`)."""
-
-    train_files: list
-    bilm: dict
-    vocabulary_size: int
-    validation_files: list = None
-    tokens_per_batch: int = 4096
-    max_length: int = 100
-    num_sampled: int = 8192
-    dropout: float = 0.1
-    optimizer: str = "adagrad"
-    learning_rate: float = None
-    learning_rate_schedule: str = "constant"
-    initial_accumulator_value: float = 1.0
-    clip_norm: float = 10.0
-    seed: int = 0
-    on_bad_line: str = "error"
-    mixed_precision: str = None
-
-    def to_json(self):
-        return dataclasses.asdict(self)
-
-
-OPTIMIZERS = {"adagrad": 0.2, "adam": 0.001}  # name -> default rate
-# --mixed-precision -> Keras dtype policy. The layers keep the LSTM cell
-# state, the softmax and the loss in float32; float16 also needs loss
-# scaling.
-MIXED_PRECISION = {
-    None: None,
-    "bf16": "mixed_bfloat16",
-    "fp16": "mixed_float16",
-}
-
-
-def _optimizer(config, total_steps):
-    if config.optimizer not in OPTIMIZERS:
-        raise ValueError(
-            f"Unknown optimizer {config.optimizer!r}; expected one of "
-            f"{sorted(OPTIMIZERS)}."
-        )
-    learning_rate = config.learning_rate or OPTIMIZERS[config.optimizer]
-    if config.learning_rate_schedule == "linear":
-        # Decays linearly to zero at the last step of the run.
-        learning_rate = keras.optimizers.schedules.PolynomialDecay(
-            learning_rate, decay_steps=max(1, total_steps or 1), power=1.0
-        )
-    elif config.learning_rate_schedule != "constant":
-        raise ValueError(
-            "learning_rate_schedule must be 'constant' or 'linear'; received "
-            f"{config.learning_rate_schedule!r}."
-        )
-    if config.optimizer == "adam":
-        return SparseAdam(
-            learning_rate=learning_rate,
-            global_clipnorm=config.clip_norm or None,
-        )
-    return SparseAdagrad(
-        learning_rate=learning_rate,
-        initial_accumulator_value=config.initial_accumulator_value,
-        global_clipnorm=config.clip_norm or None,
-    )
-
-
-def build_model(config, total_steps=None, jit_compile="auto"):
-    """A compiled `ELMoLanguageModel` for a `TrainingConfig`.
-
-    `total_steps` sets the length of a decaying learning-rate schedule;
-    `jit_compile` is `compile`'s ("auto": XLA with a GPU, not on a CPU).
-    """
-    if config.mixed_precision not in MIXED_PRECISION:
-        raise ValueError(
-            "mixed_precision must be None, 'bf16' or 'fp16'; received "
-            f"{config.mixed_precision!r}."
-        )
-    dtype = MIXED_PRECISION[config.mixed_precision]
-    bilm = BiLM(**config.bilm, dropout=config.dropout, dtype=dtype)
-    model = ELMoLanguageModel(
-        bilm,
-        vocabulary_size=config.vocabulary_size,
-        num_sampled=config.num_sampled,
-        dropout=config.dropout,
-        seed=config.seed,
-        dtype=dtype,
-    )
-    optimizer = _optimizer(config, total_steps)
-    if config.mixed_precision == "fp16":
-        optimizer = LossScaleOptimizer(optimizer)
-    model.compile(optimizer=optimizer, jit_compile=jit_compile)
-    model.build()
-    model.optimizer.build(model.trainable_variables)
-    return model
-
-
-# === Checkpoints ===
-
-
-def _state_variables(model):
-    return list(model.variables) + list(model.optimizer.variables)
-
-
-def save_checkpoint(model, directory, step, num_replicas=1):
-    """Writes every model and optimizer variable and the step, atomically.
-
-    `num_replicas` (of the global batches) is recorded: a run resumes only
-    with as many replicas, so that its data stream lines up.
-    """
-    final = os.path.join(directory, "checkpoint")
-    temporary = f"{final}.partial"
-    shutil.rmtree(temporary, ignore_errors=True)
-    os.makedirs(temporary)
-    variables = _state_variables(model)
-    np.savez(
-        os.path.join(temporary, "state.npz"),
-        **{f"v{i}": np.asarray(v.numpy()) for i, v in enumerate(variables)},
-    )
-    with open(os.path.join(temporary, "meta.json"), "w") as f:
-        json.dump(
-            {
-                "step": int(step),
-                "num_replicas": int(num_replicas),
-                "variables": [[v.path, list(v.shape)] for v in variables],
-            },
-            f,
-        )
-    # Replace the previous checkpoint only once the new one is complete.
-    previous = f"{final}.previous"
-    shutil.rmtree(previous, ignore_errors=True)
-    if os.path.exists(final):
-        os.rename(final, previous)
-    os.rename(temporary, final)
-    shutil.rmtree(previous, ignore_errors=True)
-
-
-def _checkpoint_dir(directory):
-    final = os.path.join(directory, "checkpoint")
-    if os.path.exists(os.path.join(final, "meta.json")):
-        return final
-    # Killed between the two renames of save_checkpoint.
-    previous = f"{final}.previous"
-    if os.path.exists(os.path.join(previous, "meta.json")):
-        return previous
-    return None
-
-
-def restore_checkpoint(model, directory, num_replicas=None):
-    """Loads the latest checkpoint of `directory` into `model`.
-
-    With `num_replicas`, also checks that the checkpoint was trained with
-    that many replicas. Returns the step it was taken at, or None if there
-    is none.
-    """
-    path = _checkpoint_dir(directory)
-    if path is None:
-        return None
-    with open(os.path.join(path, "meta.json")) as f:
-        meta = json.load(f)
-    variables = _state_variables(model)
-    saved = meta["variables"]
-    if len(saved) != len(variables) or any(
-        list(v.shape) != shape for v, (_, shape) in zip(variables, saved)
-    ):
-        raise ValueError(
-            f"The checkpoint in {path} does not fit this model (it holds "
-            f"{len(saved)} variables, the model has {len(variables)}). Was "
-            "it written by a run with other settings?"
-        )
-    saved_replicas = meta.get("num_replicas", 1)
-    if num_replicas is not None and saved_replicas != num_replicas:
-        raise ValueError(
-            f"The checkpoint in {path} was trained on {saved_replicas} "
-            f"replica(s) and this run has {num_replicas}: a step is one "
-            "global batch of (replicas x tokens_per_batch) tokens, so the "
-            "data position would not line up. Resume on as many devices "
-            "(--strategy and TF_CONFIG as before), or choose a new --output "
-            "directory."
-        )
-    with np.load(os.path.join(path, "state.npz")) as state:
-        for i, variable in enumerate(variables):
-            variable.assign(state[f"v{i}"])
-    return meta["step"]
-
-
-# === The run directory ===
-
-
-def _write_json(path, value):
-    temporary = f"{path}.partial"
-    with open(temporary, "w") as f:
-        json.dump(value, f, indent=2)
-    os.replace(temporary, path)
-
-
-def _read_json(path, default=None):
-    if not os.path.exists(path):
-        return default
-    with open(path) as f:
-        return json.load(f)
-
-
-def _check_same_run(directory, config):
-    saved = _read_json(os.path.join(directory, "config.json"))
-    if saved is None:
-        return
-    differences = [
-        f"{key}: {saved.get(key)!r} there, {value!r} now"
-        for key, value in config.to_json().items()
-        if saved.get(key) != value
-    ]
-    if differences:
-        raise ValueError(
-            f"{directory} holds a run with other settings, so it cannot be "
-            "resumed with these ("
-            + "; ".join(differences)
-            + "). Pass the original settings to resume, or choose a new "
-            "--output directory."
-        )
-
-
-def load_run(directory):
-    """The trained model, vocabulary and config of a run directory."""
-    config_json = _read_json(os.path.join(directory, "config.json"))
-    if config_json is None:
-        raise FileNotFoundError(
-            f"{directory} is not a training run directory (no config.json). "
-            "Pass the --output directory of `keras-elmo train`."
-        )
-    config = TrainingConfig(**config_json)
-    vocabulary = Vocabulary.from_file(os.path.join(directory, "vocab.txt"))
-    model = build_model(config)
-    if restore_checkpoint(model, directory) is None:
-        raise FileNotFoundError(
-            f"{directory} has no checkpoint yet: train for at least "
-            "--checkpoint-every steps first."
-        )
-    return model, vocabulary, config
-
-
-# === Initialisation from existing weights ===
-
-
-def read_init_source(path):
-    """Options, weights and (optional) softmax + vocab of `--init-from`.
-
-    `path` is a training run directory, a directory with `options.json` and
-    `weights.hdf5` (an export, or official files under those names), or an
-    options file whose weights file is given as `OPTIONS,WEIGHTS`.
-    """
-    if "," in path:
-        options, weights = path.split(",", 1)
-        return {"options": options, "weights": weights}
-    if os.path.exists(os.path.join(path, "config.json")):
-        return {"run": path}
-    options = os.path.join(path, "options.json")
-    weights = os.path.join(path, "weights.hdf5")
-    if not (os.path.exists(options) and os.path.exists(weights)):
-        raise FileNotFoundError(
-            f"--init-from {path}: expected a training run directory, a "
-            "directory holding options.json and weights.hdf5, or "
-            "OPTIONS.json,WEIGHTS.hdf5."
-        )
-    source = {"options": options, "weights": weights}
-    softmax = os.path.join(path, "softmax.hdf5")
-    vocab = os.path.join(path, "vocab.txt")
-    if os.path.exists(softmax) and os.path.exists(vocab):
-        source.update(softmax=softmax, vocab=vocab)
-    return source
-
-
-def _initialize_from(model, source, vocabulary):
-    """Copies biLM (and, with the same vocabulary, softmax) weights."""
-    if "run" in source:
-        trained, trained_vocab, _ = load_run(source["run"])
-        bilm = trained.bilm
-        softmax = [trained.softmax_kernel.numpy(), trained.softmax_bias.numpy()]
-        same_vocab = trained_vocab.tokens == vocabulary.tokens
-    else:
-        bilm = load_bilm(source["options"], source["weights"])
-        softmax, same_vocab = None, False
-        if "softmax" in source:
-            with h5py.File(source["softmax"], "r") as f:
-                softmax = [f["softmax/W"][...], f["softmax/b"][...]]
-            vocab = Vocabulary.from_file(source["vocab"])
-            same_vocab = vocab.tokens == vocabulary.tokens
-    ours = [w for w in model.bilm.weights if w.trainable]
-    theirs = [w for w in bilm.weights if w.trainable]
-    for mine, other in zip(ours, theirs):
-        if tuple(mine.shape) != tuple(other.shape):
-            name = other.path.split("/", 1)[-1]
-            raise WeightFileError(
-                f"--init-from weights do not fit the model: {name} has "
-                f"shape {tuple(other.shape)} there but "
-                f"{tuple(mine.shape)} in the model the flags describe. Give "
-                "the flags of the source (or no size flags, to take its "
-                "size)."
-            )
-        mine.assign(other.numpy())
-    if softmax is not None and same_vocab:
-        model.softmax_kernel.assign(softmax[0])
-        model.softmax_bias.assign(softmax[1])
-        return "biLM and softmax"
-    return "biLM (softmax started fresh: the vocabulary differs)"
-
-
-def init_source_bilm_config(source):
-    """The biLM size of an `--init-from` source, as BiLM arguments."""
-    if "run" in source:
-        return _read_json(os.path.join(source["run"], "config.json"))["bilm"]
-    bilm = load_bilm(source["options"], source["weights"])
-    config = bilm.get_config()
-    return {key: config[key] for key in BILM_KEYS}
-
-
-# === Callbacks ===
+DEFAULT_CHECKPOINT_EVERY = 200
+# Seconds between training progress lines.
+PROGRESS_INTERVAL = 15.0
 
 
 class _Training(keras.callbacks.Callback):
@@ -414,29 +56,18 @@ class _Training(keras.callbacks.Callback):
     perplexities (None: no validation); only the `chief` writes files.
     """
 
-    def __init__(
-        self,
-        directory,
-        start_step,
-        total_steps,
-        steps_per_epoch,
-        validate_every,
-        validate,
-        verbose,
-        chief=True,
-        num_replicas=1,
-    ):
+    def __init__(self, run, plan, validate, verbose, chief, num_replicas):
         super().__init__()
-        self.directory = directory
-        self.step = start_step
-        self.total_steps = total_steps
-        self.steps_per_epoch = steps_per_epoch
-        self.validate_every = validate_every
+        self.run = run
+        self.step = plan.start_step
+        self.total_steps = plan.total_steps
+        self.steps_per_epoch = plan.steps_per_epoch
+        self.validate_every = plan.validate_every
         self.validate = validate
         self.verbose = verbose
         self.chief = chief
         self.num_replicas = num_replicas
-        self.history = _read_json(os.path.join(directory, "history.json"), [])
+        self.history = run.read_history()
         self.elapsed = self.history[-1]["elapsed_s"] if self.history else 0.0
 
     def on_train_begin(self, logs=None):
@@ -449,11 +80,11 @@ class _Training(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self.step += 1
-        logs = logs or {}
         now = time.time()
-        if self.verbose and (now - self.last_print > 15 or self.step == 1):
+        due = now - self.last_print > PROGRESS_INTERVAL or self.step == 1
+        if self.verbose and due:
             self.last_print = now
-            self._print_progress(logs, now)
+            self._print_progress(logs or {}, now)
         if self.step >= self.total_steps:
             self.model.stop_training = True
 
@@ -472,9 +103,7 @@ class _Training(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         if self.chief:
-            save_checkpoint(
-                self.model, self.directory, self.step, self.num_replicas
-            )
+            self.run.save_checkpoint(self.model, self.step, self.num_replicas)
         if self.validate is None:
             return
         last = self.history[-1]["step"] if self.history else 0
@@ -501,8 +130,7 @@ class _Training(keras.callbacks.Callback):
         }
         self.history.append(entry)
         if self.chief:
-            path = os.path.join(self.directory, "history.json")
-            _write_json(path, self.history)
+            self.run.write_history(self.history)
         if self.verbose:
             print(
                 f"validation at step {self.step:,} (epoch "
@@ -515,13 +143,29 @@ class _Training(keras.callbacks.Callback):
             )
 
 
-# === Entry points ===
+@dataclasses.dataclass
+class _Plan:
+    """Which steps a call of `train` runs."""
+
+    start_step: int
+    total_steps: int
+    steps_per_epoch: int
+    validate_every: int
+    checkpoint_every: int
+
+    def fit_chunks(self):
+        """`fit` arguments: one Keras epoch per checkpoint interval."""
+        chunk = self.checkpoint_every
+        return dict(
+            initial_epoch=self.start_step // chunk,
+            epochs=math.ceil(self.total_steps / chunk),
+            steps_per_epoch=chunk,
+        )
 
 
-def _lm_dataset(strategy, scan, vocabulary, **kwargs):
-    if strategy is None:
-        return lm_dataset(scan, vocabulary, **kwargs)
-    return distribute_lm_dataset(strategy, scan, vocabulary, **kwargs)
+def _log(verbose, message):
+    if verbose:
+        print(message, flush=True)
 
 
 def _scan(config, files, replicas, what, verbose):
@@ -538,9 +182,81 @@ def _scan(config, files, replicas, what, verbose):
     return scan
 
 
-def _log(verbose, message):
-    if verbose:
-        print(message, flush=True)
+def _lm_dataset(strategy, scan, vocabulary, **kwargs):
+    if strategy is None:
+        return lm_dataset(scan, vocabulary, **kwargs)
+    return distribute_lm_dataset(strategy, scan, vocabulary, **kwargs)
+
+
+def _check_arguments(checkpoint_every, jit_compile, epochs, steps):
+    if isinstance(checkpoint_every, bool) or int(checkpoint_every) < 1:
+        raise KerasElmoError(
+            "checkpoint_every (--checkpoint-every) must be >= 1; received "
+            f"{checkpoint_every}."
+        )
+    if jit_compile not in JIT_COMPILE.values():
+        raise KerasElmoError(
+            f"jit_compile must be True, False or 'auto'; received "
+            f"{jit_compile!r}."
+        )
+    if epochs is not None and not epochs > 0:
+        raise KerasElmoError(f"epochs (--epochs) must be > 0; got {epochs}.")
+    if steps is not None and int(steps) < 1:
+        raise KerasElmoError(f"steps (--steps) must be >= 1; got {steps}.")
+
+
+def _resolve_jit(strategy, jit_compile):
+    """XLA is not used by the distributed loop."""
+    if strategy is None:
+        return jit_compile
+    if jit_compile is True:
+        raise KerasElmoError(
+            "jit_compile=True (--jit-compile on) is not supported with a "
+            f"strategy ({describe(strategy)}): the distributed loop runs "
+            "without XLA. Drop one of the two."
+        )
+    return False
+
+
+def _restore_or_initialize(
+    run, model, replicas, init_from, vocabulary, verbose
+):
+    """The step training starts from: a checkpoint's, or 0 after copying
+    the `init_from` weights (if any)."""
+    start_step = run.restore_checkpoint(model, replicas)
+    if start_step is not None:
+        run.check_vocabulary(vocabulary)
+        _log(verbose, f"resuming {run.path} from step {start_step:,}")
+        return start_step
+    if init_from is not None:
+        what = init_from.initialize(model, vocabulary)
+        _log(verbose, f"initialised the {what} from {init_from.description}")
+    return 0
+
+
+def _validation(config, strategy, loop, model, vocabulary, verbose):
+    """A function returning held-out perplexities, or None."""
+    if not config.validation_files:
+        return None
+    replicas = num_replicas(strategy)
+    files = config.validation_files
+    scan = _scan(config, files, replicas, "validation", verbose)
+    dataset = _lm_dataset(
+        strategy,
+        scan,
+        vocabulary,
+        shuffle=False,
+        repeat=False,
+        pad_to_bucket=bool(model.jit_compile),
+        token_encoder=model.bilm.token_encoder,
+    )
+
+    def validate():
+        if loop is None:
+            return model.evaluate(dataset, verbose=0, return_dict=True)
+        return loop.evaluate(dataset, scan.steps_per_epoch)
+
+    return validate
 
 
 def train(
@@ -549,7 +265,7 @@ def train(
     vocabulary,
     epochs=None,
     steps=None,
-    checkpoint_every=200,
+    checkpoint_every=DEFAULT_CHECKPOINT_EVERY,
     validate_every=None,
     init_from=None,
     verbose=1,
@@ -563,8 +279,9 @@ def train(
         output_dir: str. The run directory (created if needed). If it holds
             a checkpoint of the same run, training resumes from it. With
             several workers, a directory they all see (shared storage).
-        config: a `TrainingConfig`. Its `tokens_per_batch` is the budget of
-            one replica: a step trains on `replicas` times as many tokens.
+        config: a `keras_elmo.training_config.TrainingConfig`. Its
+            `tokens_per_batch` is the budget of one replica: a step trains
+            on `replicas` times as many tokens.
         vocabulary: a `keras_elmo.data.Vocabulary`.
         epochs: float or None. Passes over the training data, counted from
             the data itself. Defaults to 1 when `steps` is None too.
@@ -572,7 +289,8 @@ def train(
         checkpoint_every: int. Steps between checkpoints.
         validate_every: int or None. Steps between held-out evaluations
             (at the next checkpoint); None means once an epoch.
-        init_from: dict from `read_init_source`, or None.
+        init_from: a `keras_elmo.sources.BiLMSource` or None: weights to
+            start a new run from.
         verbose: 0 or 1.
         strategy: str, `tf.distribute.Strategy` or None. A name of
             `keras_elmo.distribute.STRATEGIES` ("auto": several workers or
@@ -583,36 +301,19 @@ def train(
         jit_compile: bool or "auto". Compile the training step with XLA
             (batches are then padded to their length bucket, so that few
             shapes are compiled). "auto" (default) follows Keras: XLA with
-            a GPU, not on a CPU. Not with a strategy (their loop runs
-            without XLA).
+            a GPU, not on a CPU. Not with a strategy.
 
     Returns:
         The trained `ELMoLanguageModel`.
     """
-    if int(checkpoint_every) < 1:
-        raise ValueError(
-            f"checkpoint_every must be >= 1; received {checkpoint_every}."
-        )
+    _check_arguments(checkpoint_every, jit_compile, epochs, steps)
     # First: the multi-worker runtime starts here.
     strategy = resolve_strategy(strategy, cluster_timeout)
-    if jit_compile not in (True, False, "auto"):
-        raise ValueError(
-            f"jit_compile must be True, False or 'auto'; received "
-            f"{jit_compile!r}."
-        )
-    if strategy is not None:
-        if jit_compile is True:
-            raise ValueError(
-                "jit_compile=True (--jit-compile on) is not supported with a "
-                f"strategy ({describe(strategy)}): the distributed loop runs "
-                "without XLA. Drop one of the two."
-            )
-        jit_compile = False
+    jit_compile = _resolve_jit(strategy, jit_compile)
     replicas = num_replicas(strategy)
-    chief = is_chief(strategy)
-    verbose = verbose if chief else 0
-    os.makedirs(output_dir, exist_ok=True)
-    _check_same_run(output_dir, config)
+    verbose = verbose if is_chief(strategy) else 0
+    run = RunDirectory(output_dir)
+    run.check_same_run(config)
     scan = _scan(config, config.train_files, replicas, "training", verbose)
     if strategy is not None:
         _log(
@@ -620,115 +321,77 @@ def train(
             f"{describe(strategy)}: {replicas} replica(s), global "
             f"batches of {replicas} x {config.tokens_per_batch:,} tokens",
         )
-    if steps is None:
-        steps = math.ceil(
-            (1.0 if epochs is None else epochs) * scan.steps_per_epoch
-        )
-    total_steps = int(steps)
-    if total_steps < 1:
-        raise ValueError("Nothing to train: steps/epochs give 0 steps.")
-
+    total_steps = int(steps or math.ceil((epochs or 1) * scan.steps_per_epoch))
     with strategy.scope() if strategy else contextlib.nullcontext():
         model = build_model(config, total_steps, jit_compile)
-    pad_to_bucket = bool(model.jit_compile)
-    if pad_to_bucket:
-        _log(
-            verbose,
-            "XLA: the step is compiled once per batch shape (batches are "
-            "padded to their length bucket)",
-        )
-    start_step = restore_checkpoint(model, output_dir, replicas)
-    if start_step is not None:
-        _log(verbose, f"resuming {output_dir} from step {start_step:,}")
-    else:
-        start_step = 0
-        if init_from is not None:
-            what = _initialize_from(model, init_from, vocabulary)
-            _log(verbose, f"initialised the {what} from --init-from")
-    vocab_file = os.path.join(output_dir, "vocab.txt")
-    if os.path.exists(vocab_file) and start_step:
-        if Vocabulary.from_file(vocab_file).tokens != vocabulary.tokens:
-            raise ValueError(
-                f"{output_dir} was trained with the vocabulary in "
-                f"{vocab_file}, not the one given now; pass that one to "
-                "resume, or choose a new --output directory."
-            )
+    if model.bilm.encoder.needs_vocabulary:
+        # A word-input biLM reads the vocabulary as its input ids too.
+        check_vocabulary(vocabulary, model.bilm.encoder)
+    start_step = _restore_or_initialize(
+        run, model, replicas, init_from, vocabulary, verbose
+    )
+    # Created only now, so that a run refused above leaves nothing behind.
+    os.makedirs(output_dir, exist_ok=True)
     # With several workers, also the point after which the chief writes.
     agree_on_step(strategy, start_step)
-    if chief:
-        vocabulary.save(vocab_file)
-        _write_json(os.path.join(output_dir, "config.json"), config.to_json())
+    if is_chief(strategy):
+        vocabulary.save(run.file(VOCAB_FILE))
+        run.write_config(config)
     if start_step >= total_steps:
         _log(verbose, f"{output_dir} already trained {start_step:,} steps.")
         return model
+    plan = _Plan(
+        start_step=start_step,
+        total_steps=total_steps,
+        steps_per_epoch=scan.steps_per_epoch,
+        validate_every=validate_every or scan.steps_per_epoch,
+        checkpoint_every=int(checkpoint_every),
+    )
+    _fit(model, run, plan, config, scan, vocabulary, strategy, verbose)
+    return model
 
+
+def _fit(model, run, plan, config, scan, vocabulary, strategy, verbose):
+    """Runs the steps of `plan`, with checkpoints and validation."""
     loop = None if strategy is None else DistributedLoop(model, strategy)
+    chief = is_chief(strategy)
+    if model.jit_compile:
+        _log(
+            verbose,
+            "XLA: the step is compiled once per batch shape "
+            "(batches are padded to their length bucket)",
+        )
     dataset = _lm_dataset(
         strategy,
         scan,
         vocabulary,
         seed=config.seed,
-        start_step=start_step,
-        pad_to_bucket=pad_to_bucket,
+        start_step=plan.start_step,
+        pad_to_bucket=bool(model.jit_compile),
+        token_encoder=model.bilm.token_encoder,
     )
-    validate = None
-    if config.validation_files:
-        validation_scan = _scan(
-            config, config.validation_files, replicas, "validation", verbose
-        )
-        validation = _lm_dataset(
-            strategy,
-            validation_scan,
-            vocabulary,
-            shuffle=False,
-            repeat=False,
-            pad_to_bucket=pad_to_bucket,
-        )
-
-        def validate():
-            if loop is None:
-                return model.evaluate(validation, verbose=0, return_dict=True)
-            return loop.evaluate(validation, validation_scan.steps_per_epoch)
-
-    callbacks = [
-        _Training(
-            output_dir,
-            start_step=start_step,
-            total_steps=total_steps,
-            steps_per_epoch=scan.steps_per_epoch,
-            validate_every=validate_every or scan.steps_per_epoch,
-            validate=validate,
-            verbose=verbose,
-            chief=chief,
-            num_replicas=replicas,
-        )
-    ]
+    validate = _validation(config, strategy, loop, model, vocabulary, verbose)
+    replicas = num_replicas(strategy)
+    callbacks = [_Training(run, plan, validate, verbose, chief, replicas)]
     if chief:
-        logs = os.path.join(output_dir, "logs")
-        callbacks.append(keras.callbacks.TensorBoard(logs))
-    chunk = int(checkpoint_every)
+        callbacks.append(keras.callbacks.TensorBoard(run.file(LOGS_DIR)))
     _log(
         verbose,
-        f"training steps {start_step + 1:,}..{total_steps:,} "
-        f"({total_steps / scan.steps_per_epoch:.2f} epochs), checkpoint "
-        f"every {chunk} steps",
-    )
-    chunks = dict(
-        initial_epoch=start_step // chunk,
-        epochs=math.ceil(total_steps / chunk),
-        steps_per_epoch=chunk,
+        f"training steps {plan.start_step + 1:,}..{plan.total_steps:,} "
+        f"({plan.total_steps / scan.steps_per_epoch:.2f} epochs), "
+        f"checkpoint every {plan.checkpoint_every} steps",
     )
     if loop is None:
+        # The dataset shuffles itself, reproducibly.
         model.fit(
             dataset,
-            shuffle=False,  # the dataset shuffles itself, reproducibly
+            shuffle=False,
             callbacks=callbacks,
             verbose=0,
-            **chunks,
+            **plan.fit_chunks(),
         )
     else:
-        loop.fit(dataset, callbacks, **chunks)
-    return model
+        loop.fit(dataset, callbacks, **plan.fit_chunks())
 
 
 def evaluate(model_dir, data_patterns, verbose=1):
@@ -746,25 +409,17 @@ def evaluate(model_dir, data_patterns, verbose=1):
         shuffle=False,
         repeat=False,
         pad_to_bucket=bool(model.jit_compile),
+        token_encoder=model.bilm.token_encoder,
     )
-    results = model.evaluate(dataset, verbose=verbose, return_dict=True)
+    progress = Progress(
+        scan.steps_per_epoch, "batch", verbose, label="evaluation"
+    )
+    results = model.evaluate(
+        dataset,
+        verbose=0,
+        return_dict=True,
+        callbacks=[batch_callback(progress)],
+    )
     results = {k: float(v) for k, v in results.items()}
     results.update(tokens=scan.num_tokens, sentences=scan.num_sentences)
     return results
-
-
-def export_weights(model_dir, output_dir):
-    """Writes a run as official `options.json` + `weights.hdf5`, plus
-    `vocab.txt` and `softmax.hdf5` (for `--init-from`)."""
-    model, vocabulary, _ = load_run(model_dir)
-    os.makedirs(output_dir, exist_ok=True)
-    save_bilm(
-        model.bilm,
-        os.path.join(output_dir, "options.json"),
-        os.path.join(output_dir, "weights.hdf5"),
-    )
-    vocabulary.save(os.path.join(output_dir, "vocab.txt"))
-    with h5py.File(os.path.join(output_dir, "softmax.hdf5"), "w") as f:
-        f.create_dataset("softmax/W", data=model.softmax_kernel.numpy())
-        f.create_dataset("softmax/b", data=model.softmax_bias.numpy())
-    return output_dir

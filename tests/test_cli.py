@@ -77,7 +77,9 @@ def test_embed_bad_arguments(sentences_file, tmp_path, capsys):
     assert main(_embed_args("missing.txt", output)) == 2
     assert "Input file not found: missing.txt" in capsys.readouterr().err
     assert main(_embed_args(sentences_file, output, "--batch-size", "0")) == 2
-    assert "batch_size must be a positive" in capsys.readouterr().err
+    assert (
+        "--batch-size: expected a positive integer" in capsys.readouterr().err
+    )
     args = _embed_args(sentences_file, output)
     args[4] = os.path.join(MODEL_DIR, "vocab_test.txt")
     assert main(args) == 2

@@ -265,8 +265,8 @@ def _two_replicas_versus_one_device(corpus, optimizer):
     from keras_elmo.data import scan_corpus
     from keras_elmo.distribute import DistributedLoop
     from keras_elmo.distribute import distribute_lm_dataset
-    from keras_elmo.training import TrainingConfig
-    from keras_elmo.training import build_model
+    from keras_elmo.training_config import TrainingConfig
+    from keras_elmo.training_config import build_model
     from tests.helpers import tiny_bilm_kwargs
 
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])

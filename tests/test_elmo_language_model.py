@@ -13,10 +13,9 @@ from keras_elmo.models import ELMoLanguageModel
 from keras_elmo.models.elmo_language_model import full_softmax_loss
 from keras_elmo.models.elmo_language_model import sampled_softmax_loss
 from keras_elmo.optimizers import SparseAdagrad
-from keras_elmo.training import TrainingConfig
-from keras_elmo.training import build_model
-from keras_elmo.training import restore_checkpoint
-from keras_elmo.training import save_checkpoint
+from keras_elmo.run_directory import RunDirectory
+from keras_elmo.training_config import TrainingConfig
+from keras_elmo.training_config import build_model
 from tests.helpers import FIXTURES
 from tests.helpers import TestCase
 from tests.helpers import tiny_bilm_kwargs
@@ -260,10 +259,12 @@ class ELMoLanguageModelTest(TestCase):
 
         model = build_model(config)
         next_losses(model, 0, steps=3)
-        save_checkpoint(model, directory, step=3)
+        RunDirectory(directory).save_checkpoint(model, step=3)
         uninterrupted = next_losses(model, 3)
         restored = build_model(config)
-        self.assertEqual(restore_checkpoint(restored, directory), 3)
+        self.assertEqual(
+            RunDirectory(directory).restore_checkpoint(restored), 3
+        )
         resumed = next_losses(restored, 3)
         # Same weights, optimizer state, data position, dropout and
         # sampler seeds: the same losses.

@@ -32,12 +32,12 @@ SENTENCES = [
 ]
 
 
-def test_quick_run_reports_three_accuracies_and_mix_weights(tmp_path):
+def test_quick_run_reports_five_models_and_mix_weights(tmp_path):
     result = subprocess.run(
         [sys.executable, EXAMPLE, "--quick", "--output", str(tmp_path)],
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=420,
         env=subprocess_env(),
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -49,26 +49,42 @@ def test_quick_run_reports_three_accuracies_and_mix_weights(tmp_path):
     )
     assert results["bilm"]["layers"] == ["token", "LSTM 1", "LSTM 2"]
     models = results["models"]
-    assert [m["name"] for m in models] == ["a", "b", "c"]
+    assert [m["name"] for m in models] == ["a", "b", "c", "d", "e"]
+    assert results["bilms"]["word"]["options"] == os.path.join(
+        "tests", "fixtures", "bilm-tf-words", "model", "options.json"
+    )
+    assert results["bilms"]["word"]["token_encoder"] == "words"
     for model in models:
         assert 0.0 <= model["dev_accuracy"] <= 1.0
         assert model["dev_tokens"] == results["data"]["dev_words"]
+        assert model["iv_tokens"] + model["oov_tokens"] == model["dev_tokens"]
+        assert model["dev_correct"] == round(
+            model["iv_accuracy"] * model["iv_tokens"]
+            + model["oov_accuracy"] * model["oov_tokens"]
+        )
         assert model["train_seconds"] > 0
+    oov_rate = models[0]["oov_tokens"] / models[0]["dev_tokens"]
+    assert math.isclose(oov_rate, results["data"]["dev_oov_rate"])
     assert [[x["name"] for x in m["mixes"]] for m in models] == [
         [],
         ["input"],
         ["input", "output"],
+        ["input"],
+        ["input"],
     ]
-    for mix in models[1]["mixes"] + models[2]["mixes"]:
-        assert len(mix["weights"]) == 3
-        assert math.isclose(sum(mix["weights"]), 1.0, rel_tol=1e-5)
-        assert math.isfinite(mix["gamma"])
+    for model in models[1:]:
+        for mix in model["mixes"]:
+            assert len(mix["weights"]) == 3
+            assert math.isclose(sum(mix["weights"]), 1.0, rel_tol=1e-5)
+            assert math.isfinite(mix["gamma"])
+    assert sorted(results["summary"]) == ["a", "b", "c", "d", "e"]
     out = result.stdout
     for model in models:
         assert model["description"] in out
     assert "mix weights: softmax(s) per biLM layer, and gamma" in out
-    for label in ("(b) input", "(c) input", "(c) output"):
+    for label in ("(b) input", "(c) input", "(c) output", "(d) input"):
         assert label in out
+    assert "(e) input" in out
 
 
 def _padded(sentences, vocabulary, extra):
@@ -88,12 +104,13 @@ def _padded(sentences, vocabulary, extra):
     return x, np.where(real, tags, fill).astype("int32")
 
 
-def test_padding_counts_in_neither_loss_nor_accuracy():
+@pytest.mark.parametrize("name", ["c", "d"])
+def test_padding_counts_in_neither_loss_nor_accuracy(name):
     vocabulary = pos_tagging.build_vocabulary(SENTENCES, min_count=1)
     settings = dict(pos_tagging.QUICK, word_dim=8, units=4)
     bilm = keras_elmo.load_bilm(OPTIONS, WEIGHTS)
     keras.utils.set_random_seed(0)
-    model = pos_tagging.build_tagger("c", len(vocabulary) + 2, bilm, settings)
+    model = pos_tagging.build_tagger(name, len(vocabulary) + 2, bilm, settings)
     predict = pos_tagging.predict_function(model)
 
     numbers = []

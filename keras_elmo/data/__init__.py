@@ -6,6 +6,7 @@ from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import resolve_files
 from keras_elmo.data.datasets import scan_corpus
 from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.data.vocabulary import tokens_to_word_ids
 
 __all__ = [
     "Vocabulary",
@@ -14,4 +15,5 @@ __all__ = [
     "resolve_files",
     "scan_corpus",
     "tokens_to_char_ids",
+    "tokens_to_word_ids",
 ]

@@ -1,116 +1,33 @@
-"""Tokens to ELMo character ids, in NumPy and in-graph (SPEC §2-3).
+"""Tokens to ELMo character ids in the graph (SPEC §2-3).
 
-Both implementations below follow the same rules and are tested against each
-other:
-
-- a token is its UTF-8 bytes, invalid sequences dropped (Python's
-  `encode("utf-8", "ignore")`), cut to 48 bytes (a multi-byte character may be
-  cut in two);
-- the row is `[begin-of-word] + bytes + [end-of-word] + [padding char]...`,
-  50 ids long; `<S>` and `</S>` map to the sentence boundary characters;
-- every id is shifted by +1 so that id 0 is free for padding *tokens*, whole
-  rows of zeros.
+`tokens_to_char_ids` follows the rules of `keras_elmo.characters` (where the
+NumPy `batch_to_ids` and every character-id fact live) and is tested
+against it.
 """
 
-import numpy as np
 import tensorflow as tf
 
-MAX_CHARACTERS_PER_TOKEN = 50
-MAX_TOKEN_BYTES = MAX_CHARACTERS_PER_TOKEN - 2
-NUM_CHARACTER_IDS = 262
+from keras_elmo.characters import BOS_CHARACTER_IDS
+from keras_elmo.characters import BOS_TOKEN
+from keras_elmo.characters import BOW_CHAR
+from keras_elmo.characters import EOS_CHARACTER_IDS
+from keras_elmo.characters import EOS_TOKEN
+from keras_elmo.characters import EOW_CHAR
+from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
+from keras_elmo.characters import MAX_TOKEN_BYTES
+from keras_elmo.characters import NUM_CHARACTER_IDS
+from keras_elmo.characters import PAD_CHAR
+from keras_elmo.characters import batch_to_ids
+from keras_elmo.errors import KerasElmoError
 
-# Raw ids of the special characters, before the +1 shift.
-_BOS_CHAR = 256
-_EOS_CHAR = 257
-_BOW_CHAR = 258
-_EOW_CHAR = 259
-_PAD_CHAR = 260
-
-BOS_TOKEN = "<S>"
-EOS_TOKEN = "</S>"
-
-
-def _special_row(char):
-    row = [_BOW_CHAR, char, _EOW_CHAR]
-    row += [_PAD_CHAR] * (MAX_CHARACTERS_PER_TOKEN - len(row))
-    return np.asarray(row, dtype="int32") + 1
-
-
-# The character ids of the sentence boundary tokens, shifted (+1).
-BOS_CHARACTER_IDS = _special_row(_BOS_CHAR)
-EOS_CHARACTER_IDS = _special_row(_EOS_CHAR)
-
-
-def _token_to_ids(token):
-    if token == BOS_TOKEN:
-        return BOS_CHARACTER_IDS
-    if token == EOS_TOKEN:
-        return EOS_CHARACTER_IDS
-    raw = token.encode("utf-8", "ignore")[:MAX_TOKEN_BYTES]
-    row = np.full((MAX_CHARACTERS_PER_TOKEN,), _PAD_CHAR + 1, dtype="int32")
-    row[0] = _BOW_CHAR + 1
-    row[1 : len(raw) + 1] = (
-        np.frombuffer(raw, dtype="uint8").astype("int32") + 1
-    )
-    row[len(raw) + 1] = _EOW_CHAR + 1
-    return row
-
-
-def _check_sentences(sentences):
-    if isinstance(sentences, (str, bytes)) or not hasattr(sentences, "__len__"):
-        raise TypeError(
-            "batch_to_ids expects a list of sentences, each a list of token "
-            f"strings; received {type(sentences).__name__}. Split each "
-            'sentence first, e.g. [["Hello", "world"], ["Hi"]].'
-        )
-    for i, sentence in enumerate(sentences):
-        if isinstance(sentence, (str, bytes)) or not hasattr(
-            sentence, "__len__"
-        ):
-            raise TypeError(
-                f"Sentence {i} is a {type(sentence).__name__}, not a list of "
-                "token strings. Split it into tokens first, e.g. "
-                '"Hello world".split().'
-            )
-        for j, token in enumerate(sentence):
-            if not isinstance(token, str):
-                raise TypeError(
-                    f"Token {j} of sentence {i} is {token!r} of type "
-                    f"{type(token).__name__}; tokens must be str. Convert it "
-                    "with str() (or .decode('utf-8') for bytes)."
-                )
-
-
-def batch_to_ids(sentences):
-    """Converts tokenised sentences to ELMo character ids (NumPy).
-
-    Args:
-        sentences: list of lists of str. One list of tokens per sentence,
-            without `<S>`/`</S>` (the biLM adds them).
-
-    Returns:
-        int32 NumPy array `(num_sentences, max_length, 50)`; padding tokens
-        are rows of zeros.
-
-    Example:
-
-    >>> ids = keras_elmo.batch_to_ids([["Hi", "there"], ["Hi"]])
-    >>> ids.shape
-    (2, 2, 50)
-    >>> ids[0, 0, :5].tolist()
-    [259, 73, 106, 260, 261]
-    >>> int(ids[1, 1].max())
-    0
-    """
-    _check_sentences(sentences)
-    max_length = max((len(s) for s in sentences), default=0)
-    ids = np.zeros(
-        (len(sentences), max_length, MAX_CHARACTERS_PER_TOKEN), dtype="int32"
-    )
-    for i, sentence in enumerate(sentences):
-        for j, token in enumerate(sentence):
-            ids[i, j] = _token_to_ids(token)
-    return ids
+__all__ = [
+    "BOS_CHARACTER_IDS",
+    "EOS_CHARACTER_IDS",
+    "MAX_CHARACTERS_PER_TOKEN",
+    "NUM_CHARACTER_IDS",
+    "batch_to_ids",
+    "tokens_to_char_ids",
+]
 
 
 def tokens_to_char_ids(tokens, sequence_length=None):
@@ -147,10 +64,72 @@ def tokens_to_char_ids(tokens, sequence_length=None):
     if sequence_length is None:
         is_token = tf.not_equal(tokens, "")
     else:
+        sequence_length = _check_sequence_length(tokens, sequence_length)
         positions = tf.range(tf.shape(tokens)[1])
-        sequence_length = tf.cast(sequence_length, "int32")
         is_token = positions[None, :] < sequence_length[:, None]
     return ids * tf.cast(is_token, "int32")[..., None]
+
+
+def _check_sequence_length(tokens, sequence_length):
+    """`sequence_length` as int32 `(batch,)`, checked against `tokens`
+    (statically where shapes are known, else in the graph)."""
+    sequence_length = tf.cast(sequence_length, "int32")
+    tokens_shape, lengths_shape = (
+        tuple(tokens.shape),
+        tuple(sequence_length.shape),
+    )
+    if len(tokens_shape) != 2 or len(lengths_shape) != 1:
+        raise KerasElmoError(
+            "tokens_to_char_ids with sequence_length needs tokens of shape "
+            "(batch, time) and sequence_length of shape (batch,); received "
+            f"tokens {tokens_shape} and sequence_length {lengths_shape}."
+        )
+    batch, count = tokens_shape[0], lengths_shape[0]
+    if batch is not None and count is not None and batch != count:
+        raise KerasElmoError(
+            f"sequence_length has {count} entries but tokens has {batch} "
+            f"rows (tokens {tokens_shape}, sequence_length "
+            f"{lengths_shape}); give one length per row."
+        )
+    if tf.executing_eagerly():
+        lengths, time = sequence_length.numpy(), tokens_shape[1]
+        if lengths.size and not 0 <= lengths.min() <= lengths.max() <= time:
+            raise KerasElmoError(
+                f"sequence_length must lie in 0..{tokens_shape[1]} (the time "
+                f"dimension of tokens {tokens_shape}); received "
+                f"{lengths.tolist()}."
+            )
+        return sequence_length
+    shape, count = tf.shape(tokens), tf.shape(sequence_length)[0]
+    received = [
+        "Received sequence_length of shape",
+        tf.shape(sequence_length),
+        "and tokens of shape",
+        shape,
+    ]
+    checks = [
+        tf.debugging.Assert(
+            tf.equal(count, shape[0]),
+            [
+                "sequence_length must have one entry per row of tokens.",
+                *received,
+            ],
+        ),
+        tf.debugging.Assert(
+            tf.reduce_all(
+                (sequence_length >= 0) & (sequence_length <= shape[1])
+            ),
+            [
+                "sequence_length must lie in 0..time (the second dimension "
+                "of tokens).",
+                *received,
+                "; values",
+                sequence_length,
+            ],
+        ),
+    ]
+    with tf.control_dependencies(checks):
+        return tf.identity(sequence_length)
 
 
 def _real_tokens_to_ids(tokens):
@@ -174,9 +153,9 @@ def _real_tokens_to_ids(tokens):
     body = tf.where(
         byte_index < num_bytes,
         raw,
-        tf.where(byte_index == num_bytes, _EOW_CHAR, _PAD_CHAR),
+        tf.where(byte_index == num_bytes, EOW_CHAR, PAD_CHAR),
     )
-    bow = tf.fill(tf.shape(body[..., :1]), _BOW_CHAR)
+    bow = tf.fill(tf.shape(body[..., :1]), BOW_CHAR)
     ids = tf.concat([bow, body], axis=-1) + 1
     shape = tf.shape(ids)
     ids = tf.where(

@@ -11,8 +11,9 @@ epoch holds), and `lm_dataset` streams it with `tf.data`:
     -> in-graph character ids, forward and backward targets
 
 Batches follow the KerasHub causal-LM convention `(x, y, sample_weight)`:
-`x = {"character_ids": (B, T, 50)}`; `y` int32 `(B, 2, T + 2)` holds the
-forward targets (position j predicts the token at j + 1 of
+`x = {"character_ids": (B, T, 50)}` (for a word-input biLM
+`{"token_ids": (B, T)}`, vocabulary line + 1); `y` int32 `(B, 2, T + 2)`
+holds the forward targets (position j predicts the token at j + 1 of
 `<S> tokens </S>`) and the backward targets (position j predicts j - 1);
 `sample_weight` float32 `(B, 2, T + 2)` is 1 where a target exists.
 
@@ -29,8 +30,9 @@ import keras
 import tensorflow as tf
 
 from keras_elmo.data.character_ids import tokens_to_char_ids
-from keras_elmo.data.text import TextFileError
-from keras_elmo.data.text import open_binary
+from keras_elmo.data.text import check_on_bad_line
+from keras_elmo.data.text import read_lines
+from keras_elmo.errors import KerasElmoError
 
 _SHUFFLE_BUFFER = 20000
 
@@ -42,6 +44,12 @@ def resolve_files(file_patterns):
     files = set()
     for pattern in file_patterns:
         matches = [p for p in glob.glob(pattern) if os.path.isfile(p)]
+        if not matches and os.path.isdir(pattern):
+            raise KerasElmoError(
+                f"{pattern} is a directory; pass the text files in it, e.g. "
+                f"'{os.path.join(pattern, '*.txt')}' (quoted, so the shell "
+                "does not expand it)."
+            )
         if not matches:
             raise FileNotFoundError(
                 f"No file matches {pattern!r}. Pass a file path or a glob "
@@ -131,12 +139,9 @@ def scan_corpus(
     Returns:
         A `CorpusScan`.
     """
-    if on_bad_line not in ("error", "skip"):
-        raise ValueError(
-            f"on_bad_line must be 'error' or 'skip'; received {on_bad_line!r}"
-        )
+    check_on_bad_line(on_bad_line)
     if int(max_length) < 1 or int(tokens_per_batch) < int(max_length) + 2:
-        raise ValueError(
+        raise KerasElmoError(
             "Need max_length >= 1 and tokens_per_batch >= max_length + 2 (a "
             f"batch must hold the longest piece); received max_length="
             f"{max_length}, tokens_per_batch={tokens_per_batch}."
@@ -147,33 +152,22 @@ def scan_corpus(
     skipped, empty_files = [], []
     for path in files:
         sentences_in_file = 0
-        with open_binary(path) as f:
-            for line_number, raw in enumerate(f, start=1):
-                try:
-                    length = len(raw.decode("utf-8").split())
-                except UnicodeDecodeError:
-                    if on_bad_line == "error":
-                        raise TextFileError(
-                            f"{path}, line {line_number}: not valid UTF-8. "
-                            "Fix or re-encode the file, or pass "
-                            "--on-bad-line skip to leave such lines out."
-                        ) from None
-                    skipped.append((path, line_number))
-                    continue
-                if not length:
-                    continue
-                sentences_in_file += 1
-                num_tokens += length
-                pieces = split_lengths(length, max_length)
-                num_split += len(pieces) > 1
-                for piece in pieces:
-                    num_sentences += 1
-                    bucket = sum(piece >= b for b in boundaries)
-                    bucket_counts[bucket] += 1
+        for _, tokens in read_lines(path, on_bad_line, skipped):
+            length = len(tokens)
+            if not length:
+                continue
+            sentences_in_file += 1
+            num_tokens += length
+            pieces = split_lengths(length, max_length)
+            num_split += len(pieces) > 1
+            for piece in pieces:
+                num_sentences += 1
+                bucket = sum(piece >= b for b in boundaries)
+                bucket_counts[bucket] += 1
         if not sentences_in_file:
             empty_files.append(path)
     if not num_sentences:
-        raise ValueError(
+        raise KerasElmoError(
             f"No sentences found in {', '.join(files)}: the files are empty "
             "or hold only blank lines. Training needs one tokenised sentence "
             "a line."
@@ -259,7 +253,21 @@ def _token_batches(scan, seed, epoch, shuffle, pad_to_bucket=False):
     )
 
 
-def make_lm_batch(tokens, table, bos_id, eos_id):
+def _character_inputs(tokens, ids):
+    return {"character_ids": tokens_to_char_ids(tokens)}
+
+
+def _word_inputs(tokens, ids):
+    # Vocabulary line + 1; 0 is the padding id.
+    return {"token_ids": tf.where(tf.not_equal(tokens, ""), ids + 1, 0)}
+
+
+# The model input for each `BiLM.token_encoder`, from the `(B, T)` tokens
+# and their vocabulary ids.
+LM_INPUTS = {"characters": _character_inputs, "words": _word_inputs}
+
+
+def make_lm_batch(tokens, table, bos_id, eos_id, token_encoder="characters"):
     """`(x, y, sample_weight)` for a `(B, T)` batch of tokens ("" pads)."""
     is_token = tf.not_equal(tokens, "")
     lengths = tf.reduce_sum(tf.cast(is_token, tf.int32), axis=1)
@@ -278,7 +286,7 @@ def make_lm_batch(tokens, table, bos_id, eos_id):
     targets = tf.stack([forward, backward], axis=1)
     weights = tf.cast(tf.stack([forward_weight, backward_weight], 1), "float32")
     targets = targets * tf.cast(weights, tf.int32)
-    x = {"character_ids": tokens_to_char_ids(tokens)}
+    x = LM_INPUTS[token_encoder](tokens, ids)
     return keras.utils.pack_x_y_sample_weight(x, targets, weights)
 
 
@@ -290,6 +298,7 @@ def lm_dataset(
     repeat=True,
     start_step=0,
     pad_to_bucket=False,
+    token_encoder="characters",
 ):
     """Language-model batches for `fit` / `evaluate`.
 
@@ -308,10 +317,18 @@ def lm_dataset(
             step once per shape. Costs some padding (about 10% more
             positions). The batches hold the same sentences either way.
             Defaults to `False`.
+        token_encoder: str. The `BiLM.token_encoder` the inputs are for:
+            `"characters"` (character ids) or `"words"` (word ids from
+            `vocabulary`). Defaults to `"characters"`.
 
     Returns:
         A `tf.data.Dataset` of `(x, y, sample_weight)`.
     """
+    if token_encoder not in LM_INPUTS:
+        raise KerasElmoError(
+            f"token_encoder must be one of {sorted(LM_INPUTS)}; received "
+            f"{token_encoder!r}."
+        )
     table = vocabulary.lookup_table()
     start_epoch, skip = divmod(int(start_step), scan.steps_per_epoch)
     if repeat:
@@ -319,9 +336,7 @@ def lm_dataset(
     else:
         epochs = tf.data.Dataset.range(start_epoch, start_epoch + 1)
     batches = epochs.flat_map(
-        lambda epoch: _token_batches(
-            scan, seed, epoch, shuffle, pad_to_bucket
-        )
+        lambda epoch: _token_batches(scan, seed, epoch, shuffle, pad_to_bucket)
     )
     # Skipping happens before the costly character ids and lookups.
     batches = batches.skip(skip)
@@ -333,7 +348,7 @@ def lm_dataset(
         )
     batches = batches.map(
         lambda tokens: make_lm_batch(
-            tokens, table, vocabulary.bos_id, vocabulary.eos_id
+            tokens, table, vocabulary.bos_id, vocabulary.eos_id, token_encoder
         ),
         num_parallel_calls=tf.data.AUTOTUNE,
         deterministic=True,

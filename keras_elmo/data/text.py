@@ -1,57 +1,102 @@
-"""Reading text files of one whitespace-tokenised sentence per line."""
+"""Reading text files of one whitespace-tokenised sentence per line.
+
+`read_lines` is the one line reader of the package: the corpus scanner,
+the vocabulary builder and `embed` all read through it, with one rule for
+lines that are not UTF-8 (`on_bad_line`). Files ending in `.gz` are read
+through gzip; a damaged or truncated `.gz` file is an error naming it.
+"""
 
 import gzip
 import os
+import zlib
+
+from keras_elmo.errors import TextFileError
+
+ON_BAD_LINE = ("error", "skip")
 
 
-class TextFileError(ValueError):
-    """A text file that cannot be read as UTF-8 sentences."""
-
-
-def _decode(raw, path, line_number):
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
+def check_on_bad_line(on_bad_line):
+    if on_bad_line not in ON_BAD_LINE:
         raise TextFileError(
-            f"{path}, line {line_number}: not valid UTF-8 (byte "
-            f"0x{raw[e.start]:02x} at byte offset {e.start} of the line). "
-            "Re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`."
-        ) from None
+            f"on_bad_line (--on-bad-line) must be one of {ON_BAD_LINE}; "
+            f"received {on_bad_line!r}."
+        )
+    return on_bad_line
 
 
-def _check_exists(path):
+def _check_file(path):
+    if os.path.isdir(path):
+        raise TextFileError(
+            f"{path} is a directory; expected a text file of one sentence a "
+            "line (or a glob such as 'dir/*.txt' where a command takes one)."
+        )
     if not os.path.isfile(path):
         raise FileNotFoundError(f"Input file not found: {path}")
 
 
 def open_binary(path):
     """Opens a text file for reading bytes; `.gz` files are decompressed."""
-    _check_exists(path)
+    _check_file(path)
     if path.endswith(".gz"):
         return gzip.open(path, "rb")
     return open(path, "rb")
 
 
-def iter_sentences(path):
-    """Yields each line of `path` as a list of tokens (split on whitespace).
+def _bad_line_error(path, line_number, raw, error):
+    return TextFileError(
+        f"{path}, line {line_number}: not valid UTF-8 (byte "
+        f"0x{raw[error.start]:02x} at byte offset {error.start} of the "
+        "line). Re-encode the file as UTF-8 (e.g. `iconv -f latin1 -t "
+        "utf-8`); in sentence files (training, validation and `embed` "
+        "input) --on-bad-line skip leaves such lines out instead."
+    )
 
-    Files ending in `.gz` are read through gzip.
 
-    Lines are numbered from 1 in error messages; an empty line is an empty
-    sentence. Raises `TextFileError` naming the line that is not UTF-8.
+def read_lines(path, on_bad_line="error", skipped=None):
+    """Yields `(line_number, tokens)` for each line of `path`.
+
+    Lines are numbered from 1; an empty line is an empty sentence.
+
+    Args:
+        path: str. A text file, `.gz` allowed.
+        on_bad_line: `"error"` raises `TextFileError` naming the first line
+            that is not UTF-8; `"skip"` leaves such lines out.
+        skipped: list or None. With `"skip"`, `(path, line_number)` of each
+            line left out is appended to it.
     """
-    with open_binary(path) as f:
-        for line_number, raw in enumerate(f, start=1):
-            yield _decode(raw, path, line_number).split()
+    check_on_bad_line(on_bad_line)
+    try:
+        with open_binary(path) as f:
+            for line_number, raw in enumerate(f, start=1):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    if on_bad_line == "error":
+                        raise _bad_line_error(
+                            path, line_number, raw, error
+                        ) from None
+                    if skipped is not None:
+                        skipped.append((path, line_number))
+                    continue
+                yield line_number, text.split()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise TextFileError(
+            f"{path} is not a readable .gz file ({error}); it looks damaged "
+            "or truncated. Re-create or re-download it, or decompress it "
+            "and pass the plain text file."
+        ) from None
 
 
-def count_lines(path):
-    """Counts the lines of `path`, checking that every line is UTF-8.
+def iter_sentences(path, on_bad_line="error", skipped=None):
+    """Yields each line of `path` as a list of tokens (see `read_lines`)."""
+    for _, tokens in read_lines(path, on_bad_line, skipped):
+        yield tokens
 
-    Run before any expensive work so that a bad file fails at once.
-    """
+
+def count_lines(path, on_bad_line="error"):
+    """Counts the lines of `path` that `read_lines` yields, checking the
+    whole file (UTF-8, gzip) before any expensive work."""
     count = 0
-    with open_binary(path) as f:
-        for count, raw in enumerate(f, start=1):
-            _decode(raw, path, count)
+    for count, _ in enumerate(read_lines(path, on_bad_line), start=1):
+        pass
     return count

@@ -2,9 +2,12 @@
 
 import collections
 
+import numpy as np
 import tensorflow as tf
 
 from keras_elmo.data.text import iter_sentences
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.files import atomic_output
 
 BOS = "<S>"
 EOS = "</S>"
@@ -17,9 +20,11 @@ class Vocabulary:
 
     The file format is the original one: one token a line, `<S>`, `</S>` and
     `<UNK>` first, then tokens by descending frequency (the sampled softmax
-    draws negatives assuming that order). Only the softmax targets use it:
-    inputs always go through characters, so out-of-vocabulary words are
-    still read; as targets they become `<UNK>`.
+    draws negatives assuming that order). A character-input biLM uses it
+    for the softmax targets only (inputs go through characters, so
+    out-of-vocabulary words are still read; as targets they become
+    `<UNK>`); a word-input biLM also reads its inputs as ids (line + 1,
+    unknown words the `<UNK>` id, see `batch_to_ids`).
 
     Args:
         tokens: list of str, the tokens in id order. Must contain `<S>`,
@@ -36,7 +41,7 @@ class Vocabulary:
         tokens = list(tokens)
         missing = [t for t in SPECIAL_TOKENS if t not in tokens]
         if missing:
-            raise ValueError(
+            raise KerasElmoError(
                 f"{source} lacks the special token(s) {', '.join(missing)}. "
                 "A biLM vocabulary lists <S>, </S> and <UNK> first, then "
                 "tokens by descending frequency; add the missing ones at the "
@@ -45,12 +50,12 @@ class Vocabulary:
         seen = set()
         for line, token in enumerate(tokens, start=1):
             if token in seen:
-                raise ValueError(
+                raise KerasElmoError(
                     f"{source} lists {token!r} twice (again on line {line}); "
                     "each token must appear once."
                 )
             if not token or token.split() != [token]:
-                raise ValueError(
+                raise KerasElmoError(
                     f"{source}, line {line}: {token!r} is not one "
                     "whitespace-free token."
                 )
@@ -67,6 +72,33 @@ class Vocabulary:
     def id(self, token):
         return self._ids.get(token, self.unk_id)
 
+    def batch_to_ids(self, sentences):
+        """The input ids of a word-input biLM (NumPy): vocabulary line + 1,
+        unknown words the `<UNK>` line + 1, padding 0.
+
+        Args:
+            sentences: list of lists of str, without `<S>`/`</S>`.
+
+        Returns:
+            int32 array `(num_sentences, max_length)`.
+
+        Example:
+
+        >>> vocab = keras_elmo.data.Vocabulary(["<S>", "</S>", "<UNK>", "a"])
+        >>> vocab.batch_to_ids([["a", "cat"], ["a"]]).tolist()
+        [[4, 3], [4, 0]]
+        """
+        length = max((len(s) for s in sentences), default=0)
+        ids = np.zeros((len(sentences), length), dtype="int32")
+        for i, sentence in enumerate(sentences):
+            if isinstance(sentence, (str, bytes)):
+                raise KerasElmoError(
+                    f"Sentence {i} is a {type(sentence).__name__}, not a list "
+                    'of token strings; split it first, e.g. "a b".split().'
+                )
+            ids[i, : len(sentence)] = [self.id(t) + 1 for t in sentence]
+        return ids
+
     @classmethod
     def from_file(cls, path):
         """Reads a vocabulary file (one token a line, UTF-8)."""
@@ -74,7 +106,9 @@ class Vocabulary:
         return cls(tokens, source=f"Vocabulary file {path}")
 
     @classmethod
-    def from_corpus(cls, files, min_count=1, max_size=None):
+    def from_corpus(
+        cls, files, min_count=1, max_size=None, on_bad_line="error"
+    ):
         """Builds a vocabulary from text files, most frequent first.
 
         Args:
@@ -82,10 +116,21 @@ class Vocabulary:
             min_count: int. Keep tokens seen at least this often.
             max_size: int or None. Keep at most this many tokens, the three
                 special tokens included.
+            on_bad_line: `"error"` or `"skip"`, for lines that are not
+                UTF-8 (as for training; see `keras_elmo.data.text`).
         """
+        if int(min_count) < 1:
+            raise KerasElmoError(
+                f"min_count (--min-count) must be >= 1; received {min_count}."
+            )
+        if max_size is not None and int(max_size) <= len(SPECIAL_TOKENS):
+            raise KerasElmoError(
+                "max_size (--max-vocab-size) must be larger than 3 (the "
+                f"special tokens <S>, </S>, <UNK>); received {max_size}."
+            )
         counts = collections.Counter()
         for path in files:
-            for sentence in iter_sentences(path):
+            for sentence in iter_sentences(path, on_bad_line):
                 counts.update(sentence)
         for token in SPECIAL_TOKENS:
             counts.pop(token, None)
@@ -97,8 +142,10 @@ class Vocabulary:
         return cls(list(SPECIAL_TOKENS) + tokens)
 
     def save(self, path):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("".join(f"{token}\n" for token in self.tokens))
+        """Writes the vocabulary file (atomically)."""
+        with atomic_output(path) as temporary:
+            with open(temporary, "w", encoding="utf-8") as f:
+                f.write("".join(f"{token}\n" for token in self.tokens))
 
     def lookup_table(self):
         """A `tf.lookup.StaticHashTable` from token to id (`<UNK>` default)."""
@@ -109,3 +156,27 @@ class Vocabulary:
             ),
             default_value=self.unk_id,
         )
+
+
+def tokens_to_word_ids(tokens, table, sequence_length=None):
+    """In-graph input ids of a word-input biLM (as `Vocabulary.batch_to_ids`).
+
+    Args:
+        tokens: `tf.string` tensor `(batch, time)`; `""` marks padding unless
+            `sequence_length` is given.
+        table: `Vocabulary.lookup_table()` (token -> line, `<UNK>` default).
+        sequence_length: optional int tensor `(batch,)`: positions at or
+            past it are padding, earlier ones real tokens even when empty.
+
+    Returns:
+        int32 tensor `(batch, time)`: line + 1, 0 at padding.
+    """
+    tokens = tf.convert_to_tensor(tokens)
+    if sequence_length is None:
+        is_token = tf.not_equal(tokens, "")
+    else:
+        positions = tf.range(tf.shape(tokens)[1])
+        sequence_length = tf.cast(sequence_length, "int32")
+        is_token = positions[None, :] < sequence_length[:, None]
+    ids = tf.cast(table.lookup(tokens), "int32") + 1
+    return tf.where(is_token, ids, 0)

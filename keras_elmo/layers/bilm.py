@@ -3,15 +3,12 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from keras_elmo.data.character_ids import BOS_CHARACTER_IDS
-from keras_elmo.data.character_ids import EOS_CHARACTER_IDS
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
-from keras_elmo.layers.char_cnn import CharCNN
-from keras_elmo.layers.highway import Highway
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
+from keras_elmo.layers.token_encoders import TOKEN_ENCODERS
 from keras_elmo.layers.validation import check_batch_structure
-from keras_elmo.layers.validation import check_character_ids
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -20,7 +17,10 @@ class BiLM(keras.layers.Layer):
 
     Each token's 50 character ids go through the token encoder (`CharCNN`,
     `num_highway_layers` `Highway` layers, a linear projection to
-    `projection_dim`), giving a context-insensitive token embedding `e`.
+    `projection_dim`), giving a context-insensitive token embedding `e`;
+    with `token_encoder="words"`, each token is instead one word id looked
+    up in a `vocabulary_size x projection_dim` table (bilm-tf's word-input
+    biLM; ids are vocabulary line + 1, 0 the padding token).
     `num_layers` forward and `num_layers` backward `ProjectedLSTM` layers
     then read the sentence, the backward ones from its last token to its
     first. The layer wraps each sentence in `<S> ... </S>` itself and strips
@@ -39,8 +39,9 @@ class BiLM(keras.layers.Layer):
     bilm-tf (rows up to `max_batch_size`; `reset_states()` zeros them).
 
     Masking: computes the token mask from the character ids (a token is
-    present if any of its ids is non-zero) and returns it as `"mask"`. The
-    mask must mark a prefix of each row.
+    present if any of its ids is non-zero; with word ids, if its id is
+    non-zero) and returns it as `"mask"`. The mask must mark a prefix of
+    each row.
 
     Args:
         filters: list of `[width, num_filters]` for the char CNN. Defaults to
@@ -73,10 +74,28 @@ class BiLM(keras.layers.Layer):
             Under XLA (`jit_compile=True`) it works but saves nothing: XLA
             sizes the distinct tokens for the worst case, every token.
             Defaults to `True`.
+        token_encoder: `"characters"`, `"words"` or `"elmoformanylangs"`,
+            how tokens are read (see `keras_elmo.layers.token_encoders`).
+            The arguments from `filters` to `deduplicate_tokens` above
+            belong to the characters encoder (the ELMoForManyLangs one
+            uses them too, but for `use_token_projection`) and are ignored
+            by the words encoder. Defaults to `"characters"`.
+        vocabulary_size: int. Rows of the word table (vocabulary lines,
+            `<S>`, `</S>` first); only with `token_encoder="words"`.
+            Defaults to `None`.
+        characters, words, word_embedding_dim: the character vocabulary
+            (dict, entry -> id), word vocabulary (dict or None) and word
+            table width of an ELMoForManyLangs model; only with
+            `token_encoder="elmoformanylangs"` (see
+            `keras_elmo.layers.many_langs_encoder`; `keras_elmo.load_bilm`
+            of a model folder fills them in). Default to `None`.
 
     Call arguments:
         inputs: int tensor `(batch, time, 50)` of character ids, or a dict
-            with key `"character_ids"`; or, in cached-token mode, a dict
+            with key `"character_ids"`; with word inputs, int token ids
+            `(batch, time)` or a dict with key `"token_ids"` (e.g. from
+            `keras_elmo.data.Vocabulary.batch_to_ids`); or, in cached-token
+            mode, a dict
             with `"token_embeddings"` `(batch, time, projection_dim)`
             (from `encode_tokens`, computed once for a vocabulary) and
             `"mask"` `(batch, time)`, which skips the token encoder.
@@ -103,6 +122,16 @@ class BiLM(keras.layers.Layer):
     >>> out["mask"].numpy().tolist()
     [[True, True], [True, False]]
 
+    A word-input biLM:
+
+    >>> vocab = keras_elmo.data.Vocabulary(["<S>", "</S>", "<UNK>", "Hi"])
+    >>> bilm = keras_elmo.layers.BiLM(
+    ...     units=16, projection_dim=8, token_encoder="words",
+    ...     vocabulary_size=len(vocab))
+    >>> out = bilm(vocab.batch_to_ids([["Hi", "you"], ["Hi"]]))
+    >>> out["mask"].numpy().tolist()
+    [[True, True], [True, False]]
+
     Reference:
         Peters et al. 2018, "Deep contextualized word representations".
     """
@@ -125,6 +154,11 @@ class BiLM(keras.layers.Layer):
         max_batch_size=128,
         max_characters_per_token=50,
         deduplicate_tokens=True,
+        token_encoder="characters",
+        vocabulary_size=None,
+        characters=None,
+        words=None,
+        word_embedding_dim=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -132,67 +166,76 @@ class BiLM(keras.layers.Layer):
         self.projection_dim = int(projection_dim)
         self.num_layers = int(num_layers)
         self.num_highway_layers = int(num_highway_layers)
+        for name in ("units", "projection_dim"):
+            # Each size under its own name, before they are compared.
+            if getattr(self, name) < 1:
+                raise KerasElmoError(
+                    f"`{name}` must be >= 1. Received: "
+                    f"{name}={getattr(self, name)}"
+                )
         if self.projection_dim > self.units:
-            raise ValueError(
+            raise KerasElmoError(
                 "`projection_dim` must not exceed `units` (the LSTM output "
                 "is projected down, or used as is when they are equal). "
                 f"Received: projection_dim={projection_dim}, units={units}"
             )
         if self.num_layers < 1 or self.num_highway_layers < 0:
-            raise ValueError(
+            raise KerasElmoError(
                 "`num_layers` must be >= 1 and `num_highway_layers` >= 0. "
                 f"Received: num_layers={num_layers}, "
                 f"num_highway_layers={num_highway_layers}"
             )
         if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(
+            raise KerasElmoError(
                 f"`dropout` must be in [0, 1). Received: dropout={dropout}"
             )
-        self.char_embedding_dim = int(char_embedding_dim)
-        self.activation = activation
         self.cell_clip = cell_clip
         self.proj_clip = proj_clip
         self.use_skip_connections = bool(use_skip_connections)
         self.dropout = float(dropout)
         self.stateful = bool(stateful)
         self.max_batch_size = int(max_batch_size)
-        self.max_characters_per_token = int(max_characters_per_token)
-        self.deduplicate_tokens = bool(deduplicate_tokens)
 
         # === Token encoder ===
-        self.char_cnn = CharCNN(
+        if token_encoder not in TOKEN_ENCODERS:
+            raise KerasElmoError(
+                f"`token_encoder` must be one of {sorted(TOKEN_ENCODERS)}. "
+                f"Received: token_encoder={token_encoder!r}"
+            )
+        if token_encoder == "characters" and vocabulary_size is not None:
+            raise KerasElmoError(
+                "`vocabulary_size` sizes the word table of a word-input "
+                "biLM; a character-input biLM has none (its softmax size "
+                "belongs to ELMoLanguageModel). Pass token_encoder='words' "
+                f"or drop it. Received: vocabulary_size={vocabulary_size}"
+            )
+        self.token_encoder = token_encoder
+        arguments = dict(
             filters=filters,
             char_embedding_dim=char_embedding_dim,
             activation=activation,
+            num_highway_layers=num_highway_layers,
+            use_token_projection=use_token_projection,
             max_characters_per_token=max_characters_per_token,
-            dtype=self.dtype_policy,
-            name="char_cnn",
+            deduplicate_tokens=deduplicate_tokens,
+            vocabulary_size=vocabulary_size,
+            characters=characters,
+            words=words,
+            word_embedding_dim=word_embedding_dim,
         )
-        self.filters = self.char_cnn.filters
-        num_features = self.char_cnn.output_dim
-        if use_token_projection is None:
-            use_token_projection = num_features != self.projection_dim
-        elif not use_token_projection and num_features != self.projection_dim:
-            raise ValueError(
-                "`use_token_projection=False` needs the char CNN output "
-                f"({num_features} features) to equal projection_dim "
-                f"({self.projection_dim})."
-            )
-        self.use_token_projection = bool(use_token_projection)
-        self.highway_layers = [
-            Highway(dtype=self.dtype_policy, name=f"highway_{k}")
-            for k in range(self.num_highway_layers)
-        ]
-        self.token_projection = None
-        if self.use_token_projection:
-            self.token_projection = keras.layers.Dense(
-                self.projection_dim,
-                kernel_initializer=keras.initializers.RandomNormal(
-                    stddev=(1.0 / num_features) ** 0.5
-                ),
-                dtype=self.dtype_policy,
-                name="token_projection",
-            )
+        encoder_class = TOKEN_ENCODERS[token_encoder]
+        self.encoder = encoder_class(
+            projection_dim=self.projection_dim,
+            dtype=self.dtype_policy,
+            **{name: arguments[name] for name in encoder_class.arguments},
+        )
+        # The encoder's arguments and sublayers are the BiLM's own
+        # attributes (`bilm.filters`, `bilm.char_cnn`, ...), so that weight
+        # paths and saved files do not depend on the encoder object.
+        for name, value in self.encoder.config().items():
+            setattr(self, name, value)
+        for name, layer in self.encoder.layers().items():
+            setattr(self, name, layer)
 
         # === Bidirectional LSTM stacks ===
         lstm_projection = (
@@ -221,13 +264,7 @@ class BiLM(keras.layers.Layer):
         )
 
     def build(self, input_shape=None):
-        chars = (None, None, self.max_characters_per_token)
-        self.char_cnn.build(chars)
-        features = (None, None, self.char_cnn.output_dim)
-        for highway in self.highway_layers:
-            highway.build(features)
-        if self.token_projection is not None:
-            self.token_projection.build(features)
+        self.encoder.build()
         embeddings = (None, None, self.projection_dim)
         for layer in self.forward_layers + self.backward_layers:
             layer.build(embeddings)
@@ -269,27 +306,12 @@ class BiLM(keras.layers.Layer):
     def encode_tokens(self, character_ids):
         """Context-insensitive token embeddings `e`, `(..., projection_dim)`.
 
-        Runs only the token encoder (char CNN, highway, projection); with
-        `deduplicate_tokens`, once per distinct token of the batch: text
-        repeats its words (a batch of 3,000 tokens holds about 1,000
-        distinct ones), padding tokens are all alike, and the encoder costs
-        as much as the LSTMs.
+        Runs only the token encoder: for character ids `(..., 50)` the char
+        CNN, highway and projection (with `deduplicate_tokens`, once per
+        distinct token of the batch); for word ids `(...)` the table
+        lookup.
         """
-        ids = ops.convert_to_tensor(character_ids)
-        shape = ops.shape(ids)
-        x = ops.reshape(ids, (-1, self.max_characters_per_token))
-        if self.deduplicate_tokens:
-            # Distinct rows (tokens), and for each token the row it maps to.
-            x, index = tf.raw_ops.UniqueV2(x=x, axis=[0])
-            x = tf.ensure_shape(x, (None, self.max_characters_per_token))
-        x = self.char_cnn(x)
-        for highway in self.highway_layers:
-            x = highway(x)
-        if self.token_projection is not None:
-            x = self.token_projection(x)
-        if self.deduplicate_tokens:
-            x = ops.take(x, index, axis=0)
-        return ops.reshape(x, (*shape[:-1], ops.shape(x)[-1]))
+        return self.encoder.encode(ops.convert_to_tensor(character_ids))
 
     def call(self, inputs, training=None, keep_boundaries=False):
         cached = isinstance(inputs, dict) and "token_embeddings" in inputs
@@ -298,30 +320,32 @@ class BiLM(keras.layers.Layer):
             tokens = ops.convert_to_tensor(inputs["token_embeddings"])
             token_mask = ops.cast(inputs["mask"], "bool")
         else:
-            tokens = (
-                inputs["character_ids"] if isinstance(inputs, dict) else inputs
-            )
+            tokens = self._token_inputs(inputs)
             if isinstance(tokens, tf.RaggedTensor):
                 tokens = tokens.to_tensor()
-            check_character_ids(tokens, self.max_characters_per_token)
-            token_mask = ops.any(ops.not_equal(tokens, 0), axis=-1)
+            tokens = self.encoder.check(tokens)
+            token_mask = self.encoder.mask(tokens)
             tokens = ops.cast(tokens, "int32")
         lengths = ops.sum(ops.cast(token_mask, "int32"), axis=1)
         batch_size, num_tokens = ops.shape(tokens)[0], ops.shape(tokens)[1]
 
         # === Wrap each sentence as <S> tokens </S> ===
         positions = ops.arange(num_tokens + 2)[None, :]
-        is_bos = (positions == 0)[..., None]
-        is_eos = (positions == lengths[:, None] + 1)[..., None]
+        is_bos = positions == 0
+        is_eos = positions == lengths[:, None] + 1
         mask = positions < lengths[:, None] + 2
-        empty = ops.zeros((batch_size, 1, tokens.shape[-1]), tokens.dtype)
+        # One trailing axis per axis of a token's input (or embedding).
+        for _ in range(len(tokens.shape) - 2):
+            is_bos = ops.expand_dims(is_bos, -1)
+            is_eos = ops.expand_dims(is_eos, -1)
+        empty = ops.zeros((batch_size, 1, *tokens.shape[2:]), tokens.dtype)
         tokens = ops.concatenate([empty, tokens, empty], axis=1)
         if cached:
-            boundaries = np.stack([BOS_CHARACTER_IDS, EOS_CHARACTER_IDS])
+            boundaries = np.stack(self.encoder.boundaries())
             bos, eos = ops.unstack(self.encode_tokens(boundaries), axis=0)
             bos, eos = (ops.cast(x, tokens.dtype) for x in (bos, eos))
         else:
-            bos, eos = BOS_CHARACTER_IDS, EOS_CHARACTER_IDS
+            bos, eos = self.encoder.boundaries()
         tokens = ops.where(is_bos, bos, tokens)
         tokens = ops.where(is_eos, eos, tokens)
         if cached:
@@ -354,14 +378,16 @@ class BiLM(keras.layers.Layer):
             forward_input, backward_input = forward, backward
 
         if keep_boundaries:
-            keep = ops.cast(mask, embeddings.dtype)[..., None]
+            keep = ops.expand_dims(ops.cast(mask, embeddings.dtype), -1)
             return {
                 "layer_outputs": [x * keep for x in layer_outputs],
                 "token_embeddings": embeddings * keep,
                 "mask": mask,
             }
         # === Strip the boundaries; zero what lies past each sentence ===
-        keep = ops.cast(token_mask, embeddings.dtype)[..., None]
+        # expand_dims rather than [..., None]: the TFLite converter needs
+        # Flex ops for new-axis slices of dynamic tensors.
+        keep = ops.expand_dims(ops.cast(token_mask, embeddings.dtype), -1)
         return {
             "layer_outputs": [
                 x[:, 1 : num_tokens + 1] * keep for x in layer_outputs
@@ -369,6 +395,18 @@ class BiLM(keras.layers.Layer):
             "token_embeddings": embeddings[:, 1 : num_tokens + 1] * keep,
             "mask": token_mask,
         }
+
+    def _token_inputs(self, inputs):
+        if not isinstance(inputs, dict):
+            return inputs
+        name = self.encoder.input_name
+        if name not in inputs:
+            raise KerasElmoError(
+                f"This BiLM (token_encoder={self.token_encoder!r}) reads "
+                f"the input {name!r}; received a dict with keys "
+                f"{sorted(inputs)}."
+            )
+        return inputs[name]
 
     def _read_states(self, layer_index, batch_size):
         if not self.stateful:
@@ -401,7 +439,9 @@ class BiLM(keras.layers.Layer):
 
     def compute_output_spec(self, inputs, training=None, keep_boundaries=False):
         if isinstance(inputs, dict):
-            inputs = inputs.get("token_embeddings", inputs.get("character_ids"))
+            inputs = inputs.get(
+                "token_embeddings", inputs.get(self.encoder.input_name)
+            )
         batch, time = inputs.shape[0], inputs.shape[1]
         if keep_boundaries and time is not None:
             time += 2
@@ -421,22 +461,19 @@ class BiLM(keras.layers.Layer):
         config = super().get_config()
         config.update(
             {
-                "filters": [list(f) for f in self.filters],
-                "char_embedding_dim": self.char_embedding_dim,
-                "activation": self.activation,
-                "num_highway_layers": self.num_highway_layers,
                 "units": self.units,
                 "projection_dim": self.projection_dim,
                 "num_layers": self.num_layers,
                 "cell_clip": self.cell_clip,
                 "proj_clip": self.proj_clip,
                 "use_skip_connections": self.use_skip_connections,
-                "use_token_projection": self.use_token_projection,
                 "dropout": self.dropout,
                 "stateful": self.stateful,
                 "max_batch_size": self.max_batch_size,
-                "max_characters_per_token": self.max_characters_per_token,
-                "deduplicate_tokens": self.deduplicate_tokens,
             }
         )
+        config.update(self.encoder.config())
+        if self.token_encoder != "characters":
+            # Written only when needed: character configs stay as before.
+            config["token_encoder"] = self.token_encoder
         return config

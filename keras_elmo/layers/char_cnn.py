@@ -1,6 +1,9 @@
 import keras
 from keras import ops
 
+from keras_elmo import characters
+from keras_elmo.characters import NUM_CHARACTER_IDS
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.validation import check_character_ids
 
 # Published ELMo models all use these filters (SPEC §1).
@@ -13,8 +16,6 @@ DEFAULT_FILTERS = (
     (6, 512),
     (7, 1024),
 )
-# Id 0 is the padding token; ids 1..261 have learned embeddings.
-NUM_CHARACTER_IDS = 262
 _ACTIVATIONS = ("relu", "tanh")
 
 
@@ -23,15 +24,15 @@ def check_filters(filters, max_characters_per_token):
     try:
         filters = tuple((int(w), int(n)) for w, n in filters)
     except (TypeError, ValueError):
-        raise ValueError(
+        raise KerasElmoError(
             "`filters` must be a list of [width, num_filters] pairs, e.g. "
             f"[[1, 32], [2, 32]]. Received: filters={filters!r}"
         ) from None
     if not filters:
-        raise ValueError("`filters` must name at least one filter width.")
+        raise KerasElmoError("`filters` must name at least one filter width.")
     for width, num in filters:
         if not 1 <= width <= max_characters_per_token or num < 1:
-            raise ValueError(
+            raise KerasElmoError(
                 f"Each filter needs 1 <= width <= {max_characters_per_token} "
                 f"and num_filters >= 1. Received: [{width}, {num}] in "
                 f"filters={list(map(list, filters))}"
@@ -62,10 +63,14 @@ class CharCNN(keras.layers.Layer):
         activation: `"relu"` or `"tanh"`. Defaults to `"relu"`.
         max_characters_per_token: int. Length of the character id axis.
             Defaults to `50`.
+        num_characters: int. Number of ids, the padding token 0 included
+            (the table has `num_characters - 1` rows). Defaults to `262`,
+            the byte ids; ELMoForManyLangs models have their own character
+            vocabularies.
 
     Call arguments:
         inputs: int tensor `(..., max_characters_per_token)` of character ids
-            in `0..261`.
+            in `0..num_characters - 1`.
 
     Returns:
         Tensor `(..., sum(num_filters))`.
@@ -89,19 +94,26 @@ class CharCNN(keras.layers.Layer):
         char_embedding_dim=16,
         activation="relu",
         max_characters_per_token=50,
+        num_characters=NUM_CHARACTER_IDS,
         **kwargs,
     ):
         super().__init__(**kwargs)
         if activation not in _ACTIVATIONS:
-            raise ValueError(
+            raise KerasElmoError(
                 f"Unknown activation {activation!r} for CharCNN; expected one "
                 f"of {_ACTIVATIONS} (the activations ELMo models use)."
             )
         if int(char_embedding_dim) < 1:
-            raise ValueError(
+            raise KerasElmoError(
                 "`char_embedding_dim` must be a positive integer. Received: "
                 f"char_embedding_dim={char_embedding_dim}"
             )
+        if int(num_characters) < 2:
+            raise KerasElmoError(
+                "`num_characters` must be >= 2 (the padding id and at least "
+                f"one character). Received: num_characters={num_characters}"
+            )
+        self.num_characters = int(num_characters)
         self.max_characters_per_token = int(max_characters_per_token)
         self.filters = check_filters(filters, self.max_characters_per_token)
         self.char_embedding_dim = int(char_embedding_dim)
@@ -114,7 +126,7 @@ class CharCNN(keras.layers.Layer):
         # `char_embed` (261, d); id 0 is mapped to zeros in `call`.
         self.embeddings = self.add_weight(
             name="embeddings",
-            shape=(NUM_CHARACTER_IDS - 1, self.char_embedding_dim),
+            shape=(self.num_characters - 1, self.char_embedding_dim),
             initializer=keras.initializers.RandomUniform(-1.0, 1.0),
         )
         self.kernels = []
@@ -142,15 +154,23 @@ class CharCNN(keras.layers.Layer):
             )
 
     def call(self, inputs):
-        check_character_ids(inputs, self.max_characters_per_token)
-        ids = ops.cast(inputs, "int32")
+        ids = check_character_ids(
+            inputs,
+            self.max_characters_per_token,
+            rank=None,
+            max_id=self.num_characters - 1,
+        )
+        ids = ops.cast(ids, "int32")
         batch_shape = ops.shape(ids)[:-1]
         ids = ops.reshape(ids, (-1, self.max_characters_per_token))
         # One padding token in front: convolutions of an empty batch give
         # wrongly shaped results in graph mode, and one row costs nothing.
         ids = ops.pad(ids, [[1, 0], [0, 0]])
         # Gathering from the (261, d) table keeps the gradient sparse.
-        x = ops.take(self.embeddings, ops.maximum(ids - 1, 0), axis=0)
+        # The clip keeps the gather in bounds where assertions do not run
+        # (XLA drops them); elsewhere the ids were checked above.
+        rows = ops.clip(ids - 1, 0, self.num_characters - 2)
+        x = ops.take(self.embeddings, rows, axis=0)
         x = x * ops.cast(ids > 0, x.dtype)[..., None]
         pooled = []
         for kernel, bias in zip(self.kernels, self.biases):
@@ -162,7 +182,7 @@ class CharCNN(keras.layers.Layer):
         return ops.reshape(h, (*batch_shape, self.output_dim))
 
     def compute_mask(self, inputs, mask=None):
-        return ops.any(ops.not_equal(inputs, 0), axis=-1)
+        return characters.token_mask(inputs, ops)
 
     def compute_output_shape(self, input_shape):
         return (*input_shape[:-1], self.output_dim)
@@ -175,6 +195,7 @@ class CharCNN(keras.layers.Layer):
                 "char_embedding_dim": self.char_embedding_dim,
                 "activation": self.activation,
                 "max_characters_per_token": self.max_characters_per_token,
+                "num_characters": self.num_characters,
             }
         )
         return config

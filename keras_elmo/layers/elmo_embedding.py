@@ -1,11 +1,12 @@
 import keras
 from keras import ops
 
-from keras_elmo.data.character_ids import tokens_to_char_ids
+from keras_elmo import pretrained
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
+from keras_elmo.layers.token_encoders import check_vocabulary
 from keras_elmo.layers.validation import check_batch_structure
-from keras_elmo.layers.validation import check_character_ids
 
 
 def _is_string(inputs):
@@ -25,12 +26,19 @@ class ELMoEmbedding(keras.layers.Layer):
     The biLM weights are frozen unless `fine_tune=True`; the mix weights and
     `gamma` are trained with the task unless `scalar_mix_weights` fixes them.
 
-    Masking: the mask is computed from the input (a non-empty string, or a
-    token with any non-zero character id) and returned by `compute_mask`.
-    Outputs at padding positions are zero.
+    Masking: the mask is computed from the input (a non-empty string, a
+    token with any non-zero character id, or a non-zero word id) and
+    returned by `compute_mask`. Outputs at padding positions are zero.
+
+    With a word-input biLM (`token_encoder="words"`), string tokens are
+    looked up in its `vocabulary` in the graph (a `tf.lookup`
+    table; unknown words read as `<UNK>`), so the model still takes raw
+    tokens.
 
     Args:
-        bilm: a `keras_elmo.layers.BiLM` (e.g. from `keras_elmo.load_bilm`).
+        bilm: a `keras_elmo.layers.BiLM` (e.g. from `keras_elmo.load_bilm`),
+            or the name of a pretrained model (e.g. `"original"`), which is
+            loaded with `keras_elmo.load_bilm(name)`.
         num_output_representations: int. Number of independent mixes; with
             more than one the layer returns a list. Defaults to `1`.
         dropout: float. Dropout on each mixed output. Defaults to `0.5`.
@@ -38,16 +46,26 @@ class ELMoEmbedding(keras.layers.Layer):
             to `0.0` (the paper uses 0.001).
         do_layer_norm: bool. Layer-normalise the biLM layers before mixing.
             Defaults to `False`.
+        layer_norm_rule: str. Which positions the layer norm's statistics
+            cover: `"bilm-tf"`, the tokens only (as bilm-tf); `"allennlp"`,
+            the tokens and each sentence's `<S>`/`</S>` (as AllenNLP's
+            `Elmo`, whose numbers it then reproduces). Only matters with
+            `do_layer_norm=True`. Defaults to `"bilm-tf"`.
         top_layer_only: bool. Use only the top biLM layer. Defaults to
             `False`.
         scalar_mix_weights: list of floats or None. Fixed (non-trainable)
             mix weights, one per biLM layer; `gamma` is then fixed at 1.
             Defaults to `None` (learned).
         fine_tune: bool. Train the biLM weights too. Defaults to `False`.
+        vocabulary: for a word-input biLM, its vocabulary (list of str, a
+            `keras_elmo.data.Vocabulary` or a vocab file path; `<S>`,
+            `</S>` first), needed for string input. Saved in the config as
+            a list. Defaults to `None`.
 
     Call arguments:
         inputs: `tf.string` tensor `(batch, time)` of tokens, `""` marking
-            padding; or int character ids `(batch, time, 50)`.
+            padding; or int character ids `(batch, time, 50)`; or, for a
+            word-input biLM, int word ids `(batch, time)`.
         training: bool. Enables dropout.
 
     Returns:
@@ -80,24 +98,36 @@ class ELMoEmbedding(keras.layers.Layer):
         top_layer_only=False,
         scalar_mix_weights=None,
         fine_tune=False,
+        layer_norm_rule="bilm-tf",
+        vocabulary=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         if isinstance(bilm, dict):
             bilm = keras.saving.deserialize_keras_object(bilm)
+        elif isinstance(bilm, str) and bilm in pretrained.PRESETS:
+            # A preset name such as "original", downloaded once and cached.
+            from keras_elmo.checkpoints import load_bilm
+
+            bilm = load_bilm(bilm)
         if not isinstance(bilm, BiLM):
-            raise ValueError(
+            received = (
+                repr(bilm) if isinstance(bilm, str) else type(bilm).__name__
+            )
+            raise KerasElmoError(
                 "`bilm` must be a keras_elmo.layers.BiLM, e.g. "
-                "keras_elmo.load_bilm(options_file, weight_file). Received: "
-                f"{type(bilm).__name__}"
+                "keras_elmo.load_bilm(options_file, weight_file), or a "
+                'pretrained model name such as "original" (`keras-elmo '
+                "presets` lists them). "
+                f"Received: {received}"
             )
         if int(num_output_representations) < 1:
-            raise ValueError(
+            raise KerasElmoError(
                 "`num_output_representations` must be >= 1. Received: "
                 f"{num_output_representations}"
             )
         if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(
+            raise KerasElmoError(
                 f"`dropout` must be in [0, 1). Received: dropout={dropout}"
             )
         self.bilm = bilm
@@ -112,13 +142,27 @@ class ELMoEmbedding(keras.layers.Layer):
             else [float(w) for w in scalar_mix_weights]
         )
         self.fine_tune = bool(fine_tune)
+        self.layer_norm_rule = layer_norm_rule
         self.bilm.trainable = self.fine_tune
+        self.vocabulary = None
+        self.word_lookup = None
+        if vocabulary is not None:
+            if not self.bilm.encoder.needs_vocabulary:
+                raise KerasElmoError(
+                    "`vocabulary` is for word-input biLMs; this biLM reads "
+                    f"{self.bilm.token_encoder} and takes any token. Drop "
+                    "it."
+                )
+            vocabulary = check_vocabulary(vocabulary, self.bilm.encoder)
+            self.vocabulary = list(vocabulary.tokens)
+            self.word_lookup = vocabulary.lookup_table()
         self.scalar_mixes = [
             ScalarMix(
                 initial_scalar_weights=self.scalar_mix_weights,
                 l2_coef=l2_coef,
                 do_layer_norm=do_layer_norm,
                 top_layer_only=top_layer_only,
+                layer_norm_rule=layer_norm_rule,
                 trainable=self.scalar_mix_weights is None,
                 dtype=self.dtype_policy,
                 name=f"scalar_mix_{i}",
@@ -141,28 +185,42 @@ class ELMoEmbedding(keras.layers.Layer):
         check_batch_structure(inputs, "ELMoEmbedding")
         return super().__call__(inputs, *args, **kwargs)
 
-    def _character_ids(self, inputs):
+    def _bilm_inputs(self, inputs):
         shape = tuple(inputs.shape)
+        encoder = self.bilm.encoder
         if _is_string(inputs):
             if len(shape) != 2:
-                raise ValueError(
+                raise KerasElmoError(
                     "ELMoEmbedding expects string tokens of shape (batch, "
-                    f"time) padded with ''; received shape {shape}. Split "
+                    f"time) padded with ''; received `inputs` of shape "
+                    f"{shape} (rank {len(shape)}). Split "
                     "sentences into tokens first (e.g. tf.strings.split)."
                 )
-            return tokens_to_char_ids(inputs)
-        if len(shape) == 2:
-            raise ValueError(
-                "ELMoEmbedding received a 2-D tensor of dtype "
+            if encoder.needs_vocabulary and self.word_lookup is None:
+                raise KerasElmoError(
+                    "This biLM reads word ids (token_encoder="
+                    f"{self.bilm.token_encoder!r}); to take string tokens, "
+                    "ELMoEmbedding needs its vocabulary: "
+                    "ELMoEmbedding(bilm, vocabulary='vocab.txt')."
+                )
+            return encoder.tokens_to_inputs(inputs, self.word_lookup)
+        if len(shape) == 2 and encoder.input_shape:
+            raise KerasElmoError(
+                f"ELMoEmbedding received `inputs` of shape {shape}, dtype "
                 f"{inputs.dtype}; expected tf.string tokens (batch, time) or "
                 "integer character ids (batch, time, 50)."
             )
-        check_character_ids(inputs, self.bilm.max_characters_per_token)
-        return inputs
+        return encoder.check(inputs)
 
     def call(self, inputs, training=None):
-        ids = self._character_ids(inputs)
-        outputs = self.bilm(ids, training=training if self.fine_tune else False)
+        ids = self._bilm_inputs(inputs)
+        # AllenNLP's rule mixes with the <S>/</S> positions; the mixes drop
+        # them afterwards.
+        outputs = self.bilm(
+            ids,
+            training=training if self.fine_tune else False,
+            keep_boundaries=self.layer_norm_rule == "allennlp",
+        )
         mixed = []
         for mix in self.scalar_mixes:
             x = mix(outputs["layer_outputs"], mask=outputs["mask"])
@@ -173,7 +231,7 @@ class ELMoEmbedding(keras.layers.Layer):
         if _is_string(inputs):
             token_mask = ops.not_equal(inputs, "")
         else:
-            token_mask = ops.any(ops.not_equal(inputs, 0), axis=-1)
+            token_mask = self.bilm.encoder.mask(inputs)
         if self.num_output_representations == 1:
             return token_mask
         return [token_mask] * self.num_output_representations
@@ -196,6 +254,9 @@ class ELMoEmbedding(keras.layers.Layer):
                 "top_layer_only": self.top_layer_only,
                 "scalar_mix_weights": self.scalar_mix_weights,
                 "fine_tune": self.fine_tune,
+                "layer_norm_rule": self.layer_norm_rule,
             }
         )
+        if self.vocabulary is not None:
+            config["vocabulary"] = self.vocabulary
         return config

@@ -1,6 +1,8 @@
 import keras
 from keras import ops
 
+from keras_elmo.errors import KerasElmoError
+
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
 class Highway(keras.layers.Layer):
@@ -49,7 +51,7 @@ class Highway(keras.layers.Layer):
     def build(self, input_shape):
         dim = input_shape[-1]
         if dim is None:
-            raise ValueError(
+            raise KerasElmoError(
                 "Highway needs a known last dimension; received input shape "
                 f"{input_shape}."
             )

@@ -2,6 +2,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.recurrence import inference_recurrence
 from keras_elmo.layers.recurrence import recurrence
 
@@ -81,17 +82,17 @@ class ProjectedLSTM(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         if int(units) < 1:
-            raise ValueError(
+            raise KerasElmoError(
                 f"`units` must be a positive integer. Received: units={units}"
             )
         if projection_dim is not None and int(projection_dim) < 1:
-            raise ValueError(
+            raise KerasElmoError(
                 "`projection_dim` must be a positive integer or None. "
                 f"Received: projection_dim={projection_dim}"
             )
         for name, value in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
             if value is not None and float(value) <= 0:
-                raise ValueError(
+                raise KerasElmoError(
                     f"`{name}` must be positive or None (no clipping). "
                     f"Received: {name}={value}"
                 )
@@ -110,7 +111,7 @@ class ProjectedLSTM(keras.layers.Layer):
     def build(self, input_shape):
         input_dim = input_shape[-1]
         if input_dim is None:
-            raise ValueError(
+            raise KerasElmoError(
                 "ProjectedLSTM needs a known input feature dimension; "
                 f"received input shape {input_shape}."
             )
@@ -220,7 +221,8 @@ def run_lstms(layers, inputs, mask, initial_states=None, training=None):
     lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
     if initial_states is None:
         initial_states = [zero_state(layer, batch_size) for layer in layers]
-    time_mask = ops.transpose(mask)[:, :, None]
+    # Not [:, :, None]: see BiLM.call (the TFLite converter).
+    time_mask = ops.expand_dims(ops.transpose(mask), -1)
 
     outputs, final_states = [], []
     for layer, x, (c, h) in zip(layers, inputs, initial_states):

@@ -25,11 +25,36 @@ This module uses TensorFlow directly: `keras.ops` has no custom gradients
 with loops, and no TensorArrays.
 """
 
+import contextlib
+import contextvars
+
 import tensorflow as tf
 
 # Added to the forget gate at run time; the official weights do not store it
 # in the bias (SPEC §7).
 FORGET_BIAS = 1.0
+
+# Set while tracing for a converter (see `concatenated_outputs`).
+_CONCATENATE_OUTPUTS = contextvars.ContextVar(
+    "concatenate_outputs", default=False
+)
+
+
+@contextlib.contextmanager
+def concatenated_outputs():
+    """Traces `inference_recurrence` without a TensorArray, in this block.
+
+    The TFLite converter lowers a TensorArray to builtin ops only when its
+    element shape is static, and `(batch, units)` with a dynamic batch is
+    not. Inside this block the loop collects its outputs by concatenation
+    instead: the same values, but the copies grow with the square of the
+    length, so TensorFlow itself keeps the TensorArray.
+    """
+    token = _CONCATENATE_OUTPUTS.set(True)
+    try:
+        yield
+    finally:
+        _CONCATENATE_OUTPUTS.reset(token)
 
 
 def _clip(x, limit):
@@ -113,7 +138,11 @@ def inference_recurrence(
             cell_clip,
             proj_clip,
         )
-        outputs = outputs.write(t, tf.where(valid, new_h, tf.zeros_like(new_h)))
+        output = tf.where(valid, new_h, tf.zeros_like(new_h))
+        if concatenate:
+            outputs = tf.concat([outputs, tf.expand_dims(output, 0)], 0)
+        else:
+            outputs = outputs.write(t, output)
         return (
             t + 1,
             tf.where(valid, new_c, c),
@@ -121,12 +150,27 @@ def inference_recurrence(
             outputs,
         )
 
+    concatenate = _CONCATENATE_OUTPUTS.get()
+    if concatenate:
+        outputs = tf.zeros(tf.concat([[0], tf.shape(h0)], 0), products.dtype)
+        invariants = {
+            "shape_invariants": (
+                tf.TensorShape([]),
+                c0.shape,
+                h0.shape,
+                tf.TensorShape([None, *h0.shape]),
+            )
+        }
+    else:
+        outputs = tf.TensorArray(products.dtype, size=num_steps)
+        invariants = {}
     _, c, h, outputs = tf.while_loop(
         lambda t, *_: t < num_steps,
         step,
-        (0, c0, h0, tf.TensorArray(products.dtype, size=num_steps)),
+        (0, c0, h0, outputs),
+        **invariants,
     )
-    return outputs.stack(), c, h
+    return (outputs if concatenate else outputs.stack()), c, h
 
 
 def recurrence(

@@ -1,8 +1,12 @@
 import keras
 from keras import ops
 
-# Variance floor of the masked layer norm, as in bilm-tf and AllenNLP.
-_LAYER_NORM_EPSILON = 1e-12
+from keras_elmo.errors import KerasElmoError
+
+# Variance floor of the masked layer norm: bilm-tf's; AllenNLP's (since
+# 1.0: `tiny_value_of_dtype(float32)`) is 1e-13.
+_LAYER_NORM_EPSILON = {"bilm-tf": 1e-12, "allennlp": 1e-13}
+LAYER_NORM_RULES = tuple(_LAYER_NORM_EPSILON)
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -16,7 +20,18 @@ class ScalarMix(keras.layers.Layer):
 
     Masking: `mask` is used by the layer norm (statistics over unmasked
     entries only) and passed through unchanged. Outputs at masked positions
-    are zero.
+    are zero. With `layer_norm_rule="allennlp"` the inputs and `mask` carry
+    the `<S>`/`</S>` positions, and the returned mask is the token mask.
+
+    The two originals differ in one place, the layer norm's statistics:
+    bilm-tf (the default here) takes them over the real tokens only,
+    AllenNLP's `Elmo` over the tokens *and* the `<S>`/`</S>` positions of
+    each sentence, which changes every mixed vector (by up to ~0.6 on a
+    short sentence). `layer_norm_rule="allennlp"` reproduces AllenNLP: feed
+    the layers of `bilm(ids, keep_boundaries=True)` with that call's mask;
+    the mix is computed over all positions, then the boundary positions are
+    dropped, so the output `(batch, time, dim)` lines up with the tokens as
+    in the default rule.
 
     Args:
         initial_scalar_weights: list of floats, one per layer, or None for
@@ -28,13 +43,21 @@ class ScalarMix(keras.layers.Layer):
             Defaults to `False`.
         top_layer_only: bool. Return `gamma * top layer` instead of a mix.
             Defaults to `False`.
+        layer_norm_rule: str. `"bilm-tf"`: the inputs are the token
+            positions (`bilm(ids)`) and so are the layer-norm statistics.
+            `"allennlp"`: the inputs also hold the `<S>`/`</S>` positions
+            (`bilm(ids, keep_boundaries=True)`, `time + 2` positions), the
+            statistics include them, as in AllenNLP, and the output drops
+            them. Defaults to `"bilm-tf"`.
 
     Pass `trainable=False` to keep `s` and `gamma` fixed.
 
     Call arguments:
         inputs: list of float tensors of equal shape `(batch, time, dim)`,
-            the biLM layers.
-        mask: optional boolean tensor `(batch, time)`.
+            the biLM layers (`(batch, time + 2, dim)` with
+            `layer_norm_rule="allennlp"`).
+        mask: optional boolean tensor `(batch, time)` (`(batch, time + 2)`
+            with `layer_norm_rule="allennlp"`).
 
     Returns:
         Tensor `(batch, time, dim)`.
@@ -46,6 +69,14 @@ class ScalarMix(keras.layers.Layer):
     >>> mix(layers).numpy()[0, 0].tolist()
     [2.0, 2.0, 2.0, 2.0]
 
+    AllenNLP's rule takes layers with `<S>` and `</S>` and drops them:
+
+    >>> mix = keras_elmo.layers.ScalarMix(
+    ...     do_layer_norm=True, layer_norm_rule="allennlp")
+    >>> layers = [np.arange(8, dtype="float32").reshape(1, 4, 2)] * 3
+    >>> mix(layers, mask=np.array([[True, True, True, True]])).shape
+    TensorShape([1, 2, 2])
+
     Reference:
         Peters et al. 2018, "Deep contextualized word representations", §3.2.
     """
@@ -56,26 +87,50 @@ class ScalarMix(keras.layers.Layer):
         l2_coef=0.0,
         do_layer_norm=False,
         top_layer_only=False,
+        layer_norm_rule="bilm-tf",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if layer_norm_rule not in LAYER_NORM_RULES:
+            raise KerasElmoError(
+                f"`layer_norm_rule` must be one of {LAYER_NORM_RULES}. "
+                f"Received: layer_norm_rule={layer_norm_rule!r}"
+            )
         if initial_scalar_weights is not None:
             initial_scalar_weights = [float(w) for w in initial_scalar_weights]
         if float(l2_coef) < 0:
-            raise ValueError(
+            raise KerasElmoError(
                 f"`l2_coef` must be >= 0. Received: l2_coef={l2_coef}"
             )
         self.initial_scalar_weights = initial_scalar_weights
         self.l2_coef = float(l2_coef)
         self.do_layer_norm = bool(do_layer_norm)
         self.top_layer_only = bool(top_layer_only)
+        self.layer_norm_rule = layer_norm_rule
         self.supports_masking = True
+
+    def __call__(self, inputs, *args, **kwargs):
+        if isinstance(inputs, (list, tuple)) and not inputs:
+            raise KerasElmoError(
+                "ScalarMix received an empty list as `inputs`; expected the "
+                'list of biLM layers to mix, e.g. bilm(ids)["layer_outputs"] '
+                "(num_layers + 1 tensors of shape (batch, time, dim))."
+            )
+        if isinstance(inputs, (list, tuple)):
+            shapes = [tuple(getattr(x, "shape", ())) for x in inputs]
+            if len(set(shapes)) > 1:
+                raise KerasElmoError(
+                    "ScalarMix received `inputs` of different shapes "
+                    f"{shapes}; every layer to mix must have the same shape "
+                    "(batch, time, dim)."
+                )
+        return super().__call__(inputs, *args, **kwargs)
 
     def build(self, input_shape):
         if not isinstance(input_shape, (list, tuple)) or not isinstance(
             input_shape[0], (list, tuple)
         ):
-            raise ValueError(
+            raise KerasElmoError(
                 "ScalarMix expects a list of layer tensors, e.g. "
                 'bilm(ids)["layer_outputs"]; received a single input of '
                 f"shape {input_shape}."
@@ -83,7 +138,7 @@ class ScalarMix(keras.layers.Layer):
         num_layers = len(input_shape)
         initial = self.initial_scalar_weights
         if initial is not None and len(initial) != num_layers:
-            raise ValueError(
+            raise KerasElmoError(
                 f"`initial_scalar_weights` has {len(initial)} values but the "
                 f"mix received {num_layers} layers; give one per layer."
             )
@@ -106,27 +161,40 @@ class ScalarMix(keras.layers.Layer):
             mask = mask[0]
         if mask is None:
             mask = ops.ones(ops.shape(inputs[0])[:-1], dtype="bool")
-        keep = ops.cast(mask, "float32")[..., None]
+        # Not [..., None]: the TFLite converter needs Flex ops for that.
+        keep = ops.expand_dims(ops.cast(mask, "float32"), -1)
         layers = [ops.cast(x, "float32") for x in inputs]
         if self.top_layer_only:
             mixed = layers[-1]
         else:
             if self.do_layer_norm:
-                layers = [_masked_layer_norm(x, keep) for x in layers]
+                epsilon = _LAYER_NORM_EPSILON[self.layer_norm_rule]
+                layers = [_masked_layer_norm(x, keep, epsilon) for x in layers]
             # bilm-tf computes softmax(s + 1 / L); the shift does not change
             # a softmax, so it is left out.
             weights = ops.softmax(ops.cast(self.scalar_weights, "float32"))
             mixed = sum(w * x for w, x in zip(ops.unstack(weights), layers))
-        mixed = ops.cast(self.gamma, "float32") * mixed * keep
-        return ops.cast(mixed, self.compute_dtype)
+        mixed = ops.cast(self.gamma, "float32") * mixed
+        if self.layer_norm_rule == "allennlp":
+            # Drop <S> (first) and </S> (after the last token): a sentence
+            # of n tokens has n + 2 unmasked positions, so the token mask is
+            # the boundary mask shifted by two.
+            mixed = mixed[:, 1:-1]
+            keep = keep[:, 2:]
+        return ops.cast(mixed * keep, self.compute_dtype)
 
     def compute_mask(self, inputs, mask=None):
         if isinstance(mask, (list, tuple)):
-            return mask[0]
+            mask = mask[0]
+        if mask is not None and self.layer_norm_rule == "allennlp":
+            return mask[:, 2:]
         return mask
 
     def compute_output_shape(self, input_shape):
-        return input_shape[0]
+        shape = tuple(input_shape[0])
+        if self.layer_norm_rule == "allennlp" and shape[1] is not None:
+            return (shape[0], shape[1] - 2, *shape[2:])
+        return shape
 
     def get_config(self):
         config = super().get_config()
@@ -136,16 +204,17 @@ class ScalarMix(keras.layers.Layer):
                 "l2_coef": self.l2_coef,
                 "do_layer_norm": self.do_layer_norm,
                 "top_layer_only": self.top_layer_only,
+                "layer_norm_rule": self.layer_norm_rule,
             }
         )
         return config
 
 
-def _masked_layer_norm(x, keep):
+def _masked_layer_norm(x, keep, epsilon):
     """`(x - mean) / sqrt(var + eps)` with one mean and variance over all
-    unmasked (token, feature) entries of the whole batch (SPEC §10)."""
+    unmasked (position, feature) entries of the whole batch (SPEC §10)."""
     count = ops.sum(keep) * ops.cast(ops.shape(x)[-1], "float32")
     count = ops.maximum(count, 1.0)
     mean = ops.sum(x * keep) / count
     variance = ops.sum(ops.square((x - mean) * keep)) / count
-    return (x - mean) / ops.sqrt(variance + _LAYER_NORM_EPSILON)
+    return (x - mean) / ops.sqrt(variance + epsilon)

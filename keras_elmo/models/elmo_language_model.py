@@ -3,6 +3,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.bilm import BiLM
 
 # Rows of full-softmax logits computed at once in evaluation, so that a
@@ -181,7 +182,9 @@ class ELMoLanguageModel(keras.Model):
         seed: int or None. Seed of the negative sampler. Defaults to `None`.
 
     Call arguments:
-        inputs: dict with `"character_ids"`, int `(batch, time, 50)`.
+        inputs: dict with `"character_ids"`, int `(batch, time, 50)`; for a
+            word-input biLM, with `"token_ids"`, int `(batch, time)`
+            (vocabulary line + 1; the same vocabulary as the softmax).
 
     Returns:
         A dict: `"forward"` and `"backward"` top LSTM outputs
@@ -220,17 +223,24 @@ class ELMoLanguageModel(keras.Model):
         if isinstance(bilm, dict):
             bilm = keras.saving.deserialize_keras_object(bilm)
         if not isinstance(bilm, BiLM):
-            raise ValueError(
+            raise KerasElmoError(
                 "`bilm` must be a keras_elmo.layers.BiLM. Received: "
                 f"{type(bilm).__name__}"
             )
         if bilm.stateful:
-            raise ValueError(
+            raise KerasElmoError(
                 "Train a stateless BiLM (stateful=False): training reads "
                 "shuffled sentences, each from a zero state."
             )
+        table = getattr(bilm, "vocabulary_size", None)
+        if table is not None and int(table) != int(vocabulary_size):
+            raise KerasElmoError(
+                f"The word-input BiLM has a table of {table} words but the "
+                f"softmax has vocabulary_size={vocabulary_size}; a word "
+                "language model reads and predicts the same vocabulary."
+            )
         if int(vocabulary_size) < 4 or int(num_sampled) < 1:
-            raise ValueError(
+            raise KerasElmoError(
                 "Need vocabulary_size >= 4 (<S>, </S>, <UNK> and a word) and "
                 f"num_sampled >= 1. Received: vocabulary_size="
                 f"{vocabulary_size}, num_sampled={num_sampled}"
@@ -268,8 +278,8 @@ class ELMoLanguageModel(keras.Model):
         self.built = True
 
     def call(self, inputs, training=None):
-        ids = inputs["character_ids"] if isinstance(inputs, dict) else inputs
-        outputs = self.bilm(ids, training=training, keep_boundaries=True)
+        # A dict goes to the BiLM as is: it reads its own input key.
+        outputs = self.bilm(inputs, training=training, keep_boundaries=True)
         top = outputs["layer_outputs"][-1]
         dim = self.bilm.projection_dim
         return {
@@ -287,7 +297,7 @@ class ELMoLanguageModel(keras.Model):
         and `sample_weight` float `(batch, 2, time + 2)`, 1 for a target.
         """
         if y is None or sample_weight is None:
-            raise ValueError(
+            raise KerasElmoError(
                 "ELMoLanguageModel needs targets y (batch, 2, time + 2) and "
                 "sample_weight of the same shape, e.g. from "
                 "keras_elmo.data.lm_dataset."

@@ -88,6 +88,9 @@ class SparseOptimizer(keras.optimizers.Optimizer):
     `IndexedSlices` gradients and clips the global norm without densifying
     them, on the summed gradient under a `tf.distribute` strategy."""
 
+    # Private Keras hooks (TF backend), overridden because Keras clips before
+    # the replicas' gradients are summed; a public "clip after all-reduce"
+    # option of keras.optimizers.Optimizer would replace both.
     def _clip_gradients(self, grads):
         return clip_before_all_reduce(grads, self.global_clipnorm)
 

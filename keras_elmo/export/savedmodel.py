@@ -6,8 +6,12 @@ The SavedModel answers with the output names of the TF Hub ELMo module:
   (split on whitespace in-graph);
 - signature `tokens`: inputs `tokens`, tf.string `[batch, max_len]` padded
   with `""`, and `sequence_len`, int32 `[batch]`;
-- signature `token_ids` (only with a cached vocabulary): inputs `token_ids`,
-  int32 `[batch, max_len]` (rows of the vocabulary), and `sequence_len`.
+- signature `token_ids` (only with a cached vocabulary, or for a
+  word-input biLM): inputs `token_ids`, int32 `[batch, max_len]` (rows of
+  the vocabulary), and `sequence_len`.
+
+A word-input biLM (`token_encoder="words"`) carries its vocabulary as an
+in-graph lookup table: tokens it lacks read as `<UNK>`.
 
 Each returns `word_emb` `[B, T, P]`, `lstm_outputs1` ... `lstm_outputsL`
 `[B, T, 2P]`, `elmo` `[B, T, 2P]` (the scalar mix), `default` `[B, 2P]` (the
@@ -21,20 +25,57 @@ scalar-mix weights and `gamma` (the only variables saved as trainable);
 the biLM weights are saved frozen.
 """
 
+import numbers
 import os
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo.data.character_ids import tokens_to_char_ids
+from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.dump import encode_tokens_in_batches
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import OutputPathError
+from keras_elmo.files import atomic_output
+from keras_elmo.files import check_output_directory
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
+from keras_elmo.layers.token_encoders import check_vocabulary
 
 # Requests above this many token positions (batch x max_len) are refused
 # with a message rather than risking the server's memory.
 DEFAULT_MAX_BATCH_TOKENS = 200_000
+
+
+def _check_max_batch_tokens(max_batch_tokens):
+    if (
+        isinstance(max_batch_tokens, bool)
+        or not isinstance(max_batch_tokens, numbers.Integral)
+        or max_batch_tokens < 1
+    ):
+        raise KerasElmoError(
+            "max_batch_tokens (--max-batch-tokens) must be a positive "
+            f"integer; received {max_batch_tokens!r}. It is the largest "
+            "request (batch x max_len token positions) the SavedModel serves."
+        )
+    return int(max_batch_tokens)
+
+
+def _check_rank(tensor, name, layout):
+    """`tensor`, once checked at run time to have the rank of `layout`."""
+    rank = layout.count(",") + 1
+    check = tf.debugging.assert_equal(
+        tf.rank(tensor),
+        rank,
+        message=f"{name} must have shape {layout} (rank {rank}); the "
+        "request's rank differs.",
+    )
+    with tf.control_dependencies([check]):
+        tensor = tf.identity(tensor)
+    # A static shape only: a run-time `tf.ensure_shape` may run before the
+    # check and fail with a message that does not say what was expected.
+    tensor.set_shape([None] * rank)
+    return tensor
 
 
 def _not_trainable(next_creator, **kwargs):
@@ -59,7 +100,8 @@ def _frozen_copy(bilm):
 
 # A plain trackable object rather than tf.Module, so that `variables` and
 # `trainable_variables` can be saved as attributes: the "reusable
-# SavedModel" convention that TF Hub's KerasLayer reads.
+# SavedModel" convention that TF Hub's KerasLayer reads. Private: tf.Module
+# would replace it if it let those attributes be assigned.
 _Trackable = tf.__internal__.tracking.AutoTrackable
 
 
@@ -70,7 +112,9 @@ class ELMoServing(_Trackable):
         bilm: a `keras_elmo.layers.BiLM`.
         vocabulary: optional list of str. Tokens whose embeddings are
             computed once and cached; in-vocabulary tokens then skip the
-            char CNN and other tokens fall back to characters.
+            char CNN and other tokens fall back to characters. For a
+            word-input biLM, its vocabulary (required; list, path or
+            `keras_elmo.data.Vocabulary`).
         max_batch_tokens: int. Refuse larger requests with an error.
     """
 
@@ -80,7 +124,7 @@ class ELMoServing(_Trackable):
         super().__init__()
         self.bilm = _frozen_copy(bilm)
         self.num_layers = self.bilm.num_layers
-        self.max_batch_tokens = int(max_batch_tokens)
+        self.max_batch_tokens = _check_max_batch_tokens(max_batch_tokens)
         width = 2 * self.bilm.projection_dim
         self.scalar_mix = ScalarMix(dtype="float32", name="elmo_scalar_mix")
         self.scalar_mix.build([(None, None, width)] * (self.num_layers + 1))
@@ -92,10 +136,23 @@ class ELMoServing(_Trackable):
         self.variables += self.trainable_variables
         self.regularization_losses = []
         self.token_cache = None
-        if vocabulary is not None:
+        self.word_lookup = None
+        if self.bilm.encoder.needs_vocabulary:
+            words = check_vocabulary(vocabulary, self.bilm.encoder)
+            self.word_lookup = words.lookup_table()
+            self.embed_token_ids = tf.function(
+                self._embed_word_ids,
+                input_signature=[
+                    tf.TensorSpec(None, tf.int32),
+                    tf.TensorSpec(None, tf.int32),
+                ],
+            )
+        elif vocabulary is not None:
             vocabulary = list(vocabulary)
             if len(set(vocabulary)) != len(vocabulary):
-                raise ValueError("The cached vocabulary lists a token twice.")
+                raise KerasElmoError(
+                    "The cached vocabulary lists a token twice."
+                )
             cache = np.concatenate(
                 list(encode_tokens_in_batches(self.bilm, vocabulary))
                 or [np.zeros((0, self.bilm.projection_dim), "float32")]
@@ -115,56 +172,76 @@ class ELMoServing(_Trackable):
             self.embed_token_ids = tf.function(
                 self._embed_token_ids,
                 input_signature=[
-                    tf.TensorSpec([None, None], tf.int32),
-                    tf.TensorSpec([None], tf.int32),
+                    tf.TensorSpec(None, tf.int32),
+                    tf.TensorSpec(None, tf.int32),
                 ],
             )
 
     # === Entry points (also the signatures) ===
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    # The signatures declare no rank, so that a request of the wrong rank
+    # reaches the checks below (which name the input) instead of failing
+    # deep inside the graph (TensorFlow does not check a signature's shapes).
+    @tf.function(input_signature=[tf.TensorSpec(None, tf.string)])
     def embed_sentences(self, sentences):
+        sentences = _check_rank(sentences, "sentences", "[batch]")
         tokens = tf.strings.split(sentences)
         lengths = tf.cast(tokens.row_lengths(), tf.int32)
         return self._outputs(tokens.to_tensor(""), lengths)
 
     @tf.function(
         input_signature=[
-            tf.TensorSpec([None, None], tf.string),
-            tf.TensorSpec([None], tf.int32),
+            tf.TensorSpec(None, tf.string),
+            tf.TensorSpec(None, tf.int32),
         ]
     )
     def embed_tokens(self, tokens, sequence_len):
+        tokens = _check_rank(tokens, "tokens", "[batch, max_len]")
         sequence_len = self._check_lengths(tokens, sequence_len)
         return self._outputs(tokens, sequence_len)
 
     def _embed_token_ids(self, token_ids, sequence_len):
+        token_ids = _check_rank(token_ids, "token_ids", "[batch, max_len]")
         sequence_len = self._check_lengths(token_ids, sequence_len)
-        size = tf.shape(self.token_cache)[0]
         mask = self._mask(token_ids, sequence_len)
+        ids = self._check_rows(token_ids, mask, tf.shape(self.token_cache)[0])
+        embeddings = tf.gather(self.token_cache, ids)
+        return self._from_embeddings(embeddings, mask, sequence_len)
+
+    def _embed_word_ids(self, token_ids, sequence_len):
+        token_ids = _check_rank(token_ids, "token_ids", "[batch, max_len]")
+        sequence_len = self._check_lengths(token_ids, sequence_len)
+        mask = self._mask(token_ids, sequence_len)
+        rows = self._check_rows(token_ids, mask, self.bilm.vocabulary_size)
+        # The biLM reads vocabulary row + 1; 0 is its padding id.
+        ids = tf.where(mask, rows + 1, 0)
+        return self._finish(self.bilm(ids, training=False), sequence_len)
+
+    def _check_rows(self, token_ids, mask, size):
+        """`token_ids` with 0 at padding, once checked to be vocabulary
+        rows `0..size - 1` at the real tokens."""
         valid_ids = tf.boolean_mask(token_ids, mask)
         checks = [
             tf.debugging.assert_non_negative(
                 valid_ids,
-                message="token_ids must be >= 0 (rows of the cache).",
+                message="token_ids must be >= 0 (rows of the vocabulary).",
             ),
             tf.debugging.assert_less(
                 valid_ids,
                 size,
                 message="token_ids must be smaller than the size of the "
-                "cached vocabulary.",
+                "vocabulary.",
             ),
         ]
         with tf.control_dependencies(checks):
-            ids = self._check_size(tf.where(mask, token_ids, 0))
-        embeddings = tf.gather(self.token_cache, ids)
-        return self._from_embeddings(embeddings, mask, sequence_len)
+            return self._check_size(tf.where(mask, token_ids, 0))
 
     # === The computation ===
 
     def _check_lengths(self, tokens, sequence_len):
         """`sequence_len`, once checked against `tokens` (the checks run
         before anything that reads it)."""
+        sequence_len = _check_rank(sequence_len, "sequence_len", "[batch]")
         shape = tf.shape(tokens)
         checks = [
             tf.debugging.assert_equal(
@@ -191,8 +268,13 @@ class ELMoServing(_Trackable):
 
     def _outputs(self, tokens, lengths):
         tokens = self._check_size(tokens)
+        if self.word_lookup is not None:
+            ids = tokens_to_word_ids(tokens, self.word_lookup, lengths)
+            return self._finish(self.bilm(ids, training=False), lengths)
         if self.token_cache is None:
-            ids = tokens_to_char_ids(tokens, sequence_length=lengths)
+            # The encoder's own string -> ids rule (bytes, or the char
+            # vocabulary of an ELMoForManyLangs model).
+            ids = self.bilm.encoder.tokens_to_inputs(tokens, None, lengths)
             return self._finish(self.bilm(ids, training=False), lengths)
         mask = self._mask(tokens, lengths)
         ids = self.vocabulary.lookup(tokens)
@@ -201,9 +283,8 @@ class ELMoServing(_Trackable):
         # one through the char CNN once.
         unknown = tf.where((ids < 0) & mask)
         unknown_tokens = tf.gather_nd(tokens, unknown)[:, None]
-        unknown_ids = tokens_to_char_ids(
-            unknown_tokens,
-            sequence_length=tf.ones_like(unknown[:, 0], tf.int32),
+        unknown_ids = self.bilm.encoder.tokens_to_inputs(
+            unknown_tokens, None, tf.ones_like(unknown[:, 0], tf.int32)
         )
         computed = self.bilm.encode_tokens(unknown_ids)[:, 0]
         embeddings = tf.tensor_scatter_nd_update(embeddings, unknown, computed)
@@ -255,14 +336,17 @@ def export_savedmodel(
     Args:
         bilm: a `keras_elmo.layers.BiLM`.
         path: str. Directory to write.
-        vocabulary: optional list of str for the cached-token mode.
+        vocabulary: optional list of str for the cached-token mode; for a
+            word-input biLM, its vocabulary (required), which the
+            SavedModel carries.
         max_batch_tokens: int. Largest request (batch x max_len) served.
 
     Returns:
         `path`.
     """
-    if os.path.exists(path) and os.listdir(path):
-        raise ValueError(
+    check_output_directory(path)
+    if os.path.isdir(path) and os.listdir(path):
+        raise OutputPathError(
             f"{path} exists and is not empty; choose a new directory for the "
             "SavedModel."
         )
@@ -273,7 +357,8 @@ def export_savedmodel(
     }
     if vocabulary is not None:
         signatures["token_ids"] = module.embed_token_ids
-    tf.saved_model.save(module, path, signatures=signatures)
+    with atomic_output(path, directory=True) as temporary:
+        tf.saved_model.save(module, temporary, signatures=signatures)
     return path
 
 

@@ -1,0 +1,111 @@
+"""The `keras-elmo` command line.
+
+One module per subcommand (or group of related subcommands), each with
+`add_parser(commands)`, which registers its parsers and sets `run`, and the
+`run` functions themselves; `COMMANDS` lists them in `--help` order. The
+modules parse and delegate: every default and rule lives in the library.
+
+User mistakes (`KerasElmoError` and the OS errors that user paths cause)
+are caught here, once, and printed as `keras-elmo CMD: error: ...` with
+exit status 2; anything else is a bug and keeps its traceback.
+"""
+
+import argparse
+import gzip
+import importlib
+import os
+import sys
+import zipfile
+
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.version import __version__
+
+COMMANDS = (
+    "keras_elmo.cli.embed",
+    "keras_elmo.cli.train",
+    "keras_elmo.cli.evaluate",
+    "keras_elmo.cli.export",
+    "keras_elmo.cli.deploy",
+    "keras_elmo.cli.pretrained",
+)
+
+# Errors that a user's input or paths cause: reported in a few lines.
+# (json.JSONDecodeError and UnicodeDecodeError are ValueErrors that the
+# readers turn into KerasElmoErrors naming the file; OSError covers the
+# path errors: not found, is a directory, permission denied, disk full.)
+USER_ERRORS = (
+    KerasElmoError,
+    OSError,
+    gzip.BadGzipFile,
+    zipfile.BadZipFile,
+    EOFError,
+)
+
+
+def _import_tensorflow_quietly():
+    """Imports TensorFlow without its C++ start-up logs (oneDNN, CUDA),
+    unless the user set TF_CPP_MIN_LOG_LEVEL: the command prints its own
+    lines only.
+
+    TensorFlow 2.21 writes some of those lines before its log level takes
+    effect, so standard error is also pointed at /dev/null for the import
+    (only; errors later are shown as usual).
+    """
+    if "TF_CPP_MIN_LOG_LEVEL" in os.environ or "tensorflow" in sys.modules:
+        return
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            import tensorflow  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="keras-elmo",
+        description="ELMo biLMs in Keras 3: embed text with official or "
+        "trained weights, pretrain on your corpus, export for serving.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"keras-elmo {__version__}"
+    )
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND"
+    )
+    for name in COMMANDS:
+        importlib.import_module(name).add_parser(commands)
+    return parser
+
+
+def _describe(error):
+    if isinstance(error, OSError) and error.filename and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    if isinstance(error, EOFError):
+        return f"a compressed input ended early ({error}); is it complete?"
+    return str(error)
+
+
+def main(argv=None):
+    """Runs `keras-elmo ARGV`; returns the exit status."""
+    _import_tensorflow_quietly()
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit:  # argparse: --help, or a usage error
+        return exit.code
+    try:
+        args.run(args)
+    except USER_ERRORS as error:
+        print(
+            f"keras-elmo {args.command}: error: {_describe(error)}",
+            file=sys.stderr,
+        )
+        return 2
+    except KeyboardInterrupt:
+        print(f"keras-elmo {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,5 @@
+import sys
+
+from keras_elmo.cli import main
+
+sys.exit(main())

@@ -1,0 +1,110 @@
+"""`keras-elmo embed` and `keras-elmo dump-token-embeddings`."""
+
+from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo.cli.arguments import add_quiet
+from keras_elmo.cli.arguments import bilm_source
+from keras_elmo.cli.arguments import bilm_vocabulary
+from keras_elmo.cli.arguments import positive_int
+from keras_elmo.cli.arguments import verbosity
+from keras_elmo.cli.deploy import add_runtime_arguments
+from keras_elmo.cli.deploy import runtime_bilm
+
+
+def add_parser(commands):
+    from keras_elmo import dump
+    from keras_elmo.data.text import ON_BAD_LINE
+
+    embed = commands.add_parser(
+        "embed",
+        help="write the biLM layers of each sentence of a text file to hdf5",
+        description="Reads one whitespace-tokenised sentence per line "
+        "(UTF-8, .gz allowed) and writes hdf5 dataset str(i) for line i "
+        "(from 0), float32 (num_layers + 1, n_i, 2 * projection_dim), the "
+        "bilm-tf dump layout. Stateless: each sentence starts from a zero "
+        "state. The output is written to OUTPUT.partial and renamed when "
+        "complete.",
+    )
+    add_bilm_source(embed)
+    io = embed.add_argument_group("input and output")
+    io.add_argument("--input", required=True, help="sentences, one a line")
+    io.add_argument("--output", required=True, help="hdf5 file to write")
+    io.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=dump.DEFAULT_SENTENCE_BATCH,
+        help="sentences a batch (default %(default)s)",
+    )
+    io.add_argument(
+        "--on-bad-line",
+        choices=ON_BAD_LINE,
+        default="error",
+        help="a line that is not UTF-8: stop with an error naming it "
+        "(default), or skip it (no dataset for that line; reported)",
+    )
+    add_runtime_arguments(embed)
+    add_quiet(embed)
+    embed.set_defaults(run=run_embed)
+
+    tokens = commands.add_parser(
+        "dump-token-embeddings",
+        help="write the context-insensitive embedding of each vocab token",
+        description="Writes hdf5 dataset 'embedding' (num_tokens, "
+        "projection_dim): row k is the token encoder output for line k of "
+        "the vocabulary.",
+    )
+    add_bilm_source(tokens)
+    io = tokens.add_argument_group("input and output")
+    io.add_argument("--vocab", required=True, help="one token a line")
+    io.add_argument("--output", required=True, help="hdf5 file to write")
+    io.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=dump.DEFAULT_TOKEN_BATCH,
+        help="tokens a batch (default %(default)s)",
+    )
+    add_quiet(tokens)
+    tokens.set_defaults(run=run_dump_token_embeddings)
+
+
+def _open_source(args, *inputs):
+    """The biLM source, once the output was checked against every input."""
+    from keras_elmo.files import check_output_file
+
+    source = bilm_source(args)
+    check_output_file(
+        args.output, inputs=[*inputs, source.options, source.weights]
+    )
+    return source
+
+
+def run_embed(args):
+    from keras_elmo.dump import embed_file
+
+    source = _open_source(args, args.input)
+    vocabulary = bilm_vocabulary(args, source)
+    bilm = runtime_bilm(source.bilm(), args.runtime, args.precision)
+    count = embed_file(
+        bilm,
+        args.input,
+        args.output,
+        batch_size=args.batch_size,
+        verbose=verbosity(args),
+        on_bad_line=args.on_bad_line,
+        vocabulary=vocabulary,
+    )
+    print(f"Wrote the biLM layers of {count} sentences to {args.output}")
+
+
+def run_dump_token_embeddings(args):
+    from keras_elmo.dump import dump_token_embeddings
+
+    source = _open_source(args, args.vocab)
+    count = dump_token_embeddings(
+        source.bilm(),
+        args.vocab,
+        args.output,
+        batch_size=args.batch_size,
+        verbose=verbosity(args),
+        vocabulary=bilm_vocabulary(args, source),
+    )
+    print(f"Wrote {count} token embeddings to {args.output}")

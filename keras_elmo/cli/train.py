@@ -1,0 +1,350 @@
+"""`keras-elmo train`: pretrain a biLM on a corpus (resumable)."""
+
+import os
+
+from keras_elmo.cli.arguments import add_quiet
+from keras_elmo.cli.arguments import json_value
+from keras_elmo.cli.arguments import non_negative_float
+from keras_elmo.cli.arguments import positive_float
+from keras_elmo.cli.arguments import positive_int
+from keras_elmo.cli.arguments import verbosity
+
+
+def add_parser(commands):
+    parser = commands.add_parser(
+        "train",
+        help="pretrain a biLM on your corpus (resumable)",
+        description="Trains an ELMo biLM with model.fit on text files of one "
+        "whitespace-tokenised sentence a line (.gz allowed). Running the "
+        "same command again on the same --output resumes from the last "
+        "checkpoint, optimizer state and data position included.",
+    )
+    _add_data_arguments(parser)
+    _add_size_arguments(parser)
+    _add_training_arguments(parser)
+    _add_device_arguments(parser)
+    add_quiet(parser)
+    parser.set_defaults(run=run)
+
+
+def _add_data_arguments(parser):
+    from keras_elmo.data.text import ON_BAD_LINE
+    from keras_elmo.training_config import TrainingConfig
+
+    defaults = TrainingConfig.__dataclass_fields__
+    data = parser.add_argument_group("data")
+    data.add_argument(
+        "--train",
+        nargs="+",
+        required=True,
+        metavar="PATTERN",
+        help="training files or quoted globs, e.g. 'data/*.txt'",
+    )
+    data.add_argument(
+        "--validation",
+        nargs="+",
+        metavar="PATTERN",
+        help="held-out files, evaluated once an epoch",
+    )
+    data.add_argument("--vocab", help="output vocabulary file")
+    data.add_argument(
+        "--build-vocab",
+        action="store_true",
+        help="build the vocabulary from the training files",
+    )
+    data.add_argument(
+        "--min-count",
+        type=positive_int,
+        default=1,
+        help="with --build-vocab: minimum count (default %(default)s)",
+    )
+    data.add_argument(
+        "--max-vocab-size",
+        type=positive_int,
+        help="with --build-vocab: at most this many tokens",
+    )
+    data.add_argument("--output", required=True, help="run directory")
+    data.add_argument(
+        "--tokens-per-batch",
+        type=positive_int,
+        default=defaults["tokens_per_batch"].default,
+        help="token budget of a batch on one device (default %(default)s); "
+        "a step trains on this many tokens times the replicas",
+    )
+    data.add_argument(
+        "--max-length",
+        type=positive_int,
+        default=defaults["max_length"].default,
+        help="longer sentences are split evenly (default %(default)s)",
+    )
+    data.add_argument(
+        "--on-bad-line",
+        choices=ON_BAD_LINE,
+        default=defaults["on_bad_line"].default,
+        help="a line that is not UTF-8 (in training, validation and "
+        "vocabulary files): stop (default) or skip and report it",
+    )
+
+
+def _add_size_arguments(parser):
+    from keras_elmo.models.presets import DEFAULT_PRESET
+    from keras_elmo.models.presets import DEFAULT_TOKEN_ENCODER
+    from keras_elmo.models.presets import PRESETS
+    from keras_elmo.models.presets import SIZE_ARGUMENTS
+    from keras_elmo.models.presets import TRAINABLE_TOKEN_ENCODERS
+
+    size = parser.add_argument_group("model size")
+    size.add_argument(
+        "--token-encoder",
+        choices=TRAINABLE_TOKEN_ENCODERS,
+        help=f"how the biLM reads a token: {DEFAULT_TOKEN_ENCODER} (default, "
+        "or the --init-from source's) through the char CNN, or words: one id "
+        "of the vocabulary, looked up in a table (bilm-tf's word-input biLM; "
+        "the preset's char CNN sizes do not apply)",
+    )
+    size.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        help=f"{DEFAULT_PRESET} (default): a small CPU-friendly biLM; "
+        "small, medium, original: the published ELMo sizes",
+    )
+    size.add_argument(
+        "--options", help="take the size from an official options.json"
+    )
+    for name, (kind, smallest) in SIZE_ARGUMENTS.items():
+        size.add_argument(
+            "--" + name.replace("_", "-"),
+            type=positive_int if kind is int and smallest else kind,
+            help=f"(>= {smallest})",
+        )
+    size.add_argument(
+        "--filters",
+        type=json_value,
+        help="char CNN filters as JSON, e.g. '[[1,32],[2,64]]'",
+    )
+    size.add_argument("--no-skip-connections", action="store_true")
+
+
+def _add_training_arguments(parser):
+    from keras_elmo.training import DEFAULT_CHECKPOINT_EVERY
+    from keras_elmo.training_config import LEARNING_RATE_SCHEDULES
+    from keras_elmo.training_config import OPTIMIZERS
+    from keras_elmo.training_config import TrainingConfig
+
+    defaults = TrainingConfig.__dataclass_fields__
+    fit = parser.add_argument_group("training")
+    fit.add_argument(
+        "--epochs", type=positive_float, help="passes over the data (1)"
+    )
+    fit.add_argument("--steps", type=positive_int, help="total steps instead")
+    fit.add_argument(
+        "--num-sampled",
+        type=positive_int,
+        default=defaults["num_sampled"].default,
+        help="sampled-softmax negatives (default %(default)s, capped at V)",
+    )
+    fit.add_argument(
+        "--dropout",
+        type=non_negative_float,
+        default=defaults["dropout"].default,
+        help="dropout on the LSTM inputs and the softmax input "
+        "(default %(default)s)",
+    )
+    fit.add_argument(
+        "--optimizer",
+        choices=sorted(OPTIMIZERS),
+        default=defaults["optimizer"].default,
+        help="adagrad (default, the original recipe) or adam; both update "
+        "only the softmax rows a batch touches",
+    )
+    fit.add_argument(
+        "--learning-rate",
+        type=positive_float,
+        help="default: "
+        + ", ".join(
+            f"{rate:g} for {name}" for name, rate in OPTIMIZERS.items()
+        ),
+    )
+    fit.add_argument(
+        "--lr-schedule",
+        choices=LEARNING_RATE_SCHEDULES,
+        default=defaults["learning_rate_schedule"].default,
+        help="constant (default, the original recipe) or linear decay to "
+        "zero at the last step, which suits short runs",
+    )
+    fit.add_argument(
+        "--initial-accumulator",
+        type=non_negative_float,
+        default=defaults["initial_accumulator_value"].default,
+        help="Adagrad's initial accumulator (default %(default)s)",
+    )
+    fit.add_argument(
+        "--clip-norm",
+        type=non_negative_float,
+        default=defaults["clip_norm"].default,
+        help="global gradient norm clip (default %(default)s; 0 for none)",
+    )
+    fit.add_argument("--seed", type=int, default=defaults["seed"].default)
+    fit.add_argument(
+        "--checkpoint-every",
+        type=positive_int,
+        default=DEFAULT_CHECKPOINT_EVERY,
+        help="steps between checkpoints (default %(default)s)",
+    )
+    fit.add_argument(
+        "--validate-every",
+        type=positive_int,
+        help="steps between validations (default: one epoch)",
+    )
+    fit.add_argument(
+        "--init-from",
+        help="start from weights: a run dir, an export dir, or "
+        "OPTIONS.json,WEIGHTS.hdf5 (official)",
+    )
+
+
+def _add_device_arguments(parser):
+    from keras_elmo.distribute import DEFAULT_CLUSTER_TIMEOUT
+    from keras_elmo.distribute import STRATEGIES
+    from keras_elmo.training_config import JIT_COMPILE
+    from keras_elmo.training_config import MIXED_PRECISION
+
+    devices = parser.add_argument_group("devices")
+    devices.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="auto",
+        help="auto (default): multi_worker if TF_CONFIG lists several "
+        "tasks, mirrored with several GPUs, else one device; one_device; "
+        "mirrored: all GPUs of this machine; multi_worker: the machines of "
+        "TF_CONFIG; tpu: not supported yet (refused with the reason)",
+    )
+    devices.add_argument(
+        "--mixed-precision",
+        choices=[name for name in MIXED_PRECISION if name],
+        help="compute in bfloat16 or float16 (with loss scaling); weights, "
+        "LSTM cell state, softmax and loss stay float32",
+    )
+    devices.add_argument(
+        "--jit-compile",
+        choices=list(JIT_COMPILE),
+        default="auto",
+        help="compile the training step with XLA: auto (default) with a "
+        "GPU and without a strategy, on, or off",
+    )
+    devices.add_argument(
+        "--cluster-timeout",
+        type=positive_float,
+        default=DEFAULT_CLUSTER_TIMEOUT,
+        help="multi_worker: seconds a worker waits for the others, at "
+        "start-up and in each step, before an error (default %(default)s)",
+    )
+
+
+def _vocabulary(args, train_files):
+    from keras_elmo.data.vocabulary import Vocabulary
+    from keras_elmo.errors import KerasElmoError
+    from keras_elmo.run_directory import VOCAB_FILE
+
+    existing = os.path.join(args.output, VOCAB_FILE)
+    if args.vocab and args.build_vocab:
+        raise KerasElmoError("Give either --vocab or --build-vocab, not both.")
+    if args.vocab:
+        return Vocabulary.from_file(args.vocab)
+    if args.build_vocab and os.path.isfile(existing):
+        return Vocabulary.from_file(existing)
+    if args.build_vocab:
+        vocabulary = Vocabulary.from_corpus(
+            train_files,
+            min_count=args.min_count,
+            max_size=args.max_vocab_size,
+            on_bad_line=args.on_bad_line,
+        )
+        if not args.quiet:
+            print(f"built a vocabulary of {len(vocabulary):,} tokens")
+        return vocabulary
+    raise KerasElmoError(
+        "Give the output vocabulary with --vocab VOCAB.txt (one token a "
+        "line, <S> </S> <UNK> first), or --build-vocab to build it from "
+        "the training files."
+    )
+
+
+def _bilm_size(args, init_from, vocabulary):
+    from keras_elmo.checkpoints import options_to_config
+    from keras_elmo.checkpoints import read_options
+    from keras_elmo.models.presets import SIZE_ARGUMENTS
+    from keras_elmo.models.presets import bilm_size
+
+    flags = {
+        name: getattr(args, name)
+        for name in [*SIZE_ARGUMENTS, "filters"]
+        if getattr(args, name) is not None
+    }
+    if args.no_skip_connections:
+        flags["use_skip_connections"] = False
+    options = None
+    if args.options:
+        options = options_to_config(read_options(args.options))
+    return bilm_size(
+        args.preset,
+        options,
+        flags,
+        init_from,
+        token_encoder=args.token_encoder,
+        vocabulary_size=len(vocabulary),
+    )
+
+
+def run(args):
+    from keras_elmo.data.datasets import resolve_files
+    from keras_elmo.files import check_output_directory
+    from keras_elmo.sources import open_source
+    from keras_elmo.training import train
+    from keras_elmo.training_config import JIT_COMPILE
+    from keras_elmo.training_config import TrainingConfig
+
+    train_files = resolve_files(args.train)
+    validation_files = (
+        resolve_files(args.validation) if args.validation else None
+    )
+    check_output_directory(
+        args.output, inputs=[*train_files, *(validation_files or [])]
+    )
+    vocabulary = _vocabulary(args, train_files)
+    init_from = None
+    if args.init_from:
+        init_from = open_source(model=args.init_from, flag="--init-from")
+    config = TrainingConfig(
+        train_files=train_files,
+        validation_files=validation_files,
+        bilm=_bilm_size(args, init_from, vocabulary),
+        vocabulary_size=len(vocabulary),
+        tokens_per_batch=args.tokens_per_batch,
+        max_length=args.max_length,
+        num_sampled=args.num_sampled,
+        dropout=args.dropout,
+        optimizer=args.optimizer,
+        learning_rate=args.learning_rate,
+        learning_rate_schedule=args.lr_schedule,
+        initial_accumulator_value=args.initial_accumulator,
+        clip_norm=args.clip_norm,
+        seed=args.seed,
+        on_bad_line=args.on_bad_line,
+        mixed_precision=args.mixed_precision,
+    )
+    train(
+        args.output,
+        config,
+        vocabulary,
+        epochs=args.epochs,
+        steps=args.steps,
+        checkpoint_every=args.checkpoint_every,
+        validate_every=args.validate_every,
+        init_from=init_from,
+        verbose=verbosity(args),
+        strategy=args.strategy,
+        cluster_timeout=args.cluster_timeout,
+        jit_compile=JIT_COMPILE[args.jit_compile],
+    )
+    print(f"training done; the run is in {args.output}")

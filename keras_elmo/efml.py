@@ -1,0 +1,485 @@
+"""ELMoForManyLangs model folders in: the equivalent Keras `BiLM`.
+
+ELMoForManyLangs (EFML, HIT-SCIR, MIT licence) publishes ELMo biLMs for 44
+languages as model folders:
+
+- `config.json`: the training run's options; `config_path` names the
+  network's config file, often by an absolute path of the trainer's
+  machine. EFML then tries the file's base name in the model folder, then
+  its own packaged configs (`cnn_50_100_512_4096_sample.json` and
+  `cnn_0_100_512_4096_sample.json`, both the same network);
+- the network config: `encoder` (`projection_dim`, `dim`, `n_layers`,
+  `cell_clip`, `proj_clip`) and `token_embedder` (`filters`, `n_highway`,
+  `activation`, `char_dim`, `word_dim`, `max_characters_per_token`);
+- `char.dic` and `word.dic`: one `entry<TAB>id` a line;
+- `token_embedder.pkl` and `encoder.pkl`: PyTorch state dicts, read here
+  without PyTorch (`keras_elmo.torch_files`).
+
+The conversion is explicit (each rule checked against EFML's code by the
+fixture parity test): convolution weights `(n, d, w)` -> `(w, d, n)`;
+EFML's highway computes `g * x + (1 - g) * relu(A x)` with the gate `g`
+from the second half of one linear layer, ours `t * relu(...) + (1 - t) *
+x`, so the gate weights are negated (`t = 1 - g`); LSTM gates are stored
+(i, f, g, o) with the forget bias in the weights, ours (i, j, f, o) with
+1.0 added at run time; EFML always has skip connections and an LSTM
+projection.
+"""
+
+import json
+import os
+
+import numpy as np
+
+from keras_elmo.errors import WeightFileError
+from keras_elmo.layers.bilm import BiLM
+from keras_elmo.layers.many_langs_encoder import CHARACTER_SPECIALS
+from keras_elmo.layers.many_langs_encoder import WORD_SPECIALS
+from keras_elmo.torch_files import read_state_dict
+
+# EFML's packaged network configs (the published models name one of them).
+_PACKAGED_CONFIG = {
+    "encoder": {
+        "name": "elmo",
+        "projection_dim": 512,
+        "cell_clip": 3,
+        "proj_clip": 3,
+        "dim": 4096,
+        "n_layers": 2,
+    },
+    "token_embedder": {
+        "name": "cnn",
+        "activation": "relu",
+        "filters": [
+            [1, 32],
+            [2, 32],
+            [3, 64],
+            [4, 128],
+            [5, 256],
+            [6, 512],
+            [7, 1024],
+        ],
+        "n_highway": 2,
+        "word_dim": 100,
+        "char_dim": 50,
+        "max_characters_per_token": 50,
+    },
+}
+PACKAGED_CONFIGS = {
+    "cnn_50_100_512_4096_sample.json": _PACKAGED_CONFIG,
+    "cnn_0_100_512_4096_sample.json": _PACKAGED_CONFIG,
+}
+MODEL_FILES = ("config.json", "char.dic", "token_embedder.pkl", "encoder.pkl")
+
+
+def is_model_dir(path):
+    """Whether `path` is a folder that looks like an EFML model (its
+    `config.json` and `char.dic`; a training run of keras_elmo has a
+    config.json too)."""
+    return isinstance(path, (str, os.PathLike)) and all(
+        os.path.isfile(os.path.join(path, name))
+        for name in ("config.json", "char.dic")
+    )
+
+
+def find_model_dir(path):
+    """The EFML model folder at `path`, or its only subfolder holding one
+    (an archive unpacked with its folder)."""
+    if os.path.isfile(path):
+        raise WeightFileError(
+            f"{path} is a file; with one argument, load_bilm takes a preset "
+            "name or an ELMoForManyLangs model folder (for bilm-tf files, "
+            "pass options.json and the hdf5 weights together)."
+        )
+    if not os.path.isdir(path):
+        raise WeightFileError(
+            f"ELMoForManyLangs model folder not found: {path}. Pass the "
+            "folder unpacked from the model's zip (it holds config.json, "
+            "char.dic, word.dic, token_embedder.pkl and encoder.pkl)."
+        )
+    if os.path.isfile(os.path.join(path, "config.json")):
+        return path
+    inner = [
+        os.path.join(path, name)
+        for name in sorted(os.listdir(path))
+        if is_model_dir(os.path.join(path, name))
+    ]
+    if len(inner) == 1:
+        return inner[0]
+    raise WeightFileError(
+        f"{path} has no config.json; an ELMoForManyLangs model folder holds "
+        f"{', '.join(MODEL_FILES)} (and word.dic). Found: "
+        f"{sorted(os.listdir(path))[:10]}"
+    )
+
+
+def _read_json(path, what):
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise WeightFileError(
+            f"Could not read {what} {path} as JSON ({e})."
+        ) from None
+    if not isinstance(value, dict):
+        raise WeightFileError(
+            f"{what} {path} holds a JSON {type(value).__name__}; expected "
+            "an object."
+        )
+    return value
+
+
+def read_network_config(model_dir):
+    """The network config of an EFML model folder, found as EFML finds it.
+
+    Returns `(config, source)`: the dict and where it came from (a path,
+    or the name of a packaged config).
+    """
+    options = _read_json(os.path.join(model_dir, "config.json"), "config")
+    config_path = options.get("config_path")
+    if not isinstance(config_path, str) or not config_path:
+        raise WeightFileError(
+            f"{os.path.join(model_dir, 'config.json')} has no `config_path` "
+            "(the network config file, e.g. "
+            '"cnn_50_100_512_4096_sample.json").'
+        )
+    name = os.path.basename(config_path.replace("\\", "/"))
+    for candidate in (
+        os.path.join(model_dir, config_path),
+        os.path.join(model_dir, name),
+    ):
+        if os.path.isfile(candidate):
+            return _read_json(candidate, "network config"), candidate
+    if name in PACKAGED_CONFIGS:
+        return PACKAGED_CONFIGS[name], name
+    raise WeightFileError(
+        f"The network config {config_path!r} named by "
+        f"{os.path.join(model_dir, 'config.json')} is neither at that path "
+        f"nor in the model folder as {name}, nor one of EFML's packaged "
+        f"configs ({', '.join(PACKAGED_CONFIGS)}). Put the file in the "
+        "model folder."
+    )
+
+
+def read_dictionary(path, specials):
+    """An EFML `.dic` file, read by EFML's rules, as a dict entry -> id.
+
+    Each line is `entry<TAB>id`, stripped of surrounding whitespace first;
+    a line left with the id alone is the entry U+3000 (EFML writes a
+    whitespace character that way, and reads it back as U+3000). Lines are
+    split as Python's `str.splitlines` does. A later line wins over an
+    earlier one with the same entry.
+    """
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8")
+    except FileNotFoundError:
+        raise WeightFileError(
+            f"{path} not found; an ELMoForManyLangs model folder has "
+            f"{os.path.basename(path)} beside config.json."
+        ) from None
+    except UnicodeDecodeError as e:
+        raise WeightFileError(f"{path} is not UTF-8 ({e}).") from None
+    entries = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        parts = line.strip().split("\t")
+        if len(parts) == 1:
+            parts.insert(0, "\u3000")
+        if len(parts) != 2 or not parts[1].lstrip("-").isdigit():
+            raise WeightFileError(
+                f"{path}, line {number}: {line[:60]!r} is not 'entry<TAB>id'."
+            )
+        entries[parts[0]] = int(parts[1])
+    missing = [s for s in specials if s not in entries]
+    if missing:
+        raise WeightFileError(
+            f"{path} lacks the special entries {missing}; ELMoForManyLangs "
+            f"needs {list(specials)}. Is it a complete model folder?"
+        )
+    return entries
+
+
+def _get(config, section, key, source, kind=int, minimum=None):
+    value = (
+        config.get(section, {}).get(key)
+        if isinstance(config.get(section), dict)
+        else None
+    )
+    valid = (
+        value is not None
+        and not isinstance(value, bool)
+        and isinstance(value, (int, float))
+        and (kind is float or value == int(value))
+        and (minimum is None or value >= minimum)
+    )
+    if not valid:
+        bound = "" if minimum is None else f" >= {minimum}"
+        raise WeightFileError(
+            f"{source} has `{section}.{key}` = {value!r}; expected "
+            f"{'an integer' if kind is int else 'a number'}{bound}."
+        )
+    return kind(value)
+
+
+def network_config_to_bilm(config, source):
+    """Maps an EFML network config to `BiLM` arguments (without the
+    vocabularies)."""
+    encoder = config.get("encoder")
+    embedder = config.get("token_embedder")
+    if not isinstance(encoder, dict) or not isinstance(embedder, dict):
+        raise WeightFileError(
+            f"{source} needs `encoder` and `token_embedder` sections."
+        )
+    if str(encoder.get("name", "")).lower() != "elmo" or (
+        str(embedder.get("name", "")).lower() != "cnn"
+    ):
+        raise WeightFileError(
+            f"{source} describes encoder {encoder.get('name')!r} with token "
+            f"embedder {embedder.get('name')!r}; keras_elmo reads the ELMo "
+            "biLMs ('elmo' with 'cnn', the published models), not EFML's "
+            "plain-LSTM variants."
+        )
+    if _get(config, "token_embedder", "char_dim", source, minimum=0) < 1:
+        raise WeightFileError(
+            f"{source} has token_embedder.char_dim 0 (a word-only model); "
+            "keras_elmo reads EFML models with characters (all published "
+            "ones)."
+        )
+    filters = embedder.get("filters")
+    if not isinstance(filters, list) or not all(
+        isinstance(f, list) and len(f) == 2 for f in filters
+    ):
+        raise WeightFileError(
+            f"{source} has token_embedder.filters = {filters!r}; expected a "
+            "list of [width, num_filters] pairs."
+        )
+    activation = embedder.get("activation")
+    if activation not in ("relu", "tanh"):
+        raise WeightFileError(
+            f"{source} has token_embedder.activation = {activation!r}; "
+            "expected 'relu' or 'tanh'."
+        )
+    units = _get(config, "encoder", "dim", source, minimum=1)
+    projection_dim = _get(
+        config, "encoder", "projection_dim", source, minimum=1
+    )
+    if projection_dim >= units:
+        raise WeightFileError(
+            f"{source} has encoder.projection_dim {projection_dim} >= "
+            f"encoder.dim {units}; keras_elmo's LSTM projects only to a "
+            "smaller size (every published model has 512 < 4096)."
+        )
+    clips = {}
+    for key in ("cell_clip", "proj_clip"):
+        value = encoder.get(key)
+        # EFML clips only when the value is truthy.
+        clips[key] = (
+            _get(config, "encoder", key, source, float, 0) or None
+            if value is not None
+            else None
+        )
+    word_dim = _get(config, "token_embedder", "word_dim", source, minimum=0)
+    return {
+        "token_encoder": "elmoformanylangs",
+        "filters": [list(f) for f in filters],
+        "char_embedding_dim": _get(
+            config, "token_embedder", "char_dim", source
+        ),
+        "activation": activation,
+        "num_highway_layers": _get(
+            config, "token_embedder", "n_highway", source, minimum=0
+        ),
+        "max_characters_per_token": _get(
+            config,
+            "token_embedder",
+            "max_characters_per_token",
+            source,
+            minimum=7,
+        ),
+        "word_embedding_dim": word_dim or None,
+        "units": units,
+        "projection_dim": projection_dim,
+        "num_layers": _get(config, "encoder", "n_layers", source, minimum=1),
+        "cell_clip": clips["cell_clip"],
+        "proj_clip": clips["proj_clip"],
+        "use_skip_connections": True,
+    }
+
+
+def _lstm_weights(state, prefix, units):
+    """EFML LstmCellWithProjection -> (kernel, recurrent, bias, projection).
+
+    EFML's gate blocks are (input, forget, candidate, output) with the
+    forget bias stored; ours are (input, candidate, forget, output) with 1.0
+    added at run time.
+    """
+    order = np.concatenate(
+        [np.arange(k * units, (k + 1) * units) for k in (0, 2, 1, 3)]
+    )
+    bias = state[f"{prefix}.state_linearity.bias"][order].copy()
+    bias[2 * units : 3 * units] -= 1.0
+    return (
+        state[f"{prefix}.input_linearity.weight"].T[:, order],
+        state[f"{prefix}.state_linearity.weight"].T[:, order],
+        bias,
+        state[f"{prefix}.state_projection.weight"].T,
+    )
+
+
+def _assignments(bilm, token_state, encoder_state):
+    """`(variable, value)` for every weight of the BiLM."""
+    cnn = bilm.char_cnn
+    items = [(cnn.embeddings, token_state["char_emb_layer.embedding.weight"])]
+    for i, (kernel, bias) in enumerate(zip(cnn.kernels, cnn.biases)):
+        # Conv1d weights are (out, in, width); ours (width, in, out).
+        weight = token_state[f"convolutions.{i}.weight"]
+        items.append((kernel, weight.transpose(2, 1, 0)))
+        items.append((bias, token_state[f"convolutions.{i}.bias"]))
+    features = cnn.output_dim
+    for k, highway in enumerate(bilm.highway_layers):
+        weight = token_state[f"highways._layers.{k}.weight"]
+        bias = token_state[f"highways._layers.{k}.bias"]
+        # Rows [0, F) give the transform, rows [F, 2F) the gate g; ours
+        # gates the transform with t = 1 - g = sigmoid(-(...)).
+        items += [
+            (highway.transform_kernel, weight[:features].T),
+            (highway.transform_bias, bias[:features]),
+            (highway.carry_kernel, -weight[features:].T),
+            (highway.carry_bias, -bias[features:]),
+        ]
+    if bilm.word_embedding is not None:
+        items.append(
+            (
+                bilm.word_embedding.embeddings,
+                token_state["word_emb_layer.embedding.weight"],
+            )
+        )
+    items += [
+        (bilm.token_projection.kernel, token_state["projection.weight"].T),
+        (bilm.token_projection.bias, token_state["projection.bias"]),
+    ]
+    for direction, layers in (
+        ("forward", bilm.forward_layers),
+        ("backward", bilm.backward_layers),
+    ):
+        for i, layer in enumerate(layers):
+            values = _lstm_weights(
+                encoder_state, f"{direction}_layer_{i}", bilm.units
+            )
+            variables = (
+                layer.kernel,
+                layer.recurrent_kernel,
+                layer.bias,
+                layer.projection_kernel,
+            )
+            items += list(zip(variables, values))
+    return items
+
+
+def _check_state(state, expected, path):
+    """Every expected key present with its shape; no key left over."""
+    for key, shape in expected.items():
+        if key not in state:
+            raise WeightFileError(
+                f"{path} has no tensor {key!r} of shape {shape}, which the "
+                "model's config implies. Is the config the one of these "
+                "weights?"
+            )
+        if tuple(state[key].shape) != tuple(shape):
+            raise WeightFileError(
+                f"Tensor {key!r} in {path} has shape "
+                f"{tuple(state[key].shape)}, but the config and dictionaries "
+                f"imply {tuple(shape)}. Is the config the one of these "
+                "weights?"
+            )
+    extra = sorted(set(state) - set(expected))
+    if extra:
+        raise WeightFileError(
+            f"{path} has tensors the config does not describe: {extra[:5]}. "
+            "Is the config the one of these weights?"
+        )
+
+
+def _expected_shapes(arguments, num_chars, num_words):
+    """Tensor name -> shape of EFML's two state dicts."""
+    width = arguments["char_embedding_dim"]
+    features = sum(n for _, n in arguments["filters"])
+    token = {"char_emb_layer.embedding.weight": (num_chars, width)}
+    if arguments["word_embedding_dim"]:
+        token["word_emb_layer.embedding.weight"] = (
+            num_words,
+            arguments["word_embedding_dim"],
+        )
+    for i, (w, n) in enumerate(arguments["filters"]):
+        token[f"convolutions.{i}.weight"] = (n, width, w)
+        token[f"convolutions.{i}.bias"] = (n,)
+    for k in range(arguments["num_highway_layers"]):
+        token[f"highways._layers.{k}.weight"] = (2 * features, features)
+        token[f"highways._layers.{k}.bias"] = (2 * features,)
+    projection_in = features + (arguments["word_embedding_dim"] or 0)
+    token["projection.weight"] = (arguments["projection_dim"], projection_in)
+    token["projection.bias"] = (arguments["projection_dim"],)
+    units, size = arguments["units"], arguments["projection_dim"]
+    encoder = {}
+    for direction in ("forward", "backward"):
+        for i in range(arguments["num_layers"]):
+            prefix = f"{direction}_layer_{i}"
+            encoder[f"{prefix}.input_linearity.weight"] = (4 * units, size)
+            encoder[f"{prefix}.state_linearity.weight"] = (4 * units, size)
+            encoder[f"{prefix}.state_linearity.bias"] = (4 * units,)
+            encoder[f"{prefix}.state_projection.weight"] = (size, units)
+    return token, encoder
+
+
+def load_efml_bilm(model_dir, **kwargs):
+    """Builds the Keras `BiLM` of an ELMoForManyLangs model folder.
+
+    No PyTorch needed: the state dicts are read with NumPy. The result
+    reads tokens as EFML does (its character and word vocabularies, looked
+    up in-graph by `ELMoEmbedding`, or by `bilm.encoder.batch_to_inputs`)
+    and gives EFML's outputs (`Embedder.sents2elmo(output_layer=-2)`).
+    Stateless by default; `stateful=True` carries each batch row's LSTM
+    state into the next call as EFML does (EFML orders a batch's rows
+    longest sentence first).
+
+    Args:
+        model_dir: str, the model folder (or a folder holding just one).
+        **kwargs: extra `BiLM` arguments, e.g. `stateful=True`.
+
+    Returns:
+        A built `keras_elmo.layers.BiLM` with
+        `token_encoder="elmoformanylangs"`.
+    """
+    model_dir = find_model_dir(os.fspath(model_dir))
+    config, source = read_network_config(model_dir)
+    arguments = network_config_to_bilm(config, source)
+    characters = read_dictionary(
+        os.path.join(model_dir, "char.dic"), CHARACTER_SPECIALS
+    )
+    words = None
+    if arguments["word_embedding_dim"]:
+        words = read_dictionary(
+            os.path.join(model_dir, "word.dic"), WORD_SPECIALS
+        )
+    num_chars = max(characters.values()) + 1
+    num_words = 0 if words is None else max(words.values()) + 1
+    paths = [
+        os.path.join(model_dir, name)
+        for name in ("token_embedder.pkl", "encoder.pkl")
+    ]
+    states = [read_state_dict(path) for path in paths]
+    for state, shapes, path in zip(
+        states, _expected_shapes(arguments, num_chars, num_words), paths
+    ):
+        _check_state(state, shapes, path)
+    arguments.update(characters=characters, words=words)
+    arguments.update(kwargs)
+    try:
+        bilm = BiLM(**arguments)
+    except ValueError as e:
+        raise WeightFileError(
+            f"{source} describes no valid biLM: {e}"
+        ) from None
+    bilm.build()
+    for variable, value in _assignments(bilm, *states):
+        variable.assign(np.asarray(value, dtype="float32"))
+    return bilm

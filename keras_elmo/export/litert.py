@@ -1,0 +1,139 @@
+"""LiteRT (TensorFlow Lite) export of a biLM: character ids in, every layer
+out, float32, float16 or int8, builtin ops only.
+
+The model is the function of `keras_elmo.export.portable`, converted by
+TensorFlow's TFLite converter to builtin ops only (the `ai-edge-litert`
+interpreter has no Flex/TF ops), with dynamic batch and time. Two things
+in the biLM graph would need Flex ops, and are traced differently here:
+
+- the inference recurrence collects its outputs in a TensorArray whose
+  element shape (batch, units) is not static, which the converter cannot
+  lower to builtins; it is traced inside
+  `recurrence.concatenated_outputs()`, which collects them by
+  concatenation (exact);
+- distinct-token deduplication (`UniqueV2`) has no builtin equivalent, so
+  the export encodes every token.
+
+Precisions (the converter's own optimizations):
+
+- `"float32"`: exact to ~1e-6;
+- `"float16"`: float16 weights, dequantized to float32 at load (half the
+  file, float32 arithmetic);
+- `"int8"`: dynamic-range quantization: weights of the fully connected
+  and convolution ops int8 (per-channel where the converter supports it),
+  activations quantized per call; the embedding, the gates, the cell
+  state and the clips stay float32.
+
+The JSON metadata is stored in the flatbuffer's `metadata` table under
+the name `keras_elmo` (read by `keras_elmo.runtime.LiteRTBiLM`).
+"""
+
+import os
+
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.export import portable
+from keras_elmo.files import atomic_output
+from keras_elmo.files import check_output_file
+
+PRECISIONS = ("float32", "float16", "int8")
+
+
+def _import_litert():
+    try:
+        import flatbuffers
+        from ai_edge_litert import schema_py_generated as schema
+    except ImportError as error:
+        raise KerasElmoError(
+            f"LiteRT export needs ai-edge-litert ({error}); install it with: "
+            'pip install "keras-elmo[litert]"'
+        ) from None
+    return flatbuffers, schema
+
+
+def _converter(module, precision):
+    import tensorflow as tf
+
+    from keras_elmo.layers.recurrence import concatenated_outputs
+
+    with concatenated_outputs():
+        function = module.embed.get_concrete_function()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions(
+        [function], module
+    )
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    if precision in ("float16", "int8"):
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if precision == "float16":
+        converter.target_spec.supported_types = [tf.float16]
+    return converter
+
+
+def add_metadata(flatbuffers, schema, model_bytes, name, value):
+    """The model with `value` (bytes) stored as metadata `name`."""
+    import numpy as np
+
+    model = schema.ModelT.InitFromPackedBuf(model_bytes, 0)
+    buffer = schema.BufferT()
+    buffer.data = np.frombuffer(value, np.uint8)
+    model.buffers.append(buffer)
+    key = name.encode("utf-8")
+    entry = schema.MetadataT()
+    entry.name = key
+    entry.buffer = len(model.buffers) - 1
+    model.metadata = [m for m in model.metadata or [] if m.name != key]
+    model.metadata.append(entry)
+    builder = flatbuffers.Builder(len(model_bytes) + len(value) + 1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
+
+
+def to_litert(bilm, path, precision="float32", scalar_mix=None):
+    """Writes the biLM as a LiteRT (`.tflite`) model over character ids.
+
+    Input `character_ids` int32 `(batch, time, 50)` (from
+    `keras_elmo.runtime.batch_to_ids`), dynamic batch and time, in the
+    signature `serving_default`; outputs `layer_0` ... `layer_L` float32
+    `(batch, time, 2 * projection_dim)`, `mask` bool `(batch, time)` and,
+    with `scalar_mix`, `elmo`. Builtin ops only. Run it with
+    `keras_elmo.runtime.LiteRTBiLM`.
+
+    Args:
+        bilm: a character-input `keras_elmo.layers.BiLM`.
+        path: str. The `.tflite` file to write (atomically).
+        precision: `"float32"`, `"float16"` (float16 weights) or `"int8"`
+            (dynamic-range quantization). Defaults to `"float32"`.
+        scalar_mix: None, a built `keras_elmo.layers.ScalarMix` or a list
+            of `num_layers + 1` scalar weights: adds the output `elmo`.
+            Defaults to `None`.
+
+    Returns:
+        `path`.
+    """
+    portable.check_precision(precision, PRECISIONS, "LiteRT")
+    portable.check_bilm(bilm, "LiteRT")
+    path = check_output_file(os.fspath(path))
+    flatbuffers, schema = _import_litert()
+    # No builtin op deduplicates rows (see the module docstring).
+    module = portable.CharacterIdModel(
+        bilm, deduplicate_tokens=False, scalar_mix=scalar_mix, fmt="LiteRT"
+    )
+    model = _converter(module, precision).convert()
+    info = portable.metadata(
+        bilm,
+        "litert",
+        precision,
+        deduplicate_tokens=False,
+        scalar_mix=module.scalar_mix is not None,
+        outputs=module.output_names(),
+    )
+    model = add_metadata(
+        flatbuffers,
+        schema,
+        model,
+        portable.METADATA_KEY,
+        portable.metadata_json(info).encode("utf-8"),
+    )
+    with atomic_output(path) as temporary:
+        with open(temporary, "wb") as f:
+            f.write(model)
+    return path

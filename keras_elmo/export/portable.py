@@ -1,0 +1,200 @@
+"""The biLM as a plain function of character ids, for the ONNX and LiteRT
+converters (`keras_elmo.export.onnx`, `keras_elmo.export.litert`).
+
+Neither converter can use the string-input SavedModel (string ops), and
+passing the Keras layer itself as the TFLite converter's `trackable_obj`
+gives a model without weights that returns NaN without an error. Both read
+instead a `tf.Module` that holds a frozen float32 copy of the biLM and one
+`tf.function` over character ids `(batch, time, 50)` int32, dynamic batch
+and time, returning:
+
+- `layer_0` ... `layer_L`: float32 `(batch, time, 2 * projection_dim)`,
+  the biLM layers (layer 0 is `[e, e]`, the token embedding twice);
+- `mask`: bool `(batch, time)`, the token mask;
+- `elmo` (only with a scalar mix): float32 `(batch, time, 2 *
+  projection_dim)`.
+
+Every exported file carries `metadata(...)` as JSON under the key
+`METADATA_KEY`: the format, the package version, the precision and
+options of the export, and the biLM's official options.
+"""
+
+import json
+
+import numpy as np
+import tensorflow as tf
+
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.version import __version__
+
+METADATA_KEY = "keras_elmo"
+# Bumped when the inputs, outputs or metadata of the exports change.
+FORMAT_VERSION = 1
+INPUT_NAME = "character_ids"
+MASK_NAME = "mask"
+MIX_NAME = "elmo"
+
+
+def layer_name(index):
+    """The output name of biLM layer `index` (0 is the token layer)."""
+    return f"layer_{index}"
+
+
+def check_precision(precision, choices, fmt):
+    if precision not in choices:
+        raise KerasElmoError(
+            f"{fmt} export: precision {precision!r} is not available; "
+            f"choose one of {', '.join(choices)}."
+        )
+    return precision
+
+
+def check_bilm(bilm, fmt):
+    """Refuses what the exports do not cover, before any work."""
+    from keras_elmo.layers.bilm import BiLM
+
+    if not isinstance(bilm, BiLM):
+        raise KerasElmoError(
+            f"{fmt} export needs a keras_elmo.layers.BiLM; received "
+            f"{type(bilm).__name__}. Load one with keras_elmo.load_bilm."
+        )
+    encoder = getattr(bilm, "token_encoder", "characters")
+    if encoder != "characters":
+        raise KerasElmoError(
+            f"{fmt} export takes character ids; this biLM reads "
+            f"{encoder!r} (token_encoder={encoder!r}). Export a character "
+            "biLM, or use keras-elmo export-savedmodel."
+        )
+    if not bilm.built:
+        bilm.build()
+
+
+def frozen_bilm(bilm, deduplicate_tokens):
+    """A stateless float32 copy of `bilm` for export, weights copied."""
+    from keras_elmo.layers.bilm import BiLM
+
+    config = dict(bilm.get_config())
+    config.update(
+        stateful=False,
+        dropout=0.0,
+        trainable=False,
+        dtype="float32",
+        deduplicate_tokens=bool(deduplicate_tokens),
+    )
+    copy = BiLM.from_config(config)
+    copy.build()
+    # A stateful biLM also holds its carried state; copy only the weights.
+    weights = [w for w in bilm.weights if "_state_" not in w.path]
+    copy.set_weights([np.asarray(w.numpy(), "float32") for w in weights])
+    return copy
+
+
+def scalar_mix_layer(scalar_mix, num_layers, fmt):
+    """A built float32 `ScalarMix` from a ScalarMix or a list of weights."""
+    from keras_elmo.layers.scalar_mix import ScalarMix
+
+    if scalar_mix is None:
+        return None
+    if isinstance(scalar_mix, ScalarMix):
+        if not scalar_mix.built:
+            raise KerasElmoError(
+                f"{fmt} export: the ScalarMix is not built (it has no "
+                "weights yet); call it on the biLM layers or train it first."
+            )
+        if scalar_mix.layer_norm_rule != "bilm-tf":
+            raise KerasElmoError(
+                f"{fmt} export: a ScalarMix with layer_norm_rule="
+                f"{scalar_mix.layer_norm_rule!r} needs the <S>/</S> "
+                "positions, which the export strips; export one with "
+                "layer_norm_rule='bilm-tf'."
+            )
+        config = dict(scalar_mix.get_config(), dtype="float32")
+        weights = [np.asarray(w, "float32") for w in scalar_mix.get_weights()]
+    else:
+        try:
+            weights = [float(w) for w in scalar_mix]
+        except (TypeError, ValueError):
+            raise KerasElmoError(
+                f"{fmt} export: scalar_mix must be a ScalarMix layer or a "
+                f"list of {num_layers} floats; received {scalar_mix!r}."
+            ) from None
+        config = {"initial_scalar_weights": weights, "dtype": "float32"}
+        weights = None
+    if weights is not None and weights[0].shape != (num_layers,):
+        raise KerasElmoError(
+            f"{fmt} export: the ScalarMix mixes {weights[0].shape[0]} "
+            f"layers but the biLM has {num_layers}; use the mix trained "
+            "with this biLM."
+        )
+    mix = ScalarMix.from_config(config)
+    # Raises a KerasElmoError when a list has the wrong number of weights.
+    mix.build([(None, None, None)] * num_layers)
+    if weights is not None:
+        mix.set_weights(weights)
+    return mix
+
+
+class CharacterIdModel(tf.Module):
+    """The frozen biLM (and optional scalar mix) as `embed(character_ids)`.
+
+    Args:
+        bilm: a built `keras_elmo.layers.BiLM`.
+        deduplicate_tokens: bool. Run the token encoder once per distinct
+            token (needs the converter to map `UniqueV2`).
+        scalar_mix: None, a built `ScalarMix`, or a list of floats (the
+            mix's scalar weights, softmax-normalised, gamma 1).
+    """
+
+    def __init__(self, bilm, deduplicate_tokens, scalar_mix=None, fmt=""):
+        super().__init__()
+        self.bilm = frozen_bilm(bilm, deduplicate_tokens)
+        self.num_outputs = self.bilm.num_layers + 1
+        self.scalar_mix = scalar_mix_layer(scalar_mix, self.num_outputs, fmt)
+        # Tracked as plain variables so that the converters see them.
+        self.weights = [w.value for w in self.bilm.weights]
+        if self.scalar_mix is not None:
+            self.weights += [w.value for w in self.scalar_mix.weights]
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec((None, None, 50), tf.int32, name=INPUT_NAME)
+        ]
+    )
+    def embed(self, character_ids):
+        outputs = self.bilm(character_ids, training=False)
+        layers = outputs["layer_outputs"]
+        result = {layer_name(i): x for i, x in enumerate(layers)}
+        result[MASK_NAME] = outputs["mask"]
+        if self.scalar_mix is not None:
+            result[MIX_NAME] = self.scalar_mix(layers, mask=outputs["mask"])
+        return result
+
+    def output_names(self):
+        names = [layer_name(i) for i in range(self.num_outputs)]
+        names.append(MASK_NAME)
+        if self.scalar_mix is not None:
+            names.append(MIX_NAME)
+        return names
+
+
+def metadata(bilm, fmt, precision, **options):
+    """The metadata dict of an export (stored as JSON)."""
+    from keras_elmo.checkpoints import config_to_options
+
+    return {
+        "format": fmt,
+        "format_version": FORMAT_VERSION,
+        "keras_elmo_version": __version__,
+        "precision": precision,
+        "input": INPUT_NAME,
+        # LSTM layers per direction, as `BiLM.num_layers`; the outputs are
+        # layer_0 ... layer_{num_layers}.
+        "num_layers": bilm.num_layers,
+        "projection_dim": bilm.projection_dim,
+        "export_options": options,
+        "bilm_options": config_to_options(bilm),
+    }
+
+
+def metadata_json(value):
+    return json.dumps(value, sort_keys=True)

@@ -1,0 +1,370 @@
+"""A training run directory, and the export layout of a trained run.
+
+    config.json     what defines the run (`TrainingConfig`)
+    vocab.txt       the output vocabulary
+    checkpoint/     the latest training state: every model and optimizer
+                    variable (dropout and sampler seeds included), by
+                    variable path, and the global step
+    history.json    held-out perplexity at each validation
+    logs/           TensorBoard
+
+An export directory (`export_weights`) holds the official `options.json` +
+`weights.hdf5`, the vocabulary and `softmax.hdf5`. Every file is written
+atomically.
+"""
+
+import json
+import os
+import re
+import zipfile
+
+import h5py
+import numpy as np
+
+from keras_elmo.checkpoints import save_bilm
+from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import RunDirectoryError
+from keras_elmo.errors import WeightFileError
+from keras_elmo.files import atomic_output
+from keras_elmo.training_config import TrainingConfig
+from keras_elmo.training_config import build_model
+
+CONFIG_FILE = "config.json"
+VOCAB_FILE = "vocab.txt"
+HISTORY_FILE = "history.json"
+CHECKPOINT_DIR = "checkpoint"
+# 2: variables keyed by stable path (1: by position).
+CHECKPOINT_FORMAT = 2
+LOGS_DIR = "logs"
+# The export layout (also what `--init-from DIR` and `--model DIR` read).
+EXPORT_OPTIONS = "options.json"
+EXPORT_WEIGHTS = "weights.hdf5"
+EXPORT_SOFTMAX = "softmax.hdf5"
+
+
+def read_json(path, default=None):
+    """The JSON value in `path` (`default` if it does not exist); a file
+    that is not JSON is an error naming it."""
+    if not os.path.exists(path):
+        return default
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise RunDirectoryError(
+            f"{path} is not valid JSON ({error}); the file is damaged. "
+            "Restore it, or start the run in a new directory."
+        ) from None
+
+
+def write_json(path, value):
+    with atomic_output(path) as temporary:
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump(value, f, indent=2)
+
+
+def _state_variables(model):
+    """`{key: variable}` for every model and optimizer variable.
+
+    The key is the variable's path with the names Keras numbers per process
+    (`el_mo_language_model_1`, `bi_lm_2`, `sparse_adagrad`) replaced by
+    `model`, `bilm` and `optimizer`, so that it is the same in every process
+    that builds the same model. Random-seed states (`seed_generator_N`,
+    numbered per process and all alike) are keyed by their order.
+    """
+    names = [(model.name, "model"), (model.optimizer.name, "optimizer")]
+    bilm = getattr(model, "bilm", None)
+    if bilm is not None:
+        names.append((bilm.name, "bilm"))
+    keyed, seeds = {}, 0
+    for variable in list(model.variables) + list(model.optimizer.variables):
+        if variable.path.split("/")[0].startswith("seed_generator"):
+            key = f"seed_generator#{seeds}"
+            seeds += 1
+        else:
+            key = _stable_path(variable.path, names)
+        if key in keyed:
+            raise RunDirectoryError(
+                f"Two variables of the model map to the checkpoint key {key}; "
+                "the model cannot be checkpointed by variable path."
+            )
+        keyed[key] = variable
+    return keyed
+
+
+def _stable_path(path, names):
+    for name, stable in names:
+        # Whole path parts, and inside optimizer slot names, which join the
+        # variable's path with "_".
+        path = re.sub(
+            rf"(^|[/_]){re.escape(name)}(?=[/_]|$)", rf"\g<1>{stable}", path
+        )
+    return path
+
+
+class RunDirectory:
+    """The files of one training run (see the module docstring).
+
+    Args:
+        path: str. The directory (it need not exist yet).
+    """
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+
+    def file(self, name):
+        return os.path.join(self.path, name)
+
+    def is_run(self):
+        return os.path.isfile(self.file(CONFIG_FILE))
+
+    # === Config and vocabulary ===
+
+    def read_config(self):
+        path = self.file(CONFIG_FILE)
+        if not os.path.isdir(self.path):
+            raise RunDirectoryError(
+                f"{self.path} is not a directory; expected a training run "
+                "directory (the --output of keras-elmo train)."
+            )
+        values = read_json(path)
+        if values is None:
+            raise RunDirectoryError(
+                f"{self.path} is not a training run directory (no "
+                f"{CONFIG_FILE}). Pass the --output directory of "
+                "`keras-elmo train`."
+            )
+        return TrainingConfig.from_json(values, source=path)
+
+    def check_same_run(self, config):
+        """Refuses to resume a run of other settings."""
+        path = self.file(CONFIG_FILE)
+        saved = read_json(path)
+        if saved is None:
+            return
+        if not isinstance(saved, dict):
+            raise RunDirectoryError(
+                f"{path} must hold a JSON object; found "
+                f"{type(saved).__name__}. The file is damaged: restore it, "
+                "or start the run in a new directory."
+            )
+        current = config.to_json()
+        differences = [
+            f"{key}: {saved.get(key)!r} there, {current.get(key)!r} now"
+            for key in [*current, *(k for k in saved if k not in current)]
+            if saved.get(key) != current.get(key)
+        ]
+        if differences:
+            raise RunDirectoryError(
+                f"{self.path} holds a run with other settings, so it cannot "
+                "be resumed with these (" + "; ".join(differences) + "). "
+                "Pass the original settings to resume, or choose a new "
+                "--output directory."
+            )
+
+    def write_config(self, config):
+        write_json(self.file(CONFIG_FILE), config.to_json())
+
+    def read_vocabulary(self):
+        return Vocabulary.from_file(self.file(VOCAB_FILE))
+
+    def check_vocabulary(self, vocabulary):
+        """Refuses to resume with another vocabulary."""
+        path = self.file(VOCAB_FILE)
+        if os.path.exists(path):
+            if Vocabulary.from_file(path).tokens != vocabulary.tokens:
+                raise RunDirectoryError(
+                    f"{self.path} was trained with the vocabulary in {path}, "
+                    "not the one given now; pass that one to resume, or "
+                    "choose a new --output directory."
+                )
+
+    # === History ===
+
+    def read_history(self):
+        return read_json(self.file(HISTORY_FILE), [])
+
+    def write_history(self, history):
+        write_json(self.file(HISTORY_FILE), history)
+
+    # === Checkpoints ===
+
+    def save_checkpoint(self, model, step, num_replicas=1):
+        """Writes every model and optimizer variable and the step.
+
+        The previous checkpoint is replaced only once the new one is
+        complete. `num_replicas` (of the global batches) is recorded: a run
+        resumes only with as many replicas, so that its data stream lines
+        up.
+        """
+        keyed = _state_variables(model)
+        with atomic_output(self.file(CHECKPOINT_DIR), directory=True) as tmp:
+            np.savez(
+                os.path.join(tmp, "state.npz"),
+                **{
+                    f"v{i}": np.asarray(v.numpy())
+                    for i, v in enumerate(keyed.values())
+                },
+            )
+            write_json(
+                os.path.join(tmp, "meta.json"),
+                {
+                    "format": CHECKPOINT_FORMAT,
+                    "step": int(step),
+                    "num_replicas": int(num_replicas),
+                    "variables": [
+                        [key, list(v.shape)] for key, v in keyed.items()
+                    ],
+                },
+            )
+
+    def _checkpoint_path(self):
+        final = self.file(CHECKPOINT_DIR)
+        if os.path.exists(os.path.join(final, "meta.json")):
+            return final
+        # Killed between the two renames of a checkpoint replacement.
+        previous = f"{final}.previous"
+        if os.path.exists(os.path.join(previous, "meta.json")):
+            return previous
+        return None
+
+    def has_checkpoint(self):
+        return self._checkpoint_path() is not None
+
+    def restore_checkpoint(self, model, num_replicas=None):
+        """Loads the latest checkpoint into `model`, variable by path.
+
+        With `num_replicas`, also checks that the checkpoint was trained
+        with that many replicas. Returns the step it was taken at, or None
+        if there is none. A checkpoint that does not fit the model is an
+        error naming the variable.
+        """
+        path = self._checkpoint_path()
+        if path is None:
+            return None
+        meta = read_json(os.path.join(path, "meta.json"))
+        if not isinstance(meta, dict) or "variables" not in meta:
+            raise self._damaged(path, "meta.json lacks the variable list")
+        saved_replicas = meta.get("num_replicas", 1)
+        if num_replicas is not None and saved_replicas != num_replicas:
+            raise RunDirectoryError(
+                f"The checkpoint in {path} was trained on {saved_replicas} "
+                f"replica(s) and this run has {num_replicas}: a step is one "
+                "global batch of (replicas x tokens_per_batch) tokens, so "
+                "the data position would not line up. Resume on as many "
+                "devices (--strategy and TF_CONFIG as before), or choose a "
+                "new --output directory."
+            )
+        keyed = _state_variables(model)
+        values = self._read_state(path, meta, keyed)
+        self._check_fits(path, keyed, values)
+        for key, variable in keyed.items():
+            variable.assign(values[key])
+        return int(meta["step"])
+
+    def _read_state(self, path, meta, keyed):
+        """`{variable key: array}` of a checkpoint."""
+        keys = [key for key, _ in meta["variables"]]
+        if meta.get("format", 1) < CHECKPOINT_FORMAT:
+            # Written before checkpoints were keyed by path (in variable
+            # order): read in the model's order, shapes checked after.
+            keys = list(keyed)[: len(keys)] + keys[len(keyed) :]
+        state_file = os.path.join(path, "state.npz")
+        try:
+            with np.load(state_file) as state:
+                return {key: state[f"v{i}"] for i, key in enumerate(keys)}
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            raise self._damaged(path, "state.npz cannot be read") from None
+
+    def _check_fits(self, path, keyed, values):
+        missing = [key for key in keyed if key not in values]
+        extra = [key for key in values if key not in keyed]
+        if missing or extra:
+            raise RunDirectoryError(
+                f"The checkpoint in {path} does not fit this model: "
+                + (f"the model's {missing[0]} is not in it" if missing else "")
+                + ("; " if missing and extra else "")
+                + (
+                    f"it holds {extra[0]}, which the model lacks"
+                    if extra
+                    else ""
+                )
+                + f" ({len(missing)} missing, {len(extra)} unexpected). Was "
+                "it written by a run with other settings?"
+            )
+        for key, variable in keyed.items():
+            found = tuple(values[key].shape)
+            if found != tuple(variable.shape):
+                raise RunDirectoryError(
+                    f"The checkpoint in {path} does not fit this model: "
+                    f"{key} has shape {found} there and "
+                    f"{tuple(variable.shape)} in the model."
+                )
+
+    def _damaged(self, path, what):
+        return RunDirectoryError(
+            f"The checkpoint in {path} is damaged ({what}). Delete {path} "
+            "to start the run over, or restore it from a copy."
+        )
+
+    # === Loading a trained run ===
+
+    def load(self):
+        """The trained model, vocabulary and config of the run."""
+        config = self.read_config()
+        vocabulary = self.read_vocabulary()
+        model = build_model(config)
+        if self.restore_checkpoint(model) is None:
+            raise RunDirectoryError(
+                f"{self.path} has no checkpoint yet: train for at least "
+                "--checkpoint-every steps first."
+            )
+        return model, vocabulary, config
+
+
+def load_run(directory):
+    """The trained model, vocabulary and config of a run directory."""
+    return RunDirectory(directory).load()
+
+
+def write_softmax(path, kernel, bias):
+    with atomic_output(path) as temporary:
+        with h5py.File(temporary, "w") as f:
+            f.create_dataset("softmax/W", data=np.asarray(kernel))
+            f.create_dataset("softmax/b", data=np.asarray(bias))
+
+
+def read_softmax(path):
+    """`(kernel, bias)` of a `softmax.hdf5` file."""
+    try:
+        with h5py.File(path, "r") as f:
+            return f["softmax/W"][...], f["softmax/b"][...]
+    except (OSError, KeyError) as error:
+        raise WeightFileError(
+            f"{path} is not a softmax file of an export (datasets softmax/W "
+            f"and softmax/b): {error}"
+        ) from None
+
+
+def export_weights(model_dir, output_dir):
+    """Writes a run as official `options.json` + `weights.hdf5`, plus
+    `vocab.txt` and `softmax.hdf5` (for `--init-from`); returns
+    `output_dir`."""
+    if os.path.abspath(model_dir) == os.path.abspath(output_dir):
+        raise KerasElmoError(
+            f"--output {output_dir} is the run directory itself; its files "
+            "are the input of the export. Choose another directory."
+        )
+    model, vocabulary, _ = load_run(model_dir)
+    os.makedirs(output_dir, exist_ok=True)
+    options = os.path.join(output_dir, EXPORT_OPTIONS)
+    weights = os.path.join(output_dir, EXPORT_WEIGHTS)
+    save_bilm(model.bilm, options, weights)
+    vocabulary.save(os.path.join(output_dir, VOCAB_FILE))
+    write_softmax(
+        os.path.join(output_dir, EXPORT_SOFTMAX),
+        model.softmax_kernel.numpy(),
+        model.softmax_bias.numpy(),
+    )
+    return output_dir

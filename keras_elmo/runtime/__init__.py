@@ -1,0 +1,22 @@
+"""Run exported biLMs without TensorFlow: ONNX Runtime and LiteRT.
+
+`ONNXBiLM` runs a file from `keras_elmo.export.to_onnx` (or `keras-elmo
+export-onnx`), `LiteRTBiLM` one from `to_litert` (`keras-elmo
+export-litert`). Both take token lists (or character ids from
+`batch_to_ids`) and return the dict of `keras_elmo.layers.BiLM`, as NumPy
+arrays. This package imports neither TensorFlow nor Keras: it needs NumPy
+and the runtime (`pip install "keras-elmo[onnx]"` or `"keras-elmo[litert]"`).
+
+Example (with a file exported earlier):
+
+    from keras_elmo.runtime import ONNXBiLM
+    bilm = ONNXBiLM("elmo-int8.onnx")
+    out = bilm([["The", "cat", "sat"], ["Hello"]])
+    out["layer_outputs"][2].shape   # (2, 3, 2 * projection_dim)
+"""
+
+from keras_elmo.characters import batch_to_ids
+from keras_elmo.runtime.litert import LiteRTBiLM
+from keras_elmo.runtime.onnx import ONNXBiLM
+
+__all__ = ["LiteRTBiLM", "ONNXBiLM", "batch_to_ids"]

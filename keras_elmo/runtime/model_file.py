@@ -1,0 +1,105 @@
+"""What the runtime wrappers share: the metadata of an exported file, the
+input check and the output dict (NumPy only)."""
+
+import json
+
+import numpy as np
+
+from keras_elmo.characters import MAX_CHARACTER_ID
+from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
+from keras_elmo.characters import batch_to_ids
+from keras_elmo.errors import KerasElmoError
+
+# The metadata key and format version written by keras_elmo.export.portable
+# (repeated here so that this package needs no TensorFlow).
+METADATA_KEY = "keras_elmo"
+FORMAT_VERSION = 1
+
+
+class CharacterInputs:
+    """The input side of a character biLM, as `embed_file` asks a BiLM's
+    token encoder for it (`bilm.encoder`)."""
+
+    name = "characters"
+    input_shape = (MAX_CHARACTERS_PER_TOKEN,)
+    needs_vocabulary = False
+
+    def batch_to_inputs(self, sentences, vocabulary=None):
+        return batch_to_ids(sentences)
+
+
+def parse_metadata(text, path, fmt, command):
+    """The metadata dict of an exported file, checked."""
+    if text is None:
+        raise KerasElmoError(
+            f"{path} is a {fmt} model without keras_elmo metadata; it was "
+            f"not written by keras-elmo {command}. Export the biLM with "
+            f"keras-elmo {command}."
+        )
+    try:
+        info = json.loads(text)
+    except (TypeError, ValueError):
+        info = None
+    if not isinstance(info, dict) or info.get("format") != fmt.lower():
+        raise KerasElmoError(
+            f"{path}: its keras_elmo metadata is damaged or of another "
+            f"format (expected {fmt.lower()!r}); export it again with "
+            f"keras-elmo {command}."
+        )
+    if info.get("format_version") != FORMAT_VERSION:
+        raise KerasElmoError(
+            f"{path} is in export format version "
+            f"{info.get('format_version')} (keras-elmo "
+            f"{info.get('keras_elmo_version')}); this keras-elmo reads "
+            f"version {FORMAT_VERSION}. Export it again with this version, "
+            "or install the version that wrote it."
+        )
+    return info
+
+
+def character_ids(inputs):
+    """int32 character ids `(batch, time, 50)` from token lists or ids."""
+    if isinstance(inputs, np.ndarray) and inputs.dtype.kind in "iu":
+        ids = inputs
+        if ids.ndim != 3 or ids.shape[-1] != MAX_CHARACTERS_PER_TOKEN:
+            raise KerasElmoError(
+                "character ids must have shape (batch, time, "
+                f"{MAX_CHARACTERS_PER_TOKEN}); received {ids.shape}. "
+                "keras_elmo.runtime.batch_to_ids(list_of_token_lists) "
+                "builds them, or pass the token lists themselves."
+            )
+        if ids.size and (ids.min() < 0 or ids.max() > MAX_CHARACTER_ID):
+            raise KerasElmoError(
+                f"character ids must lie in 0..{MAX_CHARACTER_ID}; received "
+                f"min {ids.min()}, max {ids.max()}. Build them with "
+                "keras_elmo.runtime.batch_to_ids."
+            )
+        return ids.astype(np.int32, copy=False)
+    return batch_to_ids(inputs)
+
+
+def empty_outputs(ids, metadata):
+    """The named outputs for a batch without tokens (no model call: ONNX
+    Runtime cannot reduce the empty time axis)."""
+    batch, time = ids.shape[:2]
+    width = 2 * int(metadata["projection_dim"])
+    named = {
+        name: np.zeros((batch, time, width), np.float32)
+        for name in metadata["export_options"]["outputs"]
+    }
+    named["mask"] = np.zeros((batch, time), bool)
+    return named
+
+
+def bilm_outputs(named, num_layers, projection_dim):
+    """The `BiLM` output dict from the named outputs of an exported model
+    (layer 0 is `[e, e]`, so the token embeddings are its first half)."""
+    layers = [named[f"layer_{i}"] for i in range(num_layers + 1)]
+    outputs = {
+        "layer_outputs": layers,
+        "token_embeddings": layers[0][..., :projection_dim],
+        "mask": named["mask"].astype(bool, copy=False),
+    }
+    if "elmo" in named:
+        outputs["elmo"] = named["elmo"]
+    return outputs

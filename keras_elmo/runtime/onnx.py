@@ -1,0 +1,104 @@
+"""`ONNXBiLM`: a biLM exported by `keras-elmo export-onnx`, run by ONNX
+Runtime (no TensorFlow)."""
+
+import os
+
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.runtime.model_file import METADATA_KEY
+from keras_elmo.runtime.model_file import CharacterInputs
+from keras_elmo.runtime.model_file import bilm_outputs
+from keras_elmo.runtime.model_file import character_ids
+from keras_elmo.runtime.model_file import empty_outputs
+from keras_elmo.runtime.model_file import parse_metadata
+
+
+def _import_onnxruntime():
+    try:
+        import onnxruntime
+    except ImportError as error:
+        raise KerasElmoError(
+            f"ONNXBiLM needs onnxruntime ({error}); install it with: "
+            'pip install "keras-elmo[onnx]"'
+        ) from None
+    return onnxruntime
+
+
+class ONNXBiLM:
+    """A biLM exported to ONNX, run by ONNX Runtime on the CPU.
+
+    Takes what `keras_elmo.layers.BiLM` takes (character ids, or token
+    lists, which it converts with `keras_elmo.runtime.batch_to_ids`) and
+    returns the same dict, as NumPy arrays. Stateless: every sentence
+    starts from a zero state.
+
+    Args:
+        path: str. A `.onnx` file from `keras_elmo.export.to_onnx`.
+        num_threads: int or None. Threads of one call (ONNX Runtime's
+            intra-op threads); None lets ONNX Runtime choose. Defaults to
+            `None`.
+
+    Call arguments:
+        inputs: list of token lists, or int array `(batch, time, 50)`.
+
+    Returns:
+        A dict with `"layer_outputs"` (`num_layers + 1` float32 arrays
+        `(batch, time, 2 * projection_dim)`), `"token_embeddings"`
+        `(batch, time, projection_dim)`, `"mask"` bool `(batch, time)`,
+        and `"elmo"` when the export has a scalar mix.
+
+    Attributes:
+        metadata: dict. The options the file was exported with.
+        num_layers, projection_dim, precision: from the metadata.
+    """
+
+    stateful = False
+    encoder = CharacterInputs()
+
+    def __init__(self, path, num_threads=None):
+        ort = _import_onnxruntime()
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise KerasElmoError(
+                f"{path} is not a file; expected a .onnx file written by "
+                "keras-elmo export-onnx."
+            )
+        options = ort.SessionOptions()
+        if num_threads is not None:
+            options.intra_op_num_threads = int(num_threads)
+            options.inter_op_num_threads = 1
+        try:
+            self.session = ort.InferenceSession(
+                path, options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as error:  # onnxruntime raises its own types
+            raise KerasElmoError(
+                f"{path} is not an ONNX model that ONNX Runtime can load "
+                f"({str(error).strip()[:300]}); expected a file written by "
+                "keras-elmo export-onnx."
+            ) from None
+        custom = self.session.get_modelmeta().custom_metadata_map
+        self.metadata = parse_metadata(
+            custom.get(METADATA_KEY), path, "ONNX", "export-onnx"
+        )
+        self.path = path
+        self.num_layers = int(self.metadata["num_layers"])
+        self.projection_dim = int(self.metadata["projection_dim"])
+        self.precision = self.metadata["precision"]
+        self._input = self.metadata["input"]
+        self._outputs = [o.name for o in self.session.get_outputs()]
+
+    def __call__(self, inputs):
+        ids = character_ids(inputs)
+        if ids.size == 0:
+            named = empty_outputs(ids, self.metadata)
+        else:
+            values = self.session.run(self._outputs, {self._input: ids})
+            named = dict(zip(self._outputs, values))
+        return bilm_outputs(named, self.num_layers, self.projection_dim)
+
+    def __repr__(self):
+        return (
+            f"ONNXBiLM({self.path!r}, precision={self.precision!r}, "
+            f"num_layers={self.num_layers}, "
+            f"projection_dim={self.projection_dim})"
+        )

@@ -1,0 +1,197 @@
+"""What defines a training run, and the compiled model it trains.
+
+`TrainingConfig` is saved as the run's `config.json`; `build_model` turns it
+into a compiled `ELMoLanguageModel`. Every training default is defined
+here once (the command line shows these values in its help).
+"""
+
+import dataclasses
+
+import keras
+
+from keras_elmo.data.text import ON_BAD_LINE
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.layers.bilm import BiLM
+from keras_elmo.models.elmo_language_model import ELMoLanguageModel
+from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
+from keras_elmo.optimizers.sparse_adagrad import SparseAdagrad
+from keras_elmo.optimizers.sparse_adam import SparseAdam
+
+# Optimizer name -> its default learning rate.
+OPTIMIZERS = {"adagrad": 0.2, "adam": 0.001}
+LEARNING_RATE_SCHEDULES = ("constant", "linear")
+# --mixed-precision -> Keras dtype policy. The layers keep the LSTM cell
+# state, the softmax and the loss in float32; float16 also needs loss
+# scaling.
+MIXED_PRECISION = {
+    None: None,
+    "bf16": "mixed_bfloat16",
+    "fp16": "mixed_float16",
+}
+JIT_COMPILE = {"auto": "auto", "on": True, "off": False}
+
+
+def _flag(name):
+    return "--" + name.replace("_", "-")
+
+
+@dataclasses.dataclass
+class TrainingConfig:
+    """Everything that defines a run (see `keras_elmo.training.train`).
+
+    Saved as the run's `config.json`; a run resumes only with the same
+    config. The defaults are the original bilm-tf recipe (Adagrad 0.2,
+    initial accumulator 1.0, global-norm clip 10, dropout 0.1).
+    """
+
+    train_files: list
+    bilm: dict
+    vocabulary_size: int
+    validation_files: list = None
+    tokens_per_batch: int = 4096
+    max_length: int = 100
+    num_sampled: int = 8192
+    dropout: float = 0.1
+    optimizer: str = "adagrad"
+    learning_rate: float = None
+    learning_rate_schedule: str = "constant"
+    initial_accumulator_value: float = 1.0
+    clip_norm: float = 10.0
+    seed: int = 0
+    on_bad_line: str = "error"
+    mixed_precision: str = None
+
+    def __post_init__(self):
+        self.validate()
+
+    def validate(self):
+        """Checks every value under its own name (and flag)."""
+        _at_least(self, "vocabulary_size", 3)
+        _at_least(self, "tokens_per_batch", 1)
+        _at_least(self, "max_length", 1)
+        _at_least(self, "num_sampled", 1)
+        _choice(self, "optimizer", OPTIMIZERS)
+        _choice(self, "learning_rate_schedule", LEARNING_RATE_SCHEDULES)
+        _choice(self, "on_bad_line", ON_BAD_LINE)
+        _choice(self, "mixed_precision", MIXED_PRECISION)
+        if not 0.0 <= float(self.dropout) < 1.0:
+            raise KerasElmoError(
+                f"dropout (--dropout) must be in [0, 1); received "
+                f"{self.dropout}."
+            )
+        if self.learning_rate is not None and not self.learning_rate > 0:
+            raise KerasElmoError(
+                "learning_rate (--learning-rate) must be > 0; received "
+                f"{self.learning_rate}."
+            )
+        for name in ("initial_accumulator_value", "clip_norm"):
+            if not getattr(self, name) >= 0:
+                raise KerasElmoError(
+                    f"{name} must be >= 0; received {getattr(self, name)}."
+                )
+        if self.tokens_per_batch < self.max_length + 2:
+            raise KerasElmoError(
+                "tokens_per_batch (--tokens-per-batch) must hold the longest "
+                f"sentence piece, max_length + 2 = {self.max_length + 2} "
+                f"tokens; received {self.tokens_per_batch}. Raise it or "
+                "lower --max-length."
+            )
+
+    def to_json(self):
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, values, source="config.json"):
+        """A config from its JSON form; unknown or missing keys and wrong
+        values are errors naming `source` and the key."""
+        if not isinstance(values, dict):
+            raise KerasElmoError(
+                f"{source} must hold a JSON object; found "
+                f"{type(values).__name__}."
+            )
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - fields)
+        if unknown:
+            raise KerasElmoError(
+                f"{source} has unknown key(s) {unknown}; was it written by "
+                "keras-elmo train?"
+            )
+        try:
+            return cls(**values)
+        except TypeError as error:
+            raise KerasElmoError(f"{source}: {error}") from None
+        except KerasElmoError as error:
+            raise KerasElmoError(f"{source}: {error}") from None
+
+
+def _at_least(config, name, smallest):
+    value = getattr(config, name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise KerasElmoError(
+            f"{name} ({_flag(name)}) must be an integer; received {value!r}."
+        )
+    if value < smallest:
+        raise KerasElmoError(
+            f"{name} ({_flag(name)}) must be >= {smallest}; received {value}."
+        )
+
+
+def _choice(config, name, choices):
+    value = getattr(config, name)
+    if value not in choices:
+        raise KerasElmoError(
+            f"{name} must be one of {sorted(choices, key=str)}; received "
+            f"{value!r}."
+        )
+
+
+def build_optimizer(config, total_steps=None):
+    """The sparse optimizer of a config (learning rate decayed linearly to
+    zero at `total_steps` with the "linear" schedule)."""
+    learning_rate = config.learning_rate or OPTIMIZERS[config.optimizer]
+    if config.learning_rate_schedule == "linear":
+        learning_rate = keras.optimizers.schedules.PolynomialDecay(
+            learning_rate, decay_steps=max(1, total_steps or 1), power=1.0
+        )
+    if config.optimizer == "adam":
+        optimizer = SparseAdam(
+            learning_rate=learning_rate,
+            global_clipnorm=config.clip_norm or None,
+        )
+    else:
+        optimizer = SparseAdagrad(
+            learning_rate=learning_rate,
+            initial_accumulator_value=config.initial_accumulator_value,
+            global_clipnorm=config.clip_norm or None,
+        )
+    if config.mixed_precision == "fp16":
+        optimizer = LossScaleOptimizer(optimizer)
+    return optimizer
+
+
+def build_model(config, total_steps=None, jit_compile="auto"):
+    """A compiled and built `ELMoLanguageModel` for a `TrainingConfig`.
+
+    `total_steps` sets the length of a decaying learning-rate schedule;
+    `jit_compile` is `compile`'s ("auto": XLA with a GPU, not on a CPU).
+    """
+    dtype = MIXED_PRECISION[config.mixed_precision]
+    try:
+        bilm = BiLM(**config.bilm, dropout=config.dropout, dtype=dtype)
+    except TypeError as error:
+        raise KerasElmoError(f"The biLM size is not valid: {error}") from None
+    model = ELMoLanguageModel(
+        bilm,
+        vocabulary_size=config.vocabulary_size,
+        num_sampled=config.num_sampled,
+        dropout=config.dropout,
+        seed=config.seed,
+        dtype=dtype,
+    )
+    model.compile(
+        optimizer=build_optimizer(config, total_steps),
+        jit_compile=jit_compile,
+    )
+    model.build()
+    model.optimizer.build(model.trainable_variables)
+    return model
