@@ -527,7 +527,7 @@ def main():
     args.variants = args.variants.split(",")
     work = args.work_dir or tempfile.mkdtemp(prefix="keras-elmo-deploy-")
     results = {"threads": args.threads, "configs": {}}
-    for config in args.configs.split(","):
+    for config in filter(None, args.configs.split(",")):
         results["configs"][config] = bench_config(
             config, args, os.path.join(work, config)
         )

@@ -22,6 +22,7 @@ _EXPORTS = {
     "Highway": "keras_elmo.layers",
     "ProjectedLSTM": "keras_elmo.layers",
     "ScalarMix": "keras_elmo.layers",
+    "DownloadError": "keras_elmo.errors",
     "KerasElmoError": "keras_elmo.errors",
     "WeightFileError": "keras_elmo.errors",
     "batch_to_ids": "keras_elmo.characters",
@@ -29,7 +30,15 @@ _EXPORTS = {
     "load_bilm": "keras_elmo.checkpoints",
     "save_bilm": "keras_elmo.checkpoints",
 }
-_SUBMODULES = ("data", "export", "layers", "models", "optimizers")
+_SUBMODULES = (
+    "data",
+    "export",
+    "layers",
+    "models",
+    "optimizers",
+    "pretrained",
+    "runtime",
+)
 
 
 def __getattr__(name):
@@ -49,6 +58,7 @@ def __dir__():
 __all__ = [
     "BiLM",
     "CharCNN",
+    "DownloadError",
     "ELMoEmbedding",
     "Highway",
     "KerasElmoError",
@@ -63,6 +73,8 @@ __all__ = [
     "load_bilm",
     "models",
     "optimizers",
+    "pretrained",
+    "runtime",
     "save_bilm",
     "tokens_to_char_ids",
 ]

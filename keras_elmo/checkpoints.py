@@ -305,6 +305,17 @@ def _is_local_path(value):
     )
 
 
+def options_file_config(options_file):
+    """`options_to_config` of a file; its errors name the file."""
+    options = read_options(options_file)
+    try:
+        return options_to_config(options)
+    except WeightFileError as error:
+        if isinstance(options_file, dict):
+            raise
+        raise WeightFileError(f"{options_file}: {error}") from None
+
+
 def load_bilm(options_file, weight_file=None, vocabulary=None, **kwargs):
     """Builds a `BiLM` from official ELMo `options.json` + hdf5 weights.
 
@@ -359,8 +370,7 @@ def load_bilm(options_file, weight_file=None, vocabulary=None, **kwargs):
         return pretrained.load_preset(options_file, **kwargs)
     options_file = pretrained.local_file(options_file)
     weight_file = pretrained.local_file(weight_file)
-    options = read_options(options_file)
-    config = options_to_config(options)
+    config = options_file_config(options_file)
     with _open_hdf5(weight_file, "r") as f:
         if config.get("token_encoder") == "words":
             config["vocabulary_size"] = _word_table_size(f, weight_file, config)

@@ -72,9 +72,7 @@ class Progress:
         rate = self.done / elapsed
         line = f"{self.label}: {self.done:,}"
         if self.total:
-            line += (
-                f"/{self.total:,} {units} ({self.done / self.total:.0%})"
-            )
+            line += f"/{self.total:,} {units} ({self.done / self.total:.0%})"
             if rate > 0 and self.done < self.total:
                 line += f", ETA {(self.total - self.done) / rate:.0f}s"
         else:

@@ -272,7 +272,8 @@ class RunDirectory:
             keys = list(keyed)[: len(keys)] + keys[len(keyed) :]
         state_file = os.path.join(path, "state.npz")
         try:
-            with np.load(state_file) as state:
+            # Opened here: np.load leaks its own handle on a damaged file.
+            with open(state_file, "rb") as f, np.load(f) as state:
                 return {key: state[f"v{i}"] for i, key in enumerate(keys)}
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
             raise self._damaged(path, "state.npz cannot be read") from None

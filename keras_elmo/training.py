@@ -152,6 +152,8 @@ class _Plan:
     steps_per_epoch: int
     validate_every: int
     checkpoint_every: int
+    # The scanned held-out files, or None.
+    validation_scan: object = None
 
     def fit_chunks(self):
         """`fit` arguments: one Keras epoch per checkpoint interval."""
@@ -180,6 +182,16 @@ def _scan(config, files, replicas, what, verbose):
     for line in scan.summary():
         _log(verbose, f"{what} data: {line}")
     return scan
+
+
+def _scan_data(config, replicas, verbose):
+    """`(training scan, validation scan or None)`: every input file is read
+    before anything is written, so that a bad one fails the run at once."""
+    scan = _scan(config, config.train_files, replicas, "training", verbose)
+    if not config.validation_files:
+        return scan, None
+    files = config.validation_files
+    return scan, _scan(config, files, replicas, "validation", verbose)
 
 
 def _lm_dataset(strategy, scan, vocabulary, **kwargs):
@@ -234,13 +246,11 @@ def _restore_or_initialize(
     return 0
 
 
-def _validation(config, strategy, loop, model, vocabulary, verbose):
-    """A function returning held-out perplexities, or None."""
-    if not config.validation_files:
+def _validation(scan, strategy, loop, model, vocabulary):
+    """A function returning held-out perplexities on the scanned validation
+    files, or None."""
+    if scan is None:
         return None
-    replicas = num_replicas(strategy)
-    files = config.validation_files
-    scan = _scan(config, files, replicas, "validation", verbose)
     dataset = _lm_dataset(
         strategy,
         scan,
@@ -314,7 +324,7 @@ def train(
     verbose = verbose if is_chief(strategy) else 0
     run = RunDirectory(output_dir)
     run.check_same_run(config)
-    scan = _scan(config, config.train_files, replicas, "training", verbose)
+    scan, validation_scan = _scan_data(config, replicas, verbose)
     if strategy is not None:
         _log(
             verbose,
@@ -346,6 +356,7 @@ def train(
         steps_per_epoch=scan.steps_per_epoch,
         validate_every=validate_every or scan.steps_per_epoch,
         checkpoint_every=int(checkpoint_every),
+        validation_scan=validation_scan,
     )
     _fit(model, run, plan, config, scan, vocabulary, strategy, verbose)
     return model
@@ -370,7 +381,9 @@ def _fit(model, run, plan, config, scan, vocabulary, strategy, verbose):
         pad_to_bucket=bool(model.jit_compile),
         token_encoder=model.bilm.token_encoder,
     )
-    validate = _validation(config, strategy, loop, model, vocabulary, verbose)
+    validate = _validation(
+        plan.validation_scan, strategy, loop, model, vocabulary
+    )
     replicas = num_replicas(strategy)
     callbacks = [_Training(run, plan, validate, verbose, chief, replicas)]
     if chief:

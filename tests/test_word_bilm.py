@@ -423,3 +423,19 @@ def test_savedmodel_carries_the_vocabulary(bilm, vocab, tmp_path):
         )
     with pytest.raises(KerasElmoError, match="needs its vocabulary"):
         export_savedmodel(bilm, str(tmp_path / "none"))
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_mixed_precision_stays_close_to_float32(bilm, vocab, policy):
+    low = BiLM.from_config(dict(bilm.get_config(), dtype=policy))
+    low.build()
+    low.set_weights(bilm.get_weights())
+    ids = vocab.batch_to_ids(SENTENCES[:3])
+    out = low(ids)["layer_outputs"]
+    assert out[0].dtype == policy.split("_")[1]
+    assert {w.dtype for w in low.weights} == {"float32"}
+    np.testing.assert_allclose(
+        np.stack([np.asarray(x, "float32") for x in out]),
+        _layers(bilm, ids),
+        atol=0.1,
+    )

@@ -4,56 +4,33 @@ import argparse
 import json
 
 
-def positive_int(text):
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1 or str(text).strip() != str(text).strip().lstrip("+"):
-        raise argparse.ArgumentTypeError(
-            f"expected a positive integer; received {text!r}"
+def _number(kind, minimum, strict, expected):
+    """An argparse type: a finite `kind` >= `minimum` (> with `strict`)."""
+
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        valid = (
+            value is not None
+            and value == value  # not NaN
+            and abs(value) != float("inf")
+            and (value > minimum if strict else value >= minimum)
         )
-    return value
+        if not valid:
+            raise argparse.ArgumentTypeError(
+                f"expected {expected}; received {text!r}"
+            )
+        return value
+
+    parse.__name__ = expected  # what argparse shows for a type error
+    return parse
 
 
-def non_negative_int(text):
-    """argparse type: an integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"expected an integer >= 0; received {text!r}"
-        )
-    return value
-
-
-def positive_float(text):
-    """argparse type: a finite float > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(
-            f"expected a positive number; received {text!r}"
-        )
-    return value
-
-
-def non_negative_float(text):
-    """argparse type: a finite float >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(
-            f"expected a number >= 0; received {text!r}"
-        )
-    return value
+positive_int = _number(int, 0, True, "a positive integer")
+positive_float = _number(float, 0.0, True, "a positive number")
+non_negative_float = _number(float, 0.0, False, "a number >= 0")
 
 
 def json_value(text):

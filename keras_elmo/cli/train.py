@@ -271,8 +271,7 @@ def _vocabulary(args, train_files):
 
 
 def _bilm_size(args, init_from, vocabulary):
-    from keras_elmo.checkpoints import options_to_config
-    from keras_elmo.checkpoints import read_options
+    from keras_elmo.checkpoints import options_file_config
     from keras_elmo.models.presets import SIZE_ARGUMENTS
     from keras_elmo.models.presets import bilm_size
 
@@ -285,7 +284,7 @@ def _bilm_size(args, init_from, vocabulary):
         flags["use_skip_connections"] = False
     options = None
     if args.options:
-        options = options_to_config(read_options(args.options))
+        options = options_file_config(args.options)
     return bilm_size(
         args.preset,
         options,

@@ -71,11 +71,18 @@ def _check_rank(tensor, name, layout):
         "request's rank differs.",
     )
     with tf.control_dependencies([check]):
-        tensor = tf.identity(tensor)
-    # A static shape only: a run-time `tf.ensure_shape` may run before the
-    # check and fail with a message that does not say what was expected.
-    tensor.set_shape([None] * rank)
-    return tensor
+        checked = tf.identity(tensor)
+    # Reshaped to `rank` dimensions whatever the request's rank (for a valid
+    # request, to its own shape): grappler infers shapes with the request's
+    # shapes before anything runs, and an op that needs this rank (or a
+    # `tf.ensure_shape`) would fail there, ahead of the check, with a
+    # message that does not name the input.
+    shape = tf.concat([tf.ones([rank], tf.int32), tf.shape(tensor)], 0)
+    last = shape[-rank:]
+    first = tf.reduce_prod(shape[:-rank], keepdims=True) * last[:1]
+    checked = tf.reshape(checked, tf.concat([first, last[1:]], 0))
+    checked.set_shape([None] * rank)
+    return checked
 
 
 def _not_trainable(next_creator, **kwargs):

@@ -6,8 +6,10 @@ flags, or the size of the weights a run starts from) into one such dict,
 checking each value under its own name.
 """
 
+from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
+from keras_elmo.layers.char_cnn import check_filters
 
 _PUBLISHED = dict(
     filters=[list(f) for f in DEFAULT_FILTERS],
@@ -99,6 +101,15 @@ def size_of(config):
     return {key: config[key] for key in keys}
 
 
+def _check_filters_flag(filters):
+    try:
+        return [
+            list(f) for f in check_filters(filters, MAX_CHARACTERS_PER_TOKEN)
+        ]
+    except KerasElmoError as error:
+        raise KerasElmoError(f"--filters: {error}") from None
+
+
 def bilm_size(
     preset=None,
     options_config=None,
@@ -139,6 +150,8 @@ def bilm_size(
     for name, value in flags.items():
         if name in SIZE_ARGUMENTS:
             flags[name] = check_size_value(name, value)
+    if "filters" in flags:
+        flags["filters"] = _check_filters_flag(flags["filters"])
     if source is not None and not (
         preset or options_config or flags or token_encoder
     ):
