@@ -548,7 +548,7 @@ def resolve_word_bilm(args):
         print(
             f"No word-input biLM at {folder}/: training it now with "
             f"{os.path.relpath(WORD_BILM_SCRIPT, ROOT)} (same corpus, "
-            "vocabulary, steps and batches as the main job; about 10 "
+            "vocabulary, steps and batches as the main job; about 13 "
             "minutes on 2 CPU cores). --skip-word-bilm leaves model (e) out.",
             flush=True,
         )
