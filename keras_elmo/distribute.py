@@ -47,6 +47,7 @@ import keras
 import tensorflow as tf
 
 from keras_elmo.data.datasets import lm_dataset
+from keras_elmo.errors import ClusterError
 from keras_elmo.errors import KerasElmoError
 
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
@@ -65,10 +66,6 @@ TPU_UNSUPPORTED = (
     "rows a batch touches has a data-dependent size). Train on GPUs "
     "(--strategy mirrored or multi_worker) instead."
 )
-
-
-class ClusterError(ValueError):
-    """The workers of TF_CONFIG did not find each other, or lost one."""
 
 
 # === Strategies ===

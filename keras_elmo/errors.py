@@ -24,6 +24,10 @@ class RunDirectoryError(KerasElmoError):
     """A training run directory that is missing, damaged or of another run."""
 
 
+class ClusterError(KerasElmoError):
+    """The workers of TF_CONFIG did not find each other, or lost one."""
+
+
 class OutputPathError(KerasElmoError):
     """An output path that cannot be written (or would destroy an input)."""
 
