@@ -399,6 +399,7 @@ def test_two_replicas_equal_one_device(tmp_path):
     assert report["finite_per_replica"] == [False, False]
 
 
+@pytest.mark.large  # ~20 s; the Adagrad twin runs by default
 def test_two_replicas_equal_one_device_adam(tmp_path):
     _replica_report(tmp_path, "adam")
 
@@ -406,6 +407,8 @@ def test_two_replicas_equal_one_device_adam(tmp_path):
 # === Two worker processes ===
 
 
+# ~70 s; multi-worker start-up runs by default (the missing-peer test).
+@pytest.mark.large
 def test_multi_worker_lost_worker_resume_equals_one_device(tmp_path, capsys):
     corpus = _write_corpus(tmp_path / "corpus.txt")
     common = ["--train", corpus, "--vocab", VOCAB, "--quiet", *TINY]

@@ -373,6 +373,7 @@ def test_config_is_found_as_efml_finds_it(folder):
     assert config["encoder"]["dim"] == 4096
 
 
+@pytest.mark.large  # ~15 s
 def test_a_folder_holding_the_model_folder_loads(tmp_path):
     shutil.copytree(_folder("char_model"), tmp_path / "zh.model")
     bilm = keras_elmo.load_bilm(str(tmp_path))

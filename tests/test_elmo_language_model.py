@@ -2,6 +2,7 @@ import os
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import keras_elmo
@@ -200,6 +201,8 @@ class ELMoLanguageModelTest(TestCase):
             self.assertTrue(np.all(np.isfinite(logs)), logs)
         keras.config.set_dtype_policy("float32")
 
+    # ~80 s; XLA training also runs in test_training.test_jit_compile_training.
+    @pytest.mark.large
     def test_xla_step_equals_the_default_step(self):
         # jit_compile=True takes the static-shape loss (every position,
         # weighted) on batches padded to their bucket; the default gathers

@@ -266,6 +266,7 @@ def test_vocabulary_must_start_with_the_boundaries(tmp_path, capsys):
     assert "first two lines" in capsys.readouterr().err
 
 
+@pytest.mark.large  # ~20 s; the character run's resume test runs by default
 def test_resume_after_kill(tmp_path):
     run = tmp_path / "run"
     command = [
@@ -366,6 +367,7 @@ def _two_replicas_versus_one_device():
     print("REPORT " + json.dumps({"difference": difference, "change": change}))
 
 
+@pytest.mark.large  # ~20 s; the character biLM's runs by default
 def test_two_replicas_equal_one_device():
     code = (
         "from tests.test_word_training import "
