@@ -11,6 +11,9 @@ import h5py
 import numpy as np
 
 from keras_elmo import pretrained
+from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
+from keras_elmo.characters import NUM_CHARACTER_IDS
+from keras_elmo.characters import OPTIONS_NUM_CHARACTERS
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
@@ -120,14 +123,18 @@ def options_to_config(options):
     """
     if isinstance(options, dict) and "char_cnn" not in options:
         return _word_options_to_config(options)
-    n_characters = _get(options, "char_cnn.n_characters", 262)
-    if n_characters not in (261, 262):
+    n_characters = _get(options, "char_cnn.n_characters", NUM_CHARACTER_IDS)
+    if n_characters not in OPTIONS_NUM_CHARACTERS:
         raise WeightFileError(
             f"options.json has char_cnn.n_characters={n_characters}; "
             "expected 261 (training files) or 262 (inference files)."
         )
-    max_chars = _get(options, "char_cnn.max_characters_per_token", 50)
-    if max_chars != 50:
+    max_chars = _get(
+        options,
+        "char_cnn.max_characters_per_token",
+        MAX_CHARACTERS_PER_TOKEN,
+    )
+    if max_chars != MAX_CHARACTERS_PER_TOKEN:
         raise WeightFileError(
             "options.json has char_cnn.max_characters_per_token="
             f"{max_chars}; keras_elmo supports 50, the value of every "
@@ -203,7 +210,7 @@ def config_to_options(bilm):
         "filters": [list(f) for f in bilm.filters],
         "n_highway": bilm.num_highway_layers,
         "activation": bilm.activation,
-        "n_characters": 262,
+        "n_characters": NUM_CHARACTER_IDS,
         "max_characters_per_token": bilm.max_characters_per_token,
     }
     return options

@@ -229,9 +229,6 @@ class RunDirectory:
             return previous
         return None
 
-    def has_checkpoint(self):
-        return self._checkpoint_path() is not None
-
     def restore_checkpoint(self, model, num_replicas=None):
         """Loads the latest checkpoint into `model`, variable by path.
 

@@ -9,6 +9,7 @@ import dataclasses
 
 import keras
 
+from keras_elmo.data.datasets import check_batch_budget
 from keras_elmo.data.text import ON_BAD_LINE
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.bilm import BiLM
@@ -89,13 +90,7 @@ class TrainingConfig:
                 raise KerasElmoError(
                     f"{name} must be >= 0; received {getattr(self, name)}."
                 )
-        if self.tokens_per_batch < self.max_length + 2:
-            raise KerasElmoError(
-                "tokens_per_batch (--tokens-per-batch) must hold the longest "
-                f"sentence piece, max_length + 2 = {self.max_length + 2} "
-                f"tokens; received {self.tokens_per_batch}. Raise it or "
-                "lower --max-length."
-            )
+        check_batch_budget(self.max_length, self.tokens_per_batch)
 
     def to_json(self):
         return dataclasses.asdict(self)

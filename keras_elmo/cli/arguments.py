@@ -44,7 +44,7 @@ def json_value(text):
         ) from None
 
 
-def add_bilm_source(parser, required=True):
+def add_bilm_source(parser):
     """--model, or --options and --weights: the biLM a command uses."""
     group = parser.add_argument_group(
         "biLM (give --model, or --options and --weights)"
@@ -61,7 +61,6 @@ def add_bilm_source(parser, required=True):
         help="the vocabulary of a word-input biLM (default: the run's, or "
         "vocab.txt beside options.json)",
     )
-    parser.set_defaults(bilm_required=required)
 
 
 def bilm_source(args):

@@ -39,7 +39,7 @@ def add_parser(commands):
         choices=ON_BAD_LINE,
         default="error",
         help="a line that is not UTF-8: stop with an error naming it "
-        "(default), or skip it (no dataset for that line; reported)",
+        "(default), or skip it (no dataset for that line)",
     )
     add_runtime_arguments(embed)
     add_quiet(embed)

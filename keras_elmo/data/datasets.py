@@ -122,6 +122,18 @@ class CorpusScan:
         return lines
 
 
+def check_batch_budget(max_length, tokens_per_batch):
+    """A batch must hold the longest sentence piece and its boundaries."""
+    if int(max_length) < 1 or int(tokens_per_batch) < int(max_length) + 2:
+        raise KerasElmoError(
+            "tokens_per_batch (--tokens-per-batch) must hold the longest "
+            "sentence piece, tokens_per_batch >= max_length + 2 = "
+            f"{int(max_length) + 2} tokens (max_length >= 1); received "
+            f"max_length={max_length}, tokens_per_batch={tokens_per_batch}. "
+            "Raise it or lower --max-length."
+        )
+
+
 def scan_corpus(
     files, max_length=100, tokens_per_batch=4096, on_bad_line="error"
 ):
@@ -140,12 +152,7 @@ def scan_corpus(
         A `CorpusScan`.
     """
     check_on_bad_line(on_bad_line)
-    if int(max_length) < 1 or int(tokens_per_batch) < int(max_length) + 2:
-        raise KerasElmoError(
-            "Need max_length >= 1 and tokens_per_batch >= max_length + 2 (a "
-            f"batch must hold the longest piece); received max_length="
-            f"{max_length}, tokens_per_batch={tokens_per_batch}."
-        )
+    check_batch_budget(max_length, tokens_per_batch)
     boundaries, sizes = bucket_plan(max_length, tokens_per_batch)
     bucket_counts = [0] * len(sizes)
     num_sentences = num_tokens = num_split = 0

@@ -24,6 +24,7 @@ import json
 import numpy as np
 import tensorflow as tf
 
+from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.version import __version__
 
@@ -157,7 +158,11 @@ class CharacterIdModel(tf.Module):
 
     @tf.function(
         input_signature=[
-            tf.TensorSpec((None, None, 50), tf.int32, name=INPUT_NAME)
+            tf.TensorSpec(
+                (None, None, MAX_CHARACTERS_PER_TOKEN),
+                tf.int32,
+                name=INPUT_NAME,
+            )
         ]
     )
     def embed(self, character_ids):

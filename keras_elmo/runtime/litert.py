@@ -2,14 +2,10 @@
 LiteRT interpreter (no TensorFlow)."""
 
 import mmap
-import os
 
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.runtime.model_file import METADATA_KEY
-from keras_elmo.runtime.model_file import CharacterInputs
-from keras_elmo.runtime.model_file import bilm_outputs
-from keras_elmo.runtime.model_file import character_ids
-from keras_elmo.runtime.model_file import empty_outputs
+from keras_elmo.runtime.model_file import ExportedBiLM
 from keras_elmo.runtime.model_file import parse_metadata
 
 
@@ -51,7 +47,7 @@ def read_metadata(path, schema):
                 data.close()
 
 
-class LiteRTBiLM:
+class LiteRTBiLM(ExportedBiLM):
     """A biLM exported to LiteRT (TensorFlow Lite), run by its interpreter.
 
     Takes what `keras_elmo.layers.BiLM` takes (character ids, or token
@@ -79,19 +75,14 @@ class LiteRTBiLM:
         num_layers, projection_dim, precision: from the metadata.
     """
 
-    stateful = False
-    encoder = CharacterInputs()
+    suffix = ".tflite"
+    command = "export-litert"
 
     def __init__(self, path, num_threads=None):
         Interpreter, schema = _import_litert()
-        path = os.fspath(path)
-        if not os.path.isfile(path):
-            raise KerasElmoError(
-                f"{path} is not a file; expected a .tflite file written by "
-                "keras-elmo export-litert."
-            )
+        path = self._check_file(path)
         text = read_metadata(path, schema)
-        self.metadata = parse_metadata(text, path, "LiteRT", "export-litert")
+        metadata = parse_metadata(text, path, "LiteRT", self.command)
         try:
             self.interpreter = Interpreter(
                 model_path=path,
@@ -104,23 +95,7 @@ class LiteRTBiLM:
                 f"({str(error).strip()[:300]}); export it again with "
                 "keras-elmo export-litert."
             ) from None
-        self.path = path
-        self.num_layers = int(self.metadata["num_layers"])
-        self.projection_dim = int(self.metadata["projection_dim"])
-        self.precision = self.metadata["precision"]
-        self._input = self.metadata["input"]
+        self._read_metadata(path, metadata)
 
-    def __call__(self, inputs):
-        ids = character_ids(inputs)
-        if ids.size == 0:
-            named = empty_outputs(ids, self.metadata)
-        else:
-            named = self.runner(**{self._input: ids})
-        return bilm_outputs(named, self.num_layers, self.projection_dim)
-
-    def __repr__(self):
-        return (
-            f"LiteRTBiLM({self.path!r}, precision={self.precision!r}, "
-            f"num_layers={self.num_layers}, "
-            f"projection_dim={self.projection_dim})"
-        )
+    def _run(self, ids):
+        return self.runner(**{self._input: ids})

@@ -2,6 +2,7 @@
 input check and the output dict (NumPy only)."""
 
 import json
+import os
 
 import numpy as np
 
@@ -103,3 +104,51 @@ def bilm_outputs(named, num_layers, projection_dim):
     if "elmo" in named:
         outputs["elmo"] = named["elmo"]
     return outputs
+
+
+class ExportedBiLM:
+    """What `ONNXBiLM` and `LiteRTBiLM` share: the file check, the
+    attributes read from the metadata, the call and the repr. A subclass
+    loads its runtime in `__init__` (after `_check_file`, ending with
+    `_read_metadata`) and runs one batch of ids in `_run`."""
+
+    stateful = False
+    encoder = CharacterInputs()
+    suffix = None  # ".onnx", ".tflite"
+    command = None  # "export-onnx", "export-litert"
+
+    def _check_file(self, path):
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise KerasElmoError(
+                f"{path} is not a file; expected a {self.suffix} file "
+                f"written by keras-elmo {self.command}."
+            )
+        return path
+
+    def _read_metadata(self, path, metadata):
+        self.path = path
+        self.metadata = metadata
+        self.num_layers = int(metadata["num_layers"])
+        self.projection_dim = int(metadata["projection_dim"])
+        self.precision = metadata["precision"]
+        self._input = metadata["input"]
+
+    def _run(self, ids):
+        """`{output name: array}` for a batch with tokens."""
+        raise NotImplementedError
+
+    def __call__(self, inputs):
+        ids = character_ids(inputs)
+        if ids.size == 0:
+            named = empty_outputs(ids, self.metadata)
+        else:
+            named = self._run(ids)
+        return bilm_outputs(named, self.num_layers, self.projection_dim)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__name__}({self.path!r}, "
+            f"precision={self.precision!r}, num_layers={self.num_layers}, "
+            f"projection_dim={self.projection_dim})"
+        )

@@ -1,14 +1,9 @@
 """`ONNXBiLM`: a biLM exported by `keras-elmo export-onnx`, run by ONNX
 Runtime (no TensorFlow)."""
 
-import os
-
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.runtime.model_file import METADATA_KEY
-from keras_elmo.runtime.model_file import CharacterInputs
-from keras_elmo.runtime.model_file import bilm_outputs
-from keras_elmo.runtime.model_file import character_ids
-from keras_elmo.runtime.model_file import empty_outputs
+from keras_elmo.runtime.model_file import ExportedBiLM
 from keras_elmo.runtime.model_file import parse_metadata
 
 
@@ -23,7 +18,7 @@ def _import_onnxruntime():
     return onnxruntime
 
 
-class ONNXBiLM:
+class ONNXBiLM(ExportedBiLM):
     """A biLM exported to ONNX, run by ONNX Runtime on the CPU.
 
     Takes what `keras_elmo.layers.BiLM` takes (character ids, or token
@@ -51,17 +46,12 @@ class ONNXBiLM:
         num_layers, projection_dim, precision: from the metadata.
     """
 
-    stateful = False
-    encoder = CharacterInputs()
+    suffix = ".onnx"
+    command = "export-onnx"
 
     def __init__(self, path, num_threads=None):
         ort = _import_onnxruntime()
-        path = os.fspath(path)
-        if not os.path.isfile(path):
-            raise KerasElmoError(
-                f"{path} is not a file; expected a .onnx file written by "
-                "keras-elmo export-onnx."
-            )
+        path = self._check_file(path)
         options = ort.SessionOptions()
         if num_threads is not None:
             options.intra_op_num_threads = int(num_threads)
@@ -77,28 +67,12 @@ class ONNXBiLM:
                 "keras-elmo export-onnx."
             ) from None
         custom = self.session.get_modelmeta().custom_metadata_map
-        self.metadata = parse_metadata(
-            custom.get(METADATA_KEY), path, "ONNX", "export-onnx"
+        metadata = parse_metadata(
+            custom.get(METADATA_KEY), path, "ONNX", self.command
         )
-        self.path = path
-        self.num_layers = int(self.metadata["num_layers"])
-        self.projection_dim = int(self.metadata["projection_dim"])
-        self.precision = self.metadata["precision"]
-        self._input = self.metadata["input"]
+        self._read_metadata(path, metadata)
         self._outputs = [o.name for o in self.session.get_outputs()]
 
-    def __call__(self, inputs):
-        ids = character_ids(inputs)
-        if ids.size == 0:
-            named = empty_outputs(ids, self.metadata)
-        else:
-            values = self.session.run(self._outputs, {self._input: ids})
-            named = dict(zip(self._outputs, values))
-        return bilm_outputs(named, self.num_layers, self.projection_dim)
-
-    def __repr__(self):
-        return (
-            f"ONNXBiLM({self.path!r}, precision={self.precision!r}, "
-            f"num_layers={self.num_layers}, "
-            f"projection_dim={self.projection_dim})"
-        )
+    def _run(self, ids):
+        values = self.session.run(self._outputs, {self._input: ids})
+        return dict(zip(self._outputs, values))
