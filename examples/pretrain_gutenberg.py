@@ -81,6 +81,27 @@ def count_baselines(vocab_tokens):
     return math.exp(-log_uni / count), math.exp(-log_bi / count)
 
 
+def train_args(run_dir, epochs):
+    """The main job's `keras-elmo train` arguments (the word-input twin,
+    `pretrain_gutenberg_words.py`, trains with the same ones)."""
+    return [
+        "train",
+        "--train", TRAIN,
+        "--validation", VALID,
+        "--build-vocab",
+        "--output", run_dir,
+        "--preset", "cpu",
+        "--epochs", epochs,
+        "--tokens-per-batch", "1024",
+        "--optimizer", "adam",
+        "--learning-rate", "0.003",
+        "--lr-schedule", "linear",
+        "--num-sampled", "2048",
+        "--checkpoint-every", "310",
+        "--validate-every", "619",
+    ]  # fmt: skip
+
+
 def run(argv):
     from keras_elmo.cli import main
 
@@ -101,24 +122,7 @@ def main():
     export_dir = os.path.join(run_dir, "export")
 
     print("== 1. train ==", flush=True)
-    run(
-        [
-            "train",
-            "--train", TRAIN,
-            "--validation", VALID,
-            "--build-vocab",
-            "--output", run_dir,
-            "--preset", "cpu",
-            "--epochs", args.epochs,
-            "--tokens-per-batch", "1024",
-            "--optimizer", "adam",
-            "--learning-rate", "0.003",
-            "--lr-schedule", "linear",
-            "--num-sampled", "2048",
-            "--checkpoint-every", "310",
-            "--validate-every", "619",
-        ]
-    )  # fmt: skip
+    run(train_args(run_dir, args.epochs))
 
     print("\n== 2. held-out perplexity ==", flush=True)
     run(["evaluate", "--model", run_dir, "--data", VALID, "--quiet"])

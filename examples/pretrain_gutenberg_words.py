@@ -64,23 +64,11 @@ def main():
     print("== 1. train (word inputs) ==", flush=True)
     run(
         [
-            "train",
-            "--token-encoder", "words",
-            "--train", main_job.TRAIN,
-            "--validation", main_job.VALID,
-            "--build-vocab",
-            "--output", run_dir,
-            "--preset", "cpu",
-            "--epochs", args.epochs,
-            "--tokens-per-batch", "1024",
-            "--optimizer", "adam",
-            "--learning-rate", "0.003",
-            "--lr-schedule", "linear",
-            "--num-sampled", "2048",
-            "--checkpoint-every", "310",
-            "--validate-every", "619",
+            *main_job.train_args(run_dir, args.epochs),
+            "--token-encoder",
+            "words",
         ]
-    )  # fmt: skip
+    )
 
     print("\n== 2. held-out perplexity, beside the character biLM ==")
     run(["evaluate", "--model", run_dir, "--data", main_job.VALID, "--quiet"])
