@@ -29,9 +29,9 @@ def main():
     from keras_elmo.data import Vocabulary
     from keras_elmo.data import lm_dataset
     from keras_elmo.data import scan_corpus
-    from keras_elmo.models.presets import PRESETS
-    from keras_elmo.training_config import TrainingConfig
-    from keras_elmo.training_config import build_model
+    from keras_elmo.training.sizes import PRESETS
+    from keras_elmo.training.training_config import TrainingConfig
+    from keras_elmo.training.training_config import build_model
 
     vocabulary = Vocabulary.from_corpus([TRAIN])
     scan = scan_corpus([TRAIN], max_length=100, tokens_per_batch=4096)

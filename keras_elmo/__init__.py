@@ -27,8 +27,8 @@ _EXPORTS = {
     "WeightFileError": "keras_elmo.errors",
     "batch_to_ids": "keras_elmo.characters",
     "tokens_to_char_ids": "keras_elmo.data.character_ids",
-    "load_bilm": "keras_elmo.checkpoints",
-    "save_bilm": "keras_elmo.checkpoints",
+    "load_bilm": "keras_elmo.formats.bilm_tf",
+    "save_bilm": "keras_elmo.formats.bilm_tf",
 }
 _SUBMODULES = (
     "data",

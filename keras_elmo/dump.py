@@ -18,7 +18,7 @@ from keras_elmo.data.text import read_lines
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
-from keras_elmo.layers.token_encoders import check_vocabulary
+from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 from keras_elmo.progress import Progress
 
 DEFAULT_SENTENCE_BATCH = 64

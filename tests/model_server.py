@@ -15,6 +15,7 @@ import threading
 from keras_elmo import pretrained
 from keras_elmo.pretrained import Preset
 from keras_elmo.pretrained import PresetFile
+from keras_elmo.pretrained import download
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 
@@ -146,13 +147,12 @@ def serve_fixture_as(monkeypatch, cache_dir, *names):
     `ModelServer`."""
     refuse_other_hosts(monkeypatch)
     monkeypatch.setenv(pretrained.CACHE_VARIABLE, str(cache_dir))
-    monkeypatch.setattr(pretrained, "RETRY_PAUSE_SECONDS", 0.0)
+    monkeypatch.setattr(download, "RETRY_PAUSE_SECONDS", 0.0)
     server = ModelServer()
     try:
-        presets = dict(pretrained.PRESETS)
         for name in names:
-            presets[name] = fixture_preset(name, server.url)
-        monkeypatch.setattr(pretrained, "PRESETS", presets)
+            preset = fixture_preset(name, server.url)
+            monkeypatch.setitem(pretrained.PRESETS, name, preset)
         yield server
     finally:
         server.stop()

@@ -30,7 +30,7 @@ from keras_elmo.export import export_savedmodel
 from keras_elmo.layers import BiLM
 from keras_elmo.layers import ELMoEmbedding
 from keras_elmo.layers import ScalarMix
-from keras_elmo.training_config import TrainingConfig
+from keras_elmo.training.training_config import TrainingConfig
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 from tests.helpers import tiny_bilm_kwargs

@@ -1,7 +1,7 @@
 """Files saved by an earlier keras_elmo still load, with the same outputs.
 
-`tests/fixtures/compat/` was written by `make_fixture.py` there with the
-code of commit bba6eec, before the package was reorganised: three `.keras`
+`tests/fixtures/compat/` was written by `make_compat_fixture.py` there with
+the code of commit bba6eec, before the package was reorganised: three `.keras`
 models (character, word-input and ELMoForManyLangs biLMs) and a training
 run directory, with the outputs they gave then.
 """
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.run_directory import load_run
+from keras_elmo.training.run_directory import load_run
 
 COMPAT = os.path.join(os.path.dirname(__file__), "fixtures", "compat")
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")

@@ -20,11 +20,11 @@ import pytest
 import tensorflow as tf
 
 from keras_elmo.cli import main
-from keras_elmo.distribute import get_strategy
-from keras_elmo.distribute import read_tf_config
-from keras_elmo.distribute import split_batch
 from keras_elmo.optimizers import SparseAdagrad
 from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
+from keras_elmo.training.distribute import get_strategy
+from keras_elmo.training.distribute import read_tf_config
+from keras_elmo.training.distribute import split_batch
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
 
@@ -263,10 +263,10 @@ def _two_replicas_versus_one_device(corpus, optimizer):
     from keras_elmo.data import Vocabulary
     from keras_elmo.data import lm_dataset
     from keras_elmo.data import scan_corpus
-    from keras_elmo.distribute import DistributedLoop
-    from keras_elmo.distribute import distribute_lm_dataset
-    from keras_elmo.training_config import TrainingConfig
-    from keras_elmo.training_config import build_model
+    from keras_elmo.training.distribute import DistributedLoop
+    from keras_elmo.training.distribute import distribute_lm_dataset
+    from keras_elmo.training.training_config import TrainingConfig
+    from keras_elmo.training.training_config import build_model
     from tests.helpers import tiny_bilm_kwargs
 
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])

@@ -14,9 +14,9 @@ from keras_elmo.models import ELMoLanguageModel
 from keras_elmo.models.elmo_language_model import full_softmax_loss
 from keras_elmo.models.elmo_language_model import sampled_softmax_loss
 from keras_elmo.optimizers import SparseAdagrad
-from keras_elmo.run_directory import RunDirectory
-from keras_elmo.training_config import TrainingConfig
-from keras_elmo.training_config import build_model
+from keras_elmo.training.run_directory import RunDirectory
+from keras_elmo.training.training_config import TrainingConfig
+from keras_elmo.training.training_config import build_model
 from tests.helpers import FIXTURES
 from tests.helpers import TestCase
 from tests.helpers import tiny_bilm_kwargs

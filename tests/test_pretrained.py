@@ -13,6 +13,7 @@ import keras_elmo.progress
 from keras_elmo import pretrained
 from keras_elmo.errors import DownloadError
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.pretrained import download
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 from tests.model_server import FILES
@@ -31,16 +32,11 @@ def _local_only(monkeypatch):
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(pretrained, "RETRY_PAUSE_SECONDS", 0.0)
+    monkeypatch.setattr(download, "RETRY_PAUSE_SECONDS", 0.0)
     served = ModelServer()
-    monkeypatch.setattr(
-        pretrained,
-        "PRESETS",
-        {
-            "tiny": fixture_preset("tiny", served.url),
-            "tiny-unhashed": fixture_preset("tiny-unhashed", served.url, False),
-        },
-    )
+    for name, hashed in (("tiny", True), ("tiny-unhashed", False)):
+        preset = fixture_preset(name, served.url, hashed)
+        monkeypatch.setitem(pretrained.PRESETS, name, preset)
     yield served
     served.stop()
 
@@ -67,7 +63,7 @@ def test_first_download_then_cache_hit_without_server(server, capsys):
     assert server.count("/m/weights.hdf5") == 1
     assert "Downloading: " + server.url in capsys.readouterr().out
     assert not any(
-        name.endswith(pretrained.DOWNLOAD_SUFFIX)
+        name.endswith(download.DOWNLOAD_SUFFIX)
         for _, _, names in os.walk(os.environ["KERAS_ELMO_HOME"])
         for name in names
     )
@@ -109,13 +105,13 @@ def test_damaged_download_without_hash_detected_by_loading(server):
 
 
 def test_damaged_every_time_gives_up_and_caches_nothing(server):
-    server.damage["/m/weights.hdf5"] = pretrained.DOWNLOAD_ATTEMPTS
+    server.damage["/m/weights.hdf5"] = download.DOWNLOAD_ATTEMPTS
     with pytest.raises(DownloadError, match="does not load") as e:
         pretrained.fetch("tiny-unhashed", progress=False)
     assert server.url + "/m/weights.hdf5" in str(e.value)
     weights = _cached(server, "/m/weights.hdf5")
     assert not os.path.exists(weights)
-    assert not os.path.exists(weights + pretrained.DOWNLOAD_SUFFIX)
+    assert not os.path.exists(weights + download.DOWNLOAD_SUFFIX)
     assert pretrained.cached_files("tiny-unhashed")["weights"] is None
 
 
@@ -129,12 +125,12 @@ def test_interrupted_download_resumed(server, capsys):
 
 
 def test_interrupted_download_resumes_in_the_next_call(server):
-    server.drop["/m/weights.hdf5"] = pretrained.DOWNLOAD_ATTEMPTS
+    server.drop["/m/weights.hdf5"] = download.DOWNLOAD_ATTEMPTS
     with pytest.raises(DownloadError, match="closed after"):
         keras_elmo.load_bilm("tiny", progress=False)
     weights = _cached(server, "/m/weights.hdf5")
-    partial = weights + pretrained.DOWNLOAD_SUFFIX
-    kept = pretrained.DOWNLOAD_ATTEMPTS * server.drop_bytes
+    partial = weights + download.DOWNLOAD_SUFFIX
+    kept = download.DOWNLOAD_ATTEMPTS * server.drop_bytes
     assert os.path.getsize(partial) == kept
     assert not os.path.exists(weights)
 
@@ -174,7 +170,7 @@ def test_missing_file_and_bad_names(server):
 
 def test_progress_lines_when_not_a_terminal(server, capsys, monkeypatch):
     monkeypatch.setattr(keras_elmo.progress, "LOG_INTERVAL", 0.0)
-    monkeypatch.setattr(pretrained, "_CHUNK_BYTES", 100_000)
+    monkeypatch.setattr(download, "_CHUNK_BYTES", 100_000)
     pretrained.fetch("tiny")
     lines = capsys.readouterr().out.splitlines()
     size = len(FILES["/m/weights.hdf5"])
@@ -218,12 +214,21 @@ def test_allennlp_presets_follow_the_published_names():
         assert preset.files["weights"].url == prefix + "_weights.hdf5"
 
 
+def _row(listing, name):
+    """The words of the `keras-elmo presets` line of preset `name`."""
+    return next(
+        line.split()
+        for line in listing.splitlines()
+        if line.split()[:1] == [name]
+    )
+
+
 def test_cli_download_presets_and_embed_offline(server, tmp_path, capsys):
     from keras_elmo.cli import main
 
     assert main(["presets"]) == 0
     listing = capsys.readouterr().out
-    assert "tiny" in listing.split("\n")[1] and " no " in listing
+    assert _row(listing, "tiny")[5] == "no"
     assert os.environ["KERAS_ELMO_HOME"] in listing
 
     assert main(["download", "tiny", "--quiet"]) == 0
@@ -232,7 +237,7 @@ def test_cli_download_presets_and_embed_offline(server, tmp_path, capsys):
     server.stop()
 
     assert main(["presets"]) == 0
-    row = capsys.readouterr().out.split("\n")[1].split()
+    row = _row(capsys.readouterr().out, "tiny")
     assert row[:6] == ["tiny", "bilm-tf", "en", "0.5", "MB", "yes"]
 
     sentences = tmp_path / "sentences.txt"

@@ -10,7 +10,7 @@ import pytest
 
 import keras_elmo
 from keras_elmo.cli import main
-from keras_elmo.run_directory import load_run
+from keras_elmo.training.run_directory import load_run
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
 

@@ -10,11 +10,11 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
-from keras_elmo.checkpoints import load_bilm
-from keras_elmo.checkpoints import save_bilm
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.formats.bilm_tf import load_bilm
+from keras_elmo.formats.bilm_tf import save_bilm
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.elmo_embedding import ELMoEmbedding
 from tests.helpers import OPTIONS as CHAR_OPTIONS

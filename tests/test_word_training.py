@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_elmo.checkpoints import load_bilm
 from keras_elmo.cli import main
 from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import scan_corpus
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.formats.bilm_tf import load_bilm
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.models.elmo_language_model import ELMoLanguageModel
 from keras_elmo.optimizers.sparse_adagrad import SparseAdagrad
-from keras_elmo.run_directory import load_run
+from keras_elmo.training.run_directory import load_run
 from tests.helpers import ROOT
 from tests.helpers import subprocess_env
 
@@ -315,10 +315,10 @@ def _two_replicas_versus_one_device():
     tf.config.set_logical_device_configuration(
         cpu, [tf.config.LogicalDeviceConfiguration()] * 2
     )
-    from keras_elmo.distribute import DistributedLoop
-    from keras_elmo.distribute import distribute_lm_dataset
-    from keras_elmo.training_config import TrainingConfig
-    from keras_elmo.training_config import build_model
+    from keras_elmo.training.distribute import DistributedLoop
+    from keras_elmo.training.distribute import distribute_lm_dataset
+    from keras_elmo.training.training_config import TrainingConfig
+    from keras_elmo.training.training_config import build_model
 
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     vocab = Vocabulary.from_file(VOCAB)

@@ -25,7 +25,6 @@ COMMANDS = (
     "keras_elmo.cli.train",
     "keras_elmo.cli.evaluate",
     "keras_elmo.cli.export",
-    "keras_elmo.cli.deploy",
     "keras_elmo.cli.pretrained",
 )
 

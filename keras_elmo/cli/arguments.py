@@ -64,8 +64,8 @@ def add_bilm_source(parser):
 
 
 def bilm_source(args):
-    """The `keras_elmo.sources.BiLMSource` the arguments name."""
-    from keras_elmo.sources import open_source
+    """The `keras_elmo.loading.BiLMSource` the arguments name."""
+    from keras_elmo.loading import open_source
 
     return open_source(
         model=args.model, options=args.options, weights=args.weights

@@ -1,4 +1,8 @@
-"""`keras-elmo embed` and `keras-elmo dump-token-embeddings`."""
+"""`keras-elmo embed` and `keras-elmo dump-token-embeddings`, and their
+runtime choice (`--runtime`, `--precision`)."""
+
+import os
+import tempfile
 
 from keras_elmo.cli.arguments import add_bilm_source
 from keras_elmo.cli.arguments import add_quiet
@@ -6,8 +10,11 @@ from keras_elmo.cli.arguments import bilm_source
 from keras_elmo.cli.arguments import bilm_vocabulary
 from keras_elmo.cli.arguments import positive_int
 from keras_elmo.cli.arguments import verbosity
-from keras_elmo.cli.deploy import add_runtime_arguments
-from keras_elmo.cli.deploy import runtime_bilm
+from keras_elmo.errors import KerasElmoError
+
+RUNTIMES = ("tensorflow", "onnx", "litert")
+PRECISIONS = ("float32", "float16", "int8")
+_SUFFIX = {"onnx": ".onnx", "litert": ".tflite"}
 
 
 def add_parser(commands):
@@ -108,3 +115,43 @@ def run_dump_token_embeddings(args):
         vocabulary=bilm_vocabulary(args, source),
     )
     print(f"Wrote {count} token embeddings to {args.output}")
+
+
+def add_runtime_arguments(parser):
+    """`--runtime` and `--precision`, for commands that run a biLM."""
+    group = parser.add_argument_group("runtime")
+    group.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        default="tensorflow",
+        help="run the biLM in TensorFlow (default), or export it first and "
+        "run it with ONNX Runtime or LiteRT",
+    )
+    group.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="float32",
+        help="with --runtime onnx (float32, int8) or litert (all): the "
+        "precision of the export (default %(default)s)",
+    )
+
+
+def runtime_bilm(bilm, runtime, precision):
+    """`bilm` itself, or its export run by ONNX Runtime or LiteRT."""
+    if runtime == "tensorflow":
+        if precision != "float32":
+            raise KerasElmoError(
+                f"--precision {precision} needs --runtime onnx or litert; "
+                "the TensorFlow runtime runs the biLM in float32."
+            )
+        return bilm
+    from keras_elmo import export
+    from keras_elmo import runtime as runtimes
+
+    write = {"onnx": export.to_onnx, "litert": export.to_litert}[runtime]
+    load = {"onnx": runtimes.ONNXBiLM, "litert": runtimes.LiteRTBiLM}
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, f"bilm{_SUFFIX[runtime]}")
+        write(bilm, path, precision=precision)
+        # Both runtimes hold the model once loaded; the file can go.
+        return load[runtime](path)

@@ -1,4 +1,7 @@
-"""`keras-elmo export-weights` and `keras-elmo export-savedmodel`."""
+"""The export commands: `keras-elmo export-weights`, `export-savedmodel`,
+`export-onnx` and `export-litert`."""
+
+import os
 
 from keras_elmo.cli.arguments import add_bilm_source
 from keras_elmo.cli.arguments import bilm_source
@@ -47,11 +50,12 @@ def add_parser(commands):
         "batch x max_len (default %(default)s)",
     )
     serving.set_defaults(run=run_export_savedmodel)
+    _add_deploy_parsers(commands)
 
 
 def run_export_weights(args):
     from keras_elmo.files import check_output_directory
-    from keras_elmo.run_directory import export_weights
+    from keras_elmo.training.run_directory import export_weights
 
     check_output_directory(args.output, inputs=[args.model])
     export_weights(args.model, args.output)
@@ -88,3 +92,111 @@ def run_export_savedmodel(args):
     )
     cached = f", {len(vocabulary):,} cached tokens" if args.cache_vocab else ""
     print(f"wrote the SavedModel to {args.output}{cached}")
+
+
+def _scalar_mix(text):
+    """argparse type: comma-separated floats, e.g. `0,0,0`."""
+    import argparse
+
+    try:
+        return [float(w) for w in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "expected comma-separated numbers, one a biLM layer (e.g. "
+            f"0,0,0 for equal weights); received {text!r}"
+        ) from None
+
+
+def _add_common(parser, precisions):
+    add_bilm_source(parser)
+    parser.add_argument("--output", required=True, help="file to write")
+    parser.add_argument(
+        "--precision",
+        choices=precisions,
+        default="float32",
+        help="weights and arithmetic of the exported model (default "
+        "%(default)s)",
+    )
+    parser.add_argument(
+        "--scalar-mix",
+        type=_scalar_mix,
+        metavar="W0,W1,...",
+        help="also output 'elmo', the scalar mix with these weights (one "
+        "a layer, softmax-normalised; 0,0,0 averages the layers)",
+    )
+
+
+def _add_deploy_parsers(commands):
+    from keras_elmo.export.litert import PRECISIONS as LITERT
+    from keras_elmo.export.onnx import PRECISIONS as ONNX
+
+    onnx = commands.add_parser(
+        "export-onnx",
+        help="write the biLM as an ONNX model (float32 or int8)",
+        description="Writes an ONNX model over character ids (int32 "
+        "[batch, time, 50], dynamic batch and time; keras_elmo.runtime."
+        "batch_to_ids builds them) with outputs layer_0 ... layer_L "
+        "[batch, time, 2 * projection_dim], mask [batch, time] and, with "
+        "--scalar-mix, elmo. Run it with keras_elmo.runtime.ONNXBiLM or "
+        "any ONNX Runtime. Needs: pip install 'keras-elmo[onnx]'.",
+    )
+    _add_common(onnx, ONNX)
+    onnx.add_argument(
+        "--no-deduplicate",
+        action="store_true",
+        help="encode every token, not each distinct token of a batch once",
+    )
+    onnx.add_argument(
+        "--per-channel",
+        action="store_true",
+        help="int8: one scale per weight column instead of one a matrix",
+    )
+    onnx.set_defaults(run=run_export_onnx)
+
+    litert = commands.add_parser(
+        "export-litert",
+        help="write the biLM as a LiteRT (.tflite) model",
+        description="Writes a LiteRT (TensorFlow Lite) model, builtin ops "
+        "only, over character ids (int32 [batch, time, 50], dynamic "
+        "batch and time), signature serving_default, with outputs layer_0 "
+        "... layer_L, mask and, with --scalar-mix, elmo. Run it with "
+        "keras_elmo.runtime.LiteRTBiLM. Needs: pip install "
+        "'keras-elmo[litert]'.",
+    )
+    _add_common(litert, LITERT)
+    litert.set_defaults(run=run_export_litert)
+
+
+def _export(args, write, **options):
+    from keras_elmo.files import check_output_file
+
+    source = bilm_source(args)
+    check_output_file(
+        args.output, inputs=[args.model, source.options, source.weights]
+    )
+    write(
+        source.bilm(),
+        args.output,
+        precision=args.precision,
+        scalar_mix=args.scalar_mix,
+        **options,
+    )
+    size = os.path.getsize(args.output) / 2**20
+    print(f"wrote the {args.precision} model to {args.output} ({size:.1f} MiB)")
+
+
+def run_export_onnx(args):
+    from keras_elmo.export.onnx import to_onnx
+
+    _export(
+        args,
+        to_onnx,
+        deduplicate_tokens=not args.no_deduplicate,
+        per_channel=args.per_channel,
+    )
+
+
+def run_export_litert(args):
+    from keras_elmo.export.litert import to_litert
+
+    _export(args, to_litert)

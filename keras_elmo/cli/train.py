@@ -29,7 +29,7 @@ def add_parser(commands):
 
 def _add_data_arguments(parser):
     from keras_elmo.data.text import ON_BAD_LINE
-    from keras_elmo.training_config import TrainingConfig
+    from keras_elmo.training.training_config import TrainingConfig
 
     defaults = TrainingConfig.__dataclass_fields__
     data = parser.add_argument_group("data")
@@ -87,11 +87,11 @@ def _add_data_arguments(parser):
 
 
 def _add_size_arguments(parser):
-    from keras_elmo.models.presets import DEFAULT_PRESET
-    from keras_elmo.models.presets import DEFAULT_TOKEN_ENCODER
-    from keras_elmo.models.presets import PRESETS
-    from keras_elmo.models.presets import SIZE_ARGUMENTS
-    from keras_elmo.models.presets import TRAINABLE_TOKEN_ENCODERS
+    from keras_elmo.training.sizes import DEFAULT_PRESET
+    from keras_elmo.training.sizes import DEFAULT_TOKEN_ENCODER
+    from keras_elmo.training.sizes import PRESETS
+    from keras_elmo.training.sizes import SIZE_ARGUMENTS
+    from keras_elmo.training.sizes import TRAINABLE_TOKEN_ENCODERS
 
     size = parser.add_argument_group("model size")
     size.add_argument(
@@ -126,10 +126,10 @@ def _add_size_arguments(parser):
 
 
 def _add_training_arguments(parser):
-    from keras_elmo.training import DEFAULT_CHECKPOINT_EVERY
-    from keras_elmo.training_config import LEARNING_RATE_SCHEDULES
-    from keras_elmo.training_config import OPTIMIZERS
-    from keras_elmo.training_config import TrainingConfig
+    from keras_elmo.training.fit import DEFAULT_CHECKPOINT_EVERY
+    from keras_elmo.training.training_config import LEARNING_RATE_SCHEDULES
+    from keras_elmo.training.training_config import OPTIMIZERS
+    from keras_elmo.training.training_config import TrainingConfig
 
     defaults = TrainingConfig.__dataclass_fields__
     fit = parser.add_argument_group("training")
@@ -204,10 +204,10 @@ def _add_training_arguments(parser):
 
 
 def _add_device_arguments(parser):
-    from keras_elmo.distribute import DEFAULT_CLUSTER_TIMEOUT
-    from keras_elmo.distribute import STRATEGIES
-    from keras_elmo.training_config import JIT_COMPILE
-    from keras_elmo.training_config import MIXED_PRECISION
+    from keras_elmo.training.distribute import DEFAULT_CLUSTER_TIMEOUT
+    from keras_elmo.training.distribute import STRATEGIES
+    from keras_elmo.training.training_config import JIT_COMPILE
+    from keras_elmo.training.training_config import MIXED_PRECISION
 
     devices = parser.add_argument_group("devices")
     devices.add_argument(
@@ -244,7 +244,7 @@ def _add_device_arguments(parser):
 def _vocabulary(args, train_files):
     from keras_elmo.data.vocabulary import Vocabulary
     from keras_elmo.errors import KerasElmoError
-    from keras_elmo.run_directory import VOCAB_FILE
+    from keras_elmo.training.run_directory import VOCAB_FILE
 
     existing = os.path.join(args.output, VOCAB_FILE)
     if args.vocab and args.build_vocab:
@@ -271,9 +271,9 @@ def _vocabulary(args, train_files):
 
 
 def _bilm_size(args, init_from, vocabulary):
-    from keras_elmo.checkpoints import options_file_config
-    from keras_elmo.models.presets import SIZE_ARGUMENTS
-    from keras_elmo.models.presets import bilm_size
+    from keras_elmo.formats.bilm_tf import options_file_config
+    from keras_elmo.training.sizes import SIZE_ARGUMENTS
+    from keras_elmo.training.sizes import bilm_size
 
     flags = {
         name: getattr(args, name)
@@ -298,10 +298,10 @@ def _bilm_size(args, init_from, vocabulary):
 def run(args):
     from keras_elmo.data.datasets import resolve_files
     from keras_elmo.files import check_output_directory
-    from keras_elmo.sources import open_source
-    from keras_elmo.training import train
-    from keras_elmo.training_config import JIT_COMPILE
-    from keras_elmo.training_config import TrainingConfig
+    from keras_elmo.loading import open_source
+    from keras_elmo.training.fit import train
+    from keras_elmo.training.training_config import JIT_COMPILE
+    from keras_elmo.training.training_config import TrainingConfig
 
     train_files = resolve_files(args.train)
     validation_files = (

@@ -184,7 +184,7 @@ class CharacterIdModel(tf.Module):
 
 def metadata(bilm, fmt, precision, **options):
     """The metadata dict of an export (stored as JSON)."""
-    from keras_elmo.checkpoints import config_to_options
+    from keras_elmo.formats.bilm_tf import config_to_options
 
     return {
         "format": fmt,

@@ -40,7 +40,7 @@ from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_directory
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
-from keras_elmo.layers.token_encoders import check_vocabulary
+from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 
 # Requests above this many token positions (batch x max_len) are refused
 # with a message rather than risking the server's memory.

@@ -87,8 +87,9 @@ class BiLM(keras.layers.Layer):
             (dict, entry -> id), word vocabulary (dict or None) and word
             table width of an ELMoForManyLangs model; only with
             `token_encoder="elmoformanylangs"` (see
-            `keras_elmo.layers.many_langs_encoder`; `keras_elmo.load_bilm`
-            of a model folder fills them in). Default to `None`.
+            `keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder`;
+            `keras_elmo.load_bilm` of a model folder fills them in). Default
+            to `None`.
 
     Call arguments:
         inputs: int tensor `(batch, time, 50)` of character ids, or a dict

@@ -5,7 +5,7 @@ from keras_elmo import pretrained
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
-from keras_elmo.layers.token_encoders import check_vocabulary
+from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 from keras_elmo.layers.validation import check_batch_structure
 
 
@@ -107,7 +107,7 @@ class ELMoEmbedding(keras.layers.Layer):
             bilm = keras.saving.deserialize_keras_object(bilm)
         elif isinstance(bilm, str) and bilm in pretrained.PRESETS:
             # A preset name such as "original", downloaded once and cached.
-            from keras_elmo.checkpoints import load_bilm
+            from keras_elmo.formats.bilm_tf import load_bilm
 
             bilm = load_bilm(bilm)
         if not isinstance(bilm, BiLM):

@@ -18,7 +18,7 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
 from keras_elmo.layers.bilm import BiLM
-from keras_elmo.layers.token_encoders import check_vocabulary
+from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 
 
 def read_options(options_file):
@@ -363,16 +363,19 @@ def load_bilm(options_file, weight_file=None, vocabulary=None, **kwargs):
     105120
 
     An ELMoForManyLangs model folder (one argument) loads too (see
-    `keras_elmo.efml.load_efml_bilm`):
+    `keras_elmo.formats.elmo_for_many_langs.load_elmo_for_many_langs`):
 
-    >>> bilm = keras_elmo.load_bilm("tests/fixtures/efml/word_model")
+    >>> bilm = keras_elmo.load_bilm(
+    ...     "tests/fixtures/elmo_for_many_langs/word_model")
     >>> bilm.token_encoder
     'elmoformanylangs'
     """
     if weight_file is None and _is_local_path(options_file):
-        from keras_elmo.efml import load_efml_bilm
+        from keras_elmo.formats.elmo_for_many_langs import (
+            load_elmo_for_many_langs,
+        )
 
-        return load_efml_bilm(options_file, **kwargs)
+        return load_elmo_for_many_langs(options_file, **kwargs)
     if weight_file is None:
         return pretrained.load_preset(options_file, **kwargs)
     options_file = pretrained.local_file(options_file)

@@ -13,7 +13,7 @@ languages as model folders:
   `activation`, `char_dim`, `word_dim`, `max_characters_per_token`);
 - `char.dic` and `word.dic`: one `entry<TAB>id` a line;
 - `token_embedder.pkl` and `encoder.pkl`: PyTorch state dicts, read here
-  without PyTorch (`keras_elmo.torch_files`).
+  without PyTorch (`keras_elmo.formats.torch_pickle`).
 
 The conversion is explicit (each rule checked against EFML's code by the
 fixture parity test): convolution weights `(n, d, w)` -> `(w, d, n)`;
@@ -31,10 +31,14 @@ import os
 import numpy as np
 
 from keras_elmo.errors import WeightFileError
+from keras_elmo.formats.torch_pickle import read_state_dict
 from keras_elmo.layers.bilm import BiLM
-from keras_elmo.layers.many_langs_encoder import CHARACTER_SPECIALS
-from keras_elmo.layers.many_langs_encoder import WORD_SPECIALS
-from keras_elmo.torch_files import read_state_dict
+from keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder import (
+    CHARACTER_SPECIALS,
+)
+from keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder import (
+    WORD_SPECIALS,
+)
 
 # EFML's packaged network configs (the published models name one of them).
 _PACKAGED_CONFIG = {
@@ -430,7 +434,7 @@ def _expected_shapes(arguments, num_chars, num_words):
     return token, encoder
 
 
-def load_efml_bilm(model_dir, **kwargs):
+def load_elmo_for_many_langs(model_dir, **kwargs):
     """Builds the Keras `BiLM` of an ELMoForManyLangs model folder.
 
     No PyTorch needed: the state dicts are read with NumPy. The result

@@ -1,9 +1,10 @@
 """ELMoForManyLangs (EFML) models: reading, ids and parity with EFML.
 
-The fixture (`tests/fixtures/efml/`, made by its `make_fixture.py` with
-EFML 0.0.4.post2's own code) holds two tiny EFML model folders (characters
-only, zip-format weights; characters plus the word table, legacy-format
-weights) and EFML's outputs on an English and a Chinese sentence set.
+The fixture (`tests/fixtures/elmo_for_many_langs/`, made by its
+`make_fixture.py` with EFML 0.0.4.post2's own code) holds two tiny EFML
+model folders (characters only, zip-format weights; characters plus the
+word table, legacy-format weights) and EFML's outputs on an English and a
+Chinese sentence set.
 """
 
 import http.server
@@ -24,16 +25,20 @@ import tensorflow as tf
 
 import keras_elmo
 from keras_elmo import pretrained
-from keras_elmo.efml import PACKAGED_CONFIGS
-from keras_elmo.efml import load_efml_bilm
-from keras_elmo.efml import read_dictionary
-from keras_elmo.efml import read_network_config
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
-from keras_elmo.layers.many_langs_encoder import CHARACTER_SPECIALS
-from keras_elmo.torch_files import read_state_dict
+from keras_elmo.formats.elmo_for_many_langs import PACKAGED_CONFIGS
+from keras_elmo.formats.elmo_for_many_langs import load_elmo_for_many_langs
+from keras_elmo.formats.elmo_for_many_langs import read_dictionary
+from keras_elmo.formats.elmo_for_many_langs import read_network_config
+from keras_elmo.formats.torch_pickle import read_state_dict
+from keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder import (
+    CHARACTER_SPECIALS,
+)
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "efml")
+FIXTURES = os.path.join(
+    os.path.dirname(__file__), "fixtures", "elmo_for_many_langs"
+)
 MODELS = ("char_model", "word_model")
 SETS = ("english", "chinese")
 ATOL = 1e-5
@@ -181,7 +186,9 @@ def test_parity_without_deduplication_and_one_sentence_at_a_time():
 def test_the_fixture_exercises_clipping():
     # char_model clips cell and output at 1; without the clips the outputs
     # move, so the parity above covers EFML's clipping.
-    bilm = load_efml_bilm(_folder("char_model"), cell_clip=None, proj_clip=None)
+    bilm = load_elmo_for_many_langs(
+        _folder("char_model"), cell_clip=None, proj_clip=None
+    )
     sentences = META["sets"]["english"]
     got = _layers(bilm, sentences)
     differences = [
@@ -440,7 +447,7 @@ def served_zip(tmp_path, monkeypatch):
         description="the EFML fixture",
         files={"model": pretrained.PresetFile(url, extract="zip")},
     )
-    monkeypatch.setattr(pretrained, "PRESETS", {"tiny-efml": preset})
+    monkeypatch.setitem(pretrained.PRESETS, "tiny-efml", preset)
     yield
     httpd.shutdown()
     httpd.server_close()

@@ -1,15 +1,15 @@
 """Pretraining runs: `fit` with resumable checkpoints, and evaluation.
 
 `train` trains (or resumes) a run in a run directory
-(`keras_elmo.run_directory`): running the same training again on the same
-directory resumes from the checkpoint, with the same weights, the same
+(`keras_elmo.training.run_directory`): running the same training again on
+the same directory resumes from the checkpoint, with the same weights, the same
 optimizer state and the data stream starting at the batch after the last
 one trained, so an interruption (even `kill -9`) loses at most the steps
 since the last checkpoint.
 
 On one device training is `model.fit`; under a `tf.distribute` strategy
-(`keras_elmo.distribute`) it is a small loop of `strategy.run` steps with
-the same callbacks, and only the chief writes the run directory.
+(`keras_elmo.training.distribute`) it is a small loop of `strategy.run`
+steps with the same callbacks, and only the chief writes the run directory.
 """
 
 import contextlib
@@ -23,24 +23,24 @@ import keras
 from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import resolve_files
 from keras_elmo.data.datasets import scan_corpus
-from keras_elmo.distribute import DEFAULT_CLUSTER_TIMEOUT
-from keras_elmo.distribute import DistributedLoop
-from keras_elmo.distribute import agree_on_step
-from keras_elmo.distribute import describe
-from keras_elmo.distribute import distribute_lm_dataset
-from keras_elmo.distribute import is_chief
-from keras_elmo.distribute import num_replicas
-from keras_elmo.distribute import resolve_strategy
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.layers.token_encoders import check_vocabulary
+from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 from keras_elmo.progress import Progress
 from keras_elmo.progress import batch_callback
-from keras_elmo.run_directory import LOGS_DIR
-from keras_elmo.run_directory import VOCAB_FILE
-from keras_elmo.run_directory import RunDirectory
-from keras_elmo.run_directory import load_run
-from keras_elmo.training_config import JIT_COMPILE
-from keras_elmo.training_config import build_model
+from keras_elmo.training.distribute import DEFAULT_CLUSTER_TIMEOUT
+from keras_elmo.training.distribute import DistributedLoop
+from keras_elmo.training.distribute import agree_on_step
+from keras_elmo.training.distribute import describe
+from keras_elmo.training.distribute import distribute_lm_dataset
+from keras_elmo.training.distribute import is_chief
+from keras_elmo.training.distribute import num_replicas
+from keras_elmo.training.distribute import resolve_strategy
+from keras_elmo.training.run_directory import LOGS_DIR
+from keras_elmo.training.run_directory import VOCAB_FILE
+from keras_elmo.training.run_directory import RunDirectory
+from keras_elmo.training.run_directory import load_run
+from keras_elmo.training.training_config import JIT_COMPILE
+from keras_elmo.training.training_config import build_model
 
 DEFAULT_CHECKPOINT_EVERY = 200
 # Seconds between training progress lines.
@@ -289,7 +289,7 @@ def train(
         output_dir: str. The run directory (created if needed). If it holds
             a checkpoint of the same run, training resumes from it. With
             several workers, a directory they all see (shared storage).
-        config: a `keras_elmo.training_config.TrainingConfig`. Its
+        config: a `keras_elmo.training.training_config.TrainingConfig`. Its
             `tokens_per_batch` is the budget of one replica: a step trains
             on `replicas` times as many tokens.
         vocabulary: a `keras_elmo.data.Vocabulary`.
@@ -299,13 +299,13 @@ def train(
         checkpoint_every: int. Steps between checkpoints.
         validate_every: int or None. Steps between held-out evaluations
             (at the next checkpoint); None means once an epoch.
-        init_from: a `keras_elmo.sources.BiLMSource` or None: weights to
+        init_from: a `keras_elmo.loading.BiLMSource` or None: weights to
             start a new run from.
         verbose: 0 or 1.
         strategy: str, `tf.distribute.Strategy` or None. A name of
-            `keras_elmo.distribute.STRATEGIES` ("auto": several workers or
-            GPUs if there are, else one device), a strategy, or None for
-            one device with `model.fit`. Defaults to `"auto"`.
+            `keras_elmo.training.distribute.STRATEGIES` ("auto": several
+            workers or GPUs if there are, else one device), a strategy, or
+            None for one device with `model.fit`. Defaults to `"auto"`.
         cluster_timeout: float. With several workers: seconds to wait for
             the others (at start-up and in each step) before an error.
         jit_compile: bool or "auto". Compile the training step with XLA

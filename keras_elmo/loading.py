@@ -9,18 +9,20 @@ softmax and vocabulary of its language model.
 import os
 
 from keras_elmo import pretrained
-from keras_elmo.checkpoints import load_bilm
 from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.efml import is_model_dir as is_efml_model_dir
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
-from keras_elmo.models.presets import size_of
-from keras_elmo.run_directory import EXPORT_OPTIONS
-from keras_elmo.run_directory import EXPORT_SOFTMAX
-from keras_elmo.run_directory import EXPORT_WEIGHTS
-from keras_elmo.run_directory import VOCAB_FILE
-from keras_elmo.run_directory import RunDirectory
-from keras_elmo.run_directory import read_softmax
+from keras_elmo.formats.bilm_tf import load_bilm
+from keras_elmo.formats.elmo_for_many_langs import (
+    is_model_dir as is_elmo_for_many_langs_dir,
+)
+from keras_elmo.training.run_directory import EXPORT_OPTIONS
+from keras_elmo.training.run_directory import EXPORT_SOFTMAX
+from keras_elmo.training.run_directory import EXPORT_WEIGHTS
+from keras_elmo.training.run_directory import VOCAB_FILE
+from keras_elmo.training.run_directory import RunDirectory
+from keras_elmo.training.run_directory import read_softmax
+from keras_elmo.training.sizes import size_of
 
 
 class BiLMSource:
@@ -122,7 +124,7 @@ class BiLMSource:
 
 def _from_directory(path, flag):
     # Before the run check: both folders have a config.json.
-    if is_efml_model_dir(path):
+    if is_elmo_for_many_langs_dir(path):
         return BiLMSource(f"the ELMoForManyLangs model in {path}", path)
     if RunDirectory(path).is_run():
         return BiLMSource(f"the run in {path}", run=path)

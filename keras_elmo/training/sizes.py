@@ -126,7 +126,7 @@ def bilm_size(
             options file; they replace the preset's.
         flags: dict or None. Single values (`units=...`, `filters=...`,
             `use_skip_connections=...`) applied last.
-        source: a `keras_elmo.sources.BiLMSource` or None. With nothing
+        source: a `keras_elmo.loading.BiLMSource` or None. With nothing
             else given, the run takes the size of the weights it starts from.
         token_encoder: str or None. `"characters"` or `"words"`; None
             means the source's, the options file's, or `"characters"`.

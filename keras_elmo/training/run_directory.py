@@ -21,14 +21,14 @@ import zipfile
 import h5py
 import numpy as np
 
-from keras_elmo.checkpoints import save_bilm
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import RunDirectoryError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
-from keras_elmo.training_config import TrainingConfig
-from keras_elmo.training_config import build_model
+from keras_elmo.formats.bilm_tf import save_bilm
+from keras_elmo.training.training_config import TrainingConfig
+from keras_elmo.training.training_config import build_model
 
 CONFIG_FILE = "config.json"
 VOCAB_FILE = "vocab.txt"

@@ -70,7 +70,7 @@ def _check_vocabulary(vocabulary, specials, what):
     return {str(key): int(i) for key, i in vocabulary.items()}
 
 
-class ManyLangsEncoder:
+class ELMoForManyLangsEncoder:
     """`token_encoder="elmoformanylangs"`: EFML's character-vocabulary
     token encoder, with its optional word table (see the module docstring
     for the id rules).

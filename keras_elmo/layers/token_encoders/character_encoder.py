@@ -1,0 +1,158 @@
+"""The character token encoder (bilm-tf's char CNN)."""
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from keras_elmo import characters
+from keras_elmo.characters import BOS_CHARACTER_IDS
+from keras_elmo.characters import EOS_CHARACTER_IDS
+from keras_elmo.data.character_ids import tokens_to_char_ids
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.layers.char_cnn import CharCNN
+from keras_elmo.layers.highway import Highway
+from keras_elmo.layers.validation import check_character_ids
+
+
+class CharacterEncoder:
+    """`token_encoder="characters"`: 50 character ids a token, through the
+    char CNN, `num_highway_layers` highway layers and a projection (SPEC
+    §2-6). Inputs `"character_ids"` int `(batch, time, 50)`; a token is
+    present if any of its ids is non-zero."""
+
+    name = "characters"
+    input_name = "character_ids"
+    # The BiLM constructor arguments of this kind (its part of the config).
+    arguments = (
+        "filters",
+        "char_embedding_dim",
+        "activation",
+        "num_highway_layers",
+        "use_token_projection",
+        "max_characters_per_token",
+        "deduplicate_tokens",
+    )
+    needs_vocabulary = False
+
+    def __init__(
+        self,
+        projection_dim,
+        dtype,
+        filters,
+        char_embedding_dim,
+        activation,
+        num_highway_layers,
+        use_token_projection,
+        max_characters_per_token,
+        deduplicate_tokens,
+    ):
+        self.projection_dim = projection_dim
+        self.num_highway_layers = int(num_highway_layers)
+        self.char_embedding_dim = int(char_embedding_dim)
+        self.activation = activation
+        self.max_characters_per_token = int(max_characters_per_token)
+        self.deduplicate_tokens = bool(deduplicate_tokens)
+        self.input_shape = (self.max_characters_per_token,)
+        self.char_cnn = CharCNN(
+            filters=filters,
+            char_embedding_dim=char_embedding_dim,
+            activation=activation,
+            max_characters_per_token=max_characters_per_token,
+            dtype=dtype,
+            name="char_cnn",
+        )
+        self.filters = self.char_cnn.filters
+        num_features = self.char_cnn.output_dim
+        if use_token_projection is None:
+            use_token_projection = num_features != projection_dim
+        elif not use_token_projection and num_features != projection_dim:
+            raise KerasElmoError(
+                "`use_token_projection=False` needs the char CNN output "
+                f"({num_features} features) to equal projection_dim "
+                f"({projection_dim})."
+            )
+        self.use_token_projection = bool(use_token_projection)
+        self.highway_layers = [
+            Highway(dtype=dtype, name=f"highway_{k}")
+            for k in range(self.num_highway_layers)
+        ]
+        self.token_projection = None
+        if self.use_token_projection:
+            self.token_projection = keras.layers.Dense(
+                projection_dim,
+                kernel_initializer=keras.initializers.RandomNormal(
+                    stddev=(1.0 / num_features) ** 0.5
+                ),
+                dtype=dtype,
+                name="token_projection",
+            )
+
+    def layers(self):
+        """Sublayers, by the BiLM attribute that holds them."""
+        return {
+            "char_cnn": self.char_cnn,
+            "highway_layers": self.highway_layers,
+            "token_projection": self.token_projection,
+        }
+
+    def config(self):
+        return {
+            "filters": [list(f) for f in self.filters],
+            "char_embedding_dim": self.char_embedding_dim,
+            "activation": self.activation,
+            "num_highway_layers": self.num_highway_layers,
+            "use_token_projection": self.use_token_projection,
+            "max_characters_per_token": self.max_characters_per_token,
+            "deduplicate_tokens": self.deduplicate_tokens,
+        }
+
+    def build(self):
+        self.char_cnn.build((None, None, self.max_characters_per_token))
+        features = (None, None, self.char_cnn.output_dim)
+        for highway in self.highway_layers:
+            highway.build(features)
+        if self.token_projection is not None:
+            self.token_projection.build(features)
+
+    def check(self, ids):
+        """`ids`, checked (dtype, shape, range; see `check_character_ids`)."""
+        return check_character_ids(ids, self.max_characters_per_token)
+
+    def mask(self, ids):
+        return characters.token_mask(ids, ops)
+
+    def boundaries(self):
+        """The inputs of `<S>` and `</S>`."""
+        return BOS_CHARACTER_IDS, EOS_CHARACTER_IDS
+
+    def encode(self, ids):
+        """Token embeddings `(..., projection_dim)` of character ids
+        `(..., 50)`.
+
+        With `deduplicate_tokens`, the encoder runs once per distinct token
+        of the batch: text repeats its words (a batch of 3,000 tokens holds
+        about 1,000 distinct ones), padding tokens are all alike, and the
+        encoder costs as much as the LSTMs.
+        """
+        shape = ops.shape(ids)
+        x = ops.reshape(ids, (-1, self.max_characters_per_token))
+        if self.deduplicate_tokens:
+            # Distinct rows (tokens), and for each token the row it maps to.
+            x, index = tf.raw_ops.UniqueV2(x=x, axis=[0])
+            x = tf.ensure_shape(x, (None, self.max_characters_per_token))
+        x = self.char_cnn(x)
+        for highway in self.highway_layers:
+            x = highway(x)
+        if self.token_projection is not None:
+            x = self.token_projection(x)
+        if self.deduplicate_tokens:
+            x = ops.take(x, index, axis=0)
+        return ops.reshape(x, (*shape[:-1], ops.shape(x)[-1]))
+
+    def batch_to_inputs(self, sentences, vocabulary=None):
+        """NumPy inputs of tokenised sentences (the vocabulary is unused)."""
+        return characters.batch_to_ids(sentences)
+
+    def tokens_to_inputs(self, tokens, table=None, sequence_length=None):
+        """In-graph inputs of a `tf.string` `(batch, time)` token tensor."""
+        return tokens_to_char_ids(tokens, sequence_length=sequence_length)

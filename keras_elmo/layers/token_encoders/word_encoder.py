@@ -1,0 +1,162 @@
+"""The word token encoder (bilm-tf's word-input biLM)."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from keras_elmo.data.vocabulary import BOS
+from keras_elmo.data.vocabulary import EOS
+from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.data.vocabulary import tokens_to_word_ids
+from keras_elmo.errors import KerasElmoError
+
+
+class WordEncoder:
+    """`token_encoder="words"`: one id a token, looked up in a table of
+    `vocabulary_size x projection_dim` (bilm-tf's word-input biLM).
+
+    Ids are vocabulary line + 1: 0 is the padding token (a zero vector and
+    a False mask; the table has no row for it), `<S>` is 1 and `</S>` is 2
+    (the first two lines of every biLM vocabulary). Inputs `"token_ids"`
+    int `(batch, time)`; a token is present if its id is non-zero.
+    """
+
+    name = "words"
+    input_name = "token_ids"
+    arguments = ("vocabulary_size",)
+    needs_vocabulary = True
+    input_shape = ()
+
+    def __init__(self, projection_dim, dtype, vocabulary_size):
+        if vocabulary_size is None or int(vocabulary_size) < 3:
+            raise KerasElmoError(
+                "A word-input BiLM (token_encoder='words') needs "
+                "`vocabulary_size`, the number of vocabulary lines (>= 3: "
+                f"<S>, </S>, <UNK>, ...). Received: vocabulary_size="
+                f"{vocabulary_size}"
+            )
+        self.projection_dim = projection_dim
+        self.vocabulary_size = int(vocabulary_size)
+        # bilm-tf creates the table with TensorFlow's default initializer.
+        self.word_embedding = keras.layers.Embedding(
+            self.vocabulary_size,
+            projection_dim,
+            embeddings_initializer="glorot_uniform",
+            dtype=dtype,
+            name="word_embedding",
+        )
+
+    def layers(self):
+        return {"word_embedding": self.word_embedding}
+
+    def config(self):
+        return {"vocabulary_size": self.vocabulary_size}
+
+    def build(self):
+        self.word_embedding.build((None, None))
+
+    def check(self, ids):
+        """`ids`, checked: integers `(batch, time)` in
+        `0..vocabulary_size` (eagerly with NumPy, in a graph by assertions
+        that the returned tensor depends on)."""
+        try:
+            dtype = keras.backend.standardize_dtype(ids.dtype)
+        except (AttributeError, ValueError):
+            dtype = type(ids).__name__
+        shape = tuple(getattr(ids, "shape", ()))
+        if "int" not in dtype or len(shape) != 2:
+            raise KerasElmoError(
+                "A word-input BiLM takes token ids: an integer tensor (batch, "
+                f"time); received dtype {dtype}, shape {shape}. Build them "
+                "with keras_elmo.data.Vocabulary(...).batch_to_ids(sentences),"
+                " or pass token strings to ELMoEmbedding with its vocabulary."
+            )
+        message = (
+            f"token ids must lie in 0..{self.vocabulary_size} (vocabulary "
+            "line + 1; 0 is the padding token); found a value outside that "
+            "range. Is the vocabulary the one of this biLM?"
+        )
+        if tf.executing_eagerly() and not isinstance(ids, tf.Variable):
+            values = np.asarray(ids)
+            if values.size and (
+                values.min() < 0 or values.max() > self.vocabulary_size
+            ):
+                raise KerasElmoError(
+                    f"{message} Received min {values.min()}, max "
+                    f"{values.max()}."
+                )
+            return ids
+        ids = tf.convert_to_tensor(ids)
+        checks = [
+            tf.debugging.assert_non_negative(ids, message=message),
+            tf.debugging.assert_less_equal(
+                ids,
+                tf.constant(self.vocabulary_size, ids.dtype),
+                message=message,
+            ),
+        ]
+        with tf.control_dependencies(checks):
+            return tf.identity(ids)
+
+    def mask(self, ids):
+        return ops.not_equal(ids, 0)
+
+    def boundaries(self):
+        return np.int32(1), np.int32(2)
+
+    def encode(self, ids):
+        """Rows `id - 1` of the table, zeros for id 0: `(..., P)`."""
+        ids = ops.cast(ids, "int32")
+        x = self.word_embedding(ops.maximum(ids - 1, 0))
+        return x * ops.cast(ops.not_equal(ids, 0), x.dtype)[..., None]
+
+    def batch_to_inputs(self, sentences, vocabulary=None):
+        return check_vocabulary(vocabulary, self).batch_to_ids(sentences)
+
+    def tokens_to_inputs(self, tokens, table=None, sequence_length=None):
+        return tokens_to_word_ids(tokens, table, sequence_length)
+
+
+def check_vocabulary(vocabulary, encoder, source=None):
+    """The `Vocabulary` of a word-input encoder, checked against it.
+
+    Args:
+        vocabulary: a `keras_elmo.data.Vocabulary`, a list of token strings
+            or the path of a vocabulary file.
+        encoder: the `WordEncoder` it is for (its `vocabulary_size`), or
+            None to check the layout only.
+        source: str, what to call the vocabulary in messages.
+
+    Raises `KerasElmoError` when it is missing, lacks `<S>`, `</S>` or
+    `<UNK>`, does not start with `<S>`, `</S>`, or has another size than
+    the table.
+    """
+    if vocabulary is None:
+        raise KerasElmoError(
+            "A word-input biLM needs its vocabulary (the vocab.txt it was "
+            "trained with, one token a line) to turn words into ids; pass "
+            "vocabulary=..."
+        )
+    if isinstance(vocabulary, str):
+        source = source or f"Vocabulary file {vocabulary}"
+        vocabulary = Vocabulary.from_file(vocabulary)
+    elif not isinstance(vocabulary, Vocabulary):
+        vocabulary = Vocabulary(vocabulary, source=source or "the vocabulary")
+    source = source or "the vocabulary"
+    if vocabulary.tokens[:2] != [BOS, EOS]:
+        raise KerasElmoError(
+            f"{source} starts with {vocabulary.tokens[:2]}; a word-input "
+            f"biLM reads {BOS} as id 1 and {EOS} as id 2, so they must be "
+            "its first two lines (as in vocabularies built by bilm-tf or "
+            "`keras-elmo train --build-vocab`). Move them to the top (the "
+            "embedding table rows must move with them)."
+        )
+    if encoder is not None and len(vocabulary) != encoder.vocabulary_size:
+        raise KerasElmoError(
+            f"{source} has {len(vocabulary):,} tokens but the biLM's word "
+            f"table has {encoder.vocabulary_size:,} rows (one per "
+            "vocabulary line); pass the vocabulary the biLM was trained "
+            "with."
+        )
+    return vocabulary

@@ -1,0 +1,51 @@
+"""Pretrained biLMs by name or URL, downloaded once into a local cache.
+
+`PRESETS` is the one table of published models. A preset name, or an
+`http(s)://` URL of one file, given to `keras_elmo.load_bilm`,
+`ELMoEmbedding` or the command line is resolved here to local files: they
+are downloaded on first use into the cache directory and read from there
+afterwards, without network.
+
+A download is resumable (an interrupted transfer continues from where it
+stopped, with an HTTP `Range` request), written atomically (the cached name
+appears only when the file is complete and verified) and verified: its size,
+its SHA-256 where the table records one, and that it loads (the JSON parses,
+the HDF5 file opens and every dataset reads, the zip archive passes its CRC
+check). A damaged download is deleted and fetched again.
+
+The cache directory is `$KERAS_ELMO_HOME` when that is set, else
+`keras_elmo/` under the Keras home (`$KERAS_HOME`, default `~/.keras`),
+following `keras.utils.get_file`'s rules. A URL
+`https://host/a/b/file.hdf5` is cached at `<cache>/host/a/b/file.hdf5`, so a
+preset and the same URL share one copy, and a file can be put there by hand.
+"""
+
+from keras_elmo.pretrained.cache import CACHE_VARIABLE
+from keras_elmo.pretrained.cache import cache_dir
+from keras_elmo.pretrained.cache import cache_path
+from keras_elmo.pretrained.cache import is_url
+from keras_elmo.pretrained.local_files import cached_file
+from keras_elmo.pretrained.local_files import cached_files
+from keras_elmo.pretrained.local_files import fetch
+from keras_elmo.pretrained.local_files import load_preset
+from keras_elmo.pretrained.local_files import local_file
+from keras_elmo.pretrained.presets import PRESETS
+from keras_elmo.pretrained.presets import Preset
+from keras_elmo.pretrained.presets import PresetFile
+from keras_elmo.pretrained.presets import get_preset
+
+__all__ = [
+    "CACHE_VARIABLE",
+    "PRESETS",
+    "Preset",
+    "PresetFile",
+    "cache_dir",
+    "cache_path",
+    "cached_file",
+    "cached_files",
+    "fetch",
+    "get_preset",
+    "is_url",
+    "load_preset",
+    "local_file",
+]

@@ -1,0 +1,72 @@
+"""Where downloaded files live: the cache directory and the path of a URL
+in it."""
+
+import hashlib
+import os
+import urllib.parse
+
+from keras_elmo.errors import KerasElmoError
+
+CACHE_VARIABLE = "KERAS_ELMO_HOME"
+
+
+def cache_dir():
+    """The cache directory (see the module docstring for the rules)."""
+    if os.environ.get(CACHE_VARIABLE):
+        return os.path.abspath(os.path.expanduser(os.environ[CACHE_VARIABLE]))
+    home = os.environ.get("KERAS_HOME") or os.path.join(
+        os.path.expanduser("~"), ".keras"
+    )
+    existing = home
+    while not os.path.exists(existing) and os.path.dirname(existing) != (
+        existing
+    ):
+        existing = os.path.dirname(existing)
+    if not os.access(existing, os.W_OK):
+        # keras.utils.get_file falls back to /tmp/.keras the same way.
+        home = os.path.join("/tmp", ".keras")
+    return os.path.join(os.path.abspath(home), "keras_elmo")
+
+
+def is_url(value):
+    """Whether `value` is an `http://` or `https://` URL."""
+    return isinstance(value, str) and value.startswith(("http://", "https://"))
+
+
+def cache_path(url):
+    """Where `url` is (or will be) cached: `<cache>/host/path/of/file`."""
+    parts = urllib.parse.urlsplit(url)
+    segments = [urllib.parse.unquote(s) for s in parts.path.split("/") if s]
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or not segments
+        or any(s in (".", "..") or "/" in s or "\\" in s for s in segments)
+    ):
+        raise KerasElmoError(
+            f"Cannot download {url!r}: expected an http(s):// URL of a file, "
+            "e.g. https://host/path/options.json."
+        )
+    if parts.query:
+        digest = hashlib.sha256(parts.query.encode()).hexdigest()[:12]
+        segments[-1] = f"{segments[-1]}-{digest}"
+    host = parts.netloc.rsplit("@", 1)[-1].replace(":", "_")
+    return os.path.join(cache_dir(), host, *segments)
+
+
+def unpacked_path(path):
+    root, extension = os.path.splitext(path)
+    return root if extension.lower() == ".zip" else f"{path}-unpacked"
+
+
+def local_path(url, expected):
+    path = cache_path(url)
+    return unpacked_path(path) if expected.extract else path
+
+
+def is_cached(path, expected):
+    if expected.extract:
+        return os.path.isdir(path)
+    return os.path.isfile(path) and (
+        expected.size is None or os.path.getsize(path) == expected.size
+    )
