@@ -31,22 +31,38 @@ FILES = {
 }
 
 
+HTML_PAGE = (
+    b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head>"
+    b"<body>Please sign in to the network.</body></html>\n"
+)
+
+
 def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
 class ModelServer:
-    """A local HTTP server for FILES with `Range` support and faults.
+    """A local HTTP server for `files` (default FILES: `{path: bytes}`)
+    with `Range` support and faults.
 
     `damage[path]`: how many next answers carry damaged bytes (same size);
     `drop[path]`: how many next answers stop after `drop_bytes` bytes;
+    `transient[path]`: a list of `(status, headers)` answered first, one
+    per request (e.g. `(503, {"Retry-After": "7"})`);
+    `reset[path]`: how many next requests get the connection closed
+    without an answer;
+    `html[path]`: how many next answers are an HTML page (a portal's);
     `ignore_range`: answer every request with the whole file (200).
     """
 
-    def __init__(self):
+    def __init__(self, files=None):
+        self.files = FILES if files is None else files
         self.requests = []
         self.damage = {}
         self.drop = {}
+        self.transient = {}
+        self.reset = {}
+        self.html = {}
         self.drop_bytes = 100_000
         self.ignore_range = False
         server = self
@@ -54,10 +70,25 @@ class ModelServer:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 server.requests.append((self.path, self.headers.get("Range")))
-                if self.path not in FILES:
+                if server.reset.get(self.path):
+                    server.reset[self.path] -= 1
+                    self.close_connection = True
+                    return
+                if server.transient.get(self.path):
+                    status, headers = server.transient[self.path].pop(0)
+                    self.send_response(status)
+                    for key, value in headers.items():
+                        self.send_header(key, value)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if self.path not in server.files:
                     self.send_error(404)
                     return
-                data = FILES[self.path]
+                data = server.files[self.path]
+                if server.html.get(self.path):
+                    server.html[self.path] -= 1
+                    data = HTML_PAGE
                 if server.damage.get(self.path):
                     server.damage[self.path] -= 1
                     # Zero 64 bytes at the start (the HDF5 signature) and

@@ -14,6 +14,7 @@ from keras_elmo import pretrained
 from keras_elmo.errors import DownloadError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.pretrained import download
+from keras_elmo.pretrained.units import human_size
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 from tests.model_server import FILES
@@ -61,7 +62,8 @@ def test_first_download_then_cache_hit_without_server(server, capsys):
     for path, data in FILES.items():
         assert read_bytes(_cached(server, path)) == data
     assert server.count("/m/weights.hdf5") == 1
-    assert "Downloading: " + server.url in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"Downloading 440.3 KiB: {server.url}/m/weights.hdf5" in out
     assert not any(
         name.endswith(download.DOWNLOAD_SUFFIX)
         for _, _, names in os.walk(os.environ["KERAS_ELMO_HOME"])
@@ -121,7 +123,7 @@ def test_interrupted_download_resumed(server, capsys):
     assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
     ranges = [r for p, r in server.requests if p == "/m/weights.hdf5"]
     assert ranges == [None, f"bytes={server.drop_bytes}-"]
-    assert "Resuming at byte 100,000: " in capsys.readouterr().out
+    assert "Resuming at 97.7 KiB of 440.3 KiB: " in capsys.readouterr().out
 
 
 def test_interrupted_download_resumes_in_the_next_call(server):
@@ -151,10 +153,14 @@ def test_offline_with_nothing_cached(server, monkeypatch):
     with pytest.raises(DownloadError) as e:
         keras_elmo.load_bilm("tiny")
     message = str(e.value)
-    assert f"Cannot download {server.url}/m/options.json" in message
-    assert _cached(server, "/m/options.json") in message
+    assert message.startswith("Cannot download the pretrained model 'tiny'")
+    # Every missing file at once, each URL with its cached path.
+    assert "2 files with no usable copy" in message
+    for path in ("/m/options.json", "/m/weights.hdf5"):
+        assert f"{server.url}{path}\n    -> {_cached(server, path)}" in message
+    assert "(not in the cache)" in message
     assert "keras-elmo download tiny" in message
-    assert "KERAS_ELMO_HOME" in message
+    assert "KERAS_ELMO_HOME" in message and "KERAS_ELMO_MIRROR" in message
 
 
 def test_missing_file_and_bad_names(server):
@@ -173,10 +179,9 @@ def test_progress_lines_when_not_a_terminal(server, capsys, monkeypatch):
     monkeypatch.setattr(download, "_CHUNK_BYTES", 100_000)
     pretrained.fetch("tiny")
     lines = capsys.readouterr().out.splitlines()
-    size = len(FILES["/m/weights.hdf5"])
-    progress = [line for line in lines if f"/{size:,} bytes" in line]
+    progress = [line for line in lines if " of 440.3 KiB (" in line]
     assert len(progress) >= 5
-    assert progress[-1].startswith(f"download: {size:,}/{size:,} bytes (100%)")
+    assert progress[-1].startswith("download: 440.3 KiB of 440.3 KiB (100%)")
     assert not any("\r" in line for line in lines)
 
 
@@ -238,7 +243,8 @@ def test_cli_download_presets_and_embed_offline(server, tmp_path, capsys):
 
     assert main(["presets"]) == 0
     row = _row(capsys.readouterr().out, "tiny")
-    assert row[:6] == ["tiny", "bilm-tf", "en", "0.5", "MB", "yes"]
+    size = human_size(sum(len(data) for data in FILES.values()))
+    assert row[:6] == ["tiny", "bilm-tf", "en", *size.split(), "yes"]
 
     sentences = tmp_path / "sentences.txt"
     sentences.write_text("Hello world !\nELMo\n", encoding="utf-8")
@@ -259,7 +265,9 @@ def test_cli_errors(server, tmp_path, capsys):
     from keras_elmo.cli import main
 
     assert main(["download", "nonsense"]) == 2
-    assert "neither a pretrained model name" in capsys.readouterr().err
+    assert "'nonsense' is not a pretrained model name" in (
+        capsys.readouterr().err
+    )
     server.stop()
     sentences = tmp_path / "sentences.txt"
     sentences.write_text("Hello\n", encoding="utf-8")

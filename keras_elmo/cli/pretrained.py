@@ -1,24 +1,36 @@
 """`keras-elmo download` and `keras-elmo presets`: pretrained models."""
 
 import os
+import sys
 
 from keras_elmo.cli.arguments import add_quiet
 
 
 def add_parser(commands):
-    from keras_elmo.pretrained import CACHE_VARIABLE
+    from keras_elmo.pretrained.cache import CACHE_VARIABLE
+    from keras_elmo.pretrained.mirror import MIRROR_VARIABLE
 
     download = commands.add_parser(
         "download",
         help="download pretrained models into the cache ahead of time",
         description="Downloads each named pretrained model (see `keras-elmo "
         "presets`) or http(s) URL into the cache, so that later commands "
-        "run offline. Interrupted downloads resume; each file is checked "
-        f"(size, hash where known, that it loads). ${CACHE_VARIABLE} "
-        "chooses the cache directory.",
+        "run offline. Every name is tried and reported; the exit status is "
+        "non-zero if any failed. Interrupted downloads resume; each file is "
+        "checked (size, hash where known, that it loads) and its size and "
+        "SHA-256 are recorded in the cache index; a damaged cached copy is "
+        f"fetched again. ${CACHE_VARIABLE} chooses the cache directory, "
+        f"${MIRROR_VARIABLE} a mirror to fetch from.",
     )
     download.add_argument(
         "models", nargs="+", metavar="NAME|URL", help="preset names or URLs"
+    )
+    download.add_argument(
+        "--verify",
+        action="store_true",
+        help="also check the SHA-256 of files already in the cache against "
+        "the cache index (the size is checked on every use); fetch damaged "
+        "ones again",
     )
     add_quiet(download)
     download.set_defaults(run=run_download)
@@ -34,27 +46,55 @@ def add_parser(commands):
 
 
 def run_download(args):
-    from keras_elmo import pretrained
     from keras_elmo.errors import KerasElmoError
 
-    progress = not args.quiet
+    failed = []
     for model in args.models:
-        if pretrained.is_url(model):
-            paths = {"file": pretrained.cached_file(model, progress=progress)}
-        elif model in pretrained.PRESETS:
-            paths = pretrained.fetch(model, progress=progress)
-        else:
-            raise KerasElmoError(
-                f"{model!r} is neither a pretrained model name nor an "
-                "http(s) URL; `keras-elmo presets` lists the names."
-            )
+        try:
+            paths = _download_one(model, not args.quiet, args.verify)
+        except KerasElmoError as e:
+            failed.append(model)
+            print(f"{model}: failed: {e}", file=sys.stderr, flush=True)
+            continue
         for role, path in paths.items():
             print(f"{model} {role}: {path}")
+        print(f"{model}: ok, {_total(paths.values())} in the cache", flush=True)
+    if failed:
+        raise KerasElmoError(
+            f"{len(failed)} of {len(args.models)} failed "
+            f"({', '.join(failed)}); see the messages above."
+        )
+
+
+def _download_one(model, progress, verify):
+    from keras_elmo import pretrained
+
+    if pretrained.is_url(model):
+        path = pretrained.cached_file(model, progress=progress, verify=verify)
+        return {"file": path}
+    return pretrained.fetch(model, progress=progress, verify=verify)
+
+
+def _total(paths):
+    from keras_elmo.pretrained.units import human_size
+
+    total = 0
+    for path in paths:
+        if os.path.isdir(path):
+            for root, _, names in os.walk(path):
+                total += sum(
+                    os.path.getsize(os.path.join(root, n)) for n in names
+                )
+        else:
+            total += os.path.getsize(path)
+    return human_size(total)
 
 
 def _size(preset, cached):
-    """The download size in MB: recorded or of the cached copy, else `~`
-    an approximate size, else `?`."""
+    """The download size in human units: recorded or of the cached copy,
+    else `~` an approximate size, else `?`."""
+    from keras_elmo.pretrained.units import human_size
+
     total, approximate = 0, False
     for role, record in preset.files.items():
         if record.size is not None:
@@ -66,12 +106,12 @@ def _size(preset, cached):
             approximate = True
         elif not record.url.endswith(".json"):
             return "?"
-    megabytes = f"{total / 1e6:,.0f}" if total >= 1e7 else f"{total / 1e6:.1f}"
-    return f"{'~' if approximate else ''}{megabytes} MB"
+    return f"{'~' if approximate else ''}{human_size(total)}"
 
 
 def run_presets(args):
     from keras_elmo import pretrained
+    from keras_elmo.pretrained.mirror import describe_mirror
 
     rows = [("name", "kind", "lang", "size", "cached", "description")]
     for name, preset in pretrained.PRESETS.items():
@@ -92,8 +132,10 @@ def run_presets(args):
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths)]
         print("  ".join([*cells, row[5]]).rstrip())
+    mirror = describe_mirror()
     print(
         f"\ncache: {pretrained.cache_dir()} (set "
-        f"{pretrained.CACHE_VARIABLE} to use another directory); ~: "
-        "approximate, exact once downloaded"
+        f"{pretrained.CACHE_VARIABLE} to use another directory); "
+        f"mirror: {mirror or f'none (set {pretrained.MIRROR_VARIABLE})'}; "
+        "~: approximate, exact once downloaded"
     )

@@ -1,23 +1,30 @@
 """Pretrained biLMs by name or URL, downloaded once into a local cache.
 
-`PRESETS` is the one table of published models. A preset name, or an
-`http(s)://` URL of one file, given to `keras_elmo.load_bilm`,
-`ELMoEmbedding` or the command line is resolved here to local files: they
-are downloaded on first use into the cache directory and read from there
-afterwards, without network.
+`PRESETS` is the one table of published models; `get_preset` the one place
+that turns a name into a preset (and suggests close names for a typo). A
+preset name, or an `http(s)://` URL of one file, given to
+`keras_elmo.load_bilm`, `ELMoEmbedding` or the command line is resolved
+here to local files: they are downloaded on first use into the cache
+directory and read from there afterwards, without network.
 
-A download is resumable (an interrupted transfer continues from where it
-stopped, with an HTTP `Range` request), written atomically (the cached name
-appears only when the file is complete and verified) and verified: its size,
-its SHA-256 where the table records one, and that it loads (the JSON parses,
-the HDF5 file opens and every dataset reads, the zip archive passes its CRC
-check). A damaged download is deleted and fetched again.
+A download is resumable (HTTP `Range`), retried with back-off on transient
+answers (`download.py`), written atomically (the cached name appears only
+when the file is complete and verified) and verified: its size, its
+SHA-256 where the table records one, that it is not an HTML page, and that
+it loads (the JSON parses, the HDF5 file opens and every dataset reads,
+the zip archive passes its bounds and CRC checks, `archive.py`). Its size
+and SHA-256 then go into the cache's own index (`index.py`); every use
+checks the size against it, `keras-elmo download --verify` the hash, and a
+damaged copy is fetched again (`cached.py`).
 
 The cache directory is `$KERAS_ELMO_HOME` when that is set, else
 `keras_elmo/` under the Keras home (`$KERAS_HOME`, default `~/.keras`),
 following `keras.utils.get_file`'s rules. A URL
 `https://host/a/b/file.hdf5` is cached at `<cache>/host/a/b/file.hdf5`, so a
 preset and the same URL share one copy, and a file can be put there by hand.
+Behind a firewall, `$KERAS_ELMO_MIRROR` or `set_mirror` fetch the
+publishers' files from a mirror or a local folder (`mirror.py`); the cache
+location stays that of the publisher's URL.
 """
 
 from keras_elmo.pretrained.cache import CACHE_VARIABLE
@@ -29,6 +36,9 @@ from keras_elmo.pretrained.local_files import cached_files
 from keras_elmo.pretrained.local_files import fetch
 from keras_elmo.pretrained.local_files import load_preset
 from keras_elmo.pretrained.local_files import local_file
+from keras_elmo.pretrained.mirror import MIRROR_VARIABLE
+from keras_elmo.pretrained.mirror import mirror_url
+from keras_elmo.pretrained.mirror import set_mirror
 from keras_elmo.pretrained.presets import PRESETS
 from keras_elmo.pretrained.presets import Preset
 from keras_elmo.pretrained.presets import PresetFile
@@ -36,6 +46,7 @@ from keras_elmo.pretrained.presets import get_preset
 
 __all__ = [
     "CACHE_VARIABLE",
+    "MIRROR_VARIABLE",
     "PRESETS",
     "Preset",
     "PresetFile",
@@ -48,4 +59,6 @@ __all__ = [
     "is_url",
     "load_preset",
     "local_file",
+    "mirror_url",
+    "set_mirror",
 ]

@@ -62,11 +62,3 @@ def unpacked_path(path):
 def local_path(url, expected):
     path = cache_path(url)
     return unpacked_path(path) if expected.extract else path
-
-
-def is_cached(path, expected):
-    if expected.extract:
-        return os.path.isdir(path)
-    return os.path.isfile(path) and (
-        expected.size is None or os.path.getsize(path) == expected.size
-    )

@@ -1,49 +1,103 @@
-"""The downloader: resumable, retried, verified, written atomically."""
+"""The downloader: resumable, retried, verified, written atomically.
 
-import hashlib
+A transient failure (HTTP 408, 429, 500, 502, 503, 504; a connection reset
+or dropped; a transfer cut short) is retried up to `DOWNLOAD_ATTEMPTS`
+times in all, after `RETRY_PAUSE_SECONDS` x 1, 2, 4, ... seconds, or after
+the server's `Retry-After` where that is longer and at most
+`MAX_RETRY_AFTER_SECONDS` (a server asking for a longer wait gets an error
+that says so). An interrupted transfer resumes with an HTTP `Range`
+request. A host that cannot be reached at all (refused, no route, DNS, a
+connect time-out) raises `Unreachable` at once: that is offline, and the
+caller explains what to do.
+"""
+
+import email.utils
 import http.client
-import json
 import os
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
-import zipfile
-
-import h5py
 
 from keras_elmo import progress as progress_output
 from keras_elmo.errors import DownloadError
 from keras_elmo.files import atomic_output
 from keras_elmo.pretrained.cache import CACHE_VARIABLE
-from keras_elmo.pretrained.cache import cache_dir
-from keras_elmo.pretrained.cache import unpacked_path
+from keras_elmo.pretrained.mirror import local_mirror_path
+from keras_elmo.pretrained.mirror import mirror_url
+from keras_elmo.pretrained.units import human_size
+from keras_elmo.pretrained.verify import file_problem
+from keras_elmo.pretrained.verify import sha256
 from keras_elmo.version import __version__
 
 # An unfinished download; kept between attempts and calls to be resumed.
 DOWNLOAD_SUFFIX = ".download"
-DOWNLOAD_ATTEMPTS = 3
-# Seconds to wait before retry k (times k); tests set it to 0.
+DOWNLOAD_ATTEMPTS = 4
+# Seconds before retry k: RETRY_PAUSE_SECONDS * 2**(k-1); tests set it to 0.
 RETRY_PAUSE_SECONDS = 2.0
+# The longest `Retry-After` waited for; a longer one ends the download.
+MAX_RETRY_AFTER_SECONDS = 120.0
 # Seconds without data after which a connection counts as dropped.
 TIMEOUT_SECONDS = 60.0
+TRANSIENT_STATUS = (408, 429, 500, 502, 503, 504)
 _CHUNK_BYTES = 1 << 20
+# The pause function (tests replace it to record the pauses).
+_sleep = time.sleep
 
 
-class _Unreachable(Exception):
+class Unreachable(Exception):
     """The server could not be reached at all (offline, refused, DNS)."""
 
 
-class _Interrupted(Exception):
-    """The transfer stopped before the end; the partial file is kept."""
+class _Transient(Exception):
+    """A failure worth retrying; `retry_after`: seconds the server asked."""
+
+    def __init__(self, message, retry_after=None):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class _RangeRefused(Exception):
     """The server cannot continue the partial file (HTTP 416)."""
 
 
-def download(url, path, expected, progress, command):
+def download(url, path, expected, progress):
+    """Downloads `url` (from its mirror, if one is set) to `path`.
+
+    Returns the SHA-256 of the verified file. Raises `Unreachable` when
+    offline, `DownloadError` when the file cannot be had intact.
+    """
+    source = mirror_url(url)
     partial = f"{path}{DOWNLOAD_SUFFIX}"
+    _make_parent(path)
+    problems, retry_after = [], None
+    for attempt in range(DOWNLOAD_ATTEMPTS):
+        if attempt:
+            _sleep(_pause(attempt, retry_after))
+        try:
+            _transfer(url, source, partial, expected, progress)
+        except _Transient as e:
+            problems.append(str(e))
+            retry_after = _bounded(e.retry_after, source, problems)
+            continue
+        digest = sha256(partial)
+        problem = file_problem(partial, expected, digest)
+        if problem is None:
+            with atomic_output(path) as temporary:
+                os.replace(partial, temporary)
+            return digest
+        os.remove(partial)
+        problems.append(f"the download was damaged: {problem}")
+        if progress and attempt + 1 < DOWNLOAD_ATTEMPTS:
+            print(f"{source}: {problem}; downloading it again", flush=True)
+    raise DownloadError(
+        f"Could not download {_named(url, source)} intact in "
+        f"{DOWNLOAD_ATTEMPTS} attempts ({'; '.join(problems)}). Run the "
+        "command again to retry (an interrupted download resumes), or put "
+        f"the file at {path} by hand."
+    )
+
+
+def _make_parent(path):
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
     except OSError as e:
@@ -51,76 +105,107 @@ def download(url, path, expected, progress, command):
             f"Cannot create the cache directory {os.path.dirname(path)} "
             f"({e.strerror}). Set {CACHE_VARIABLE} to a writable directory."
         ) from None
-    problems = []
-    for attempt in range(DOWNLOAD_ATTEMPTS):
-        if attempt:
-            time.sleep(RETRY_PAUSE_SECONDS * attempt)
-        try:
-            _transfer(url, partial, expected, progress)
-        except _Unreachable as e:
-            raise DownloadError(
-                _offline_message(url, expected, path, partial, command, e)
-            ) from None
-        except _Interrupted as e:
-            problems.append(str(e))
-            continue
-        problem = _verify(partial, expected)
-        if problem is None:
-            with atomic_output(path) as temporary:
-                os.replace(partial, temporary)
-            return
-        os.remove(partial)
-        problems.append(f"the download was damaged: {problem}")
-        if progress and attempt + 1 < DOWNLOAD_ATTEMPTS:
-            print(f"{url}: {problem}; downloading it again", flush=True)
-    raise DownloadError(
-        f"Could not download {url} intact in {DOWNLOAD_ATTEMPTS} attempts "
-        f"({'; '.join(problems)}). Run the command again to retry (an "
-        f"interrupted download resumes), or put the file at {path} by hand."
-    )
 
 
-def _offline_message(url, expected, path, partial, command, reason):
-    where = (
-        f"unpack the archive into {unpacked_path(path)}"
-        if expected.extract
-        else f"put the file at {path}"
-    )
-    resume = (
-        f" The part downloaded so far is kept in {partial} and resumes on "
-        "the next try."
-        if os.path.exists(partial)
-        else ""
-    )
-    return (
-        f"Cannot download {url} ({reason}) and it is not in the cache. "
-        f"Download it where there is network access and {where}; or run "
-        f"`keras-elmo download {command}` on a machine with network access "
-        f"and copy its cache directory to {cache_dir()} (or point "
-        f"{CACHE_VARIABLE} at a copy).{resume}"
-    )
+def _pause(attempt, retry_after):
+    backoff = RETRY_PAUSE_SECONDS * 2 ** (attempt - 1)
+    return max(backoff, retry_after or 0.0)
 
 
-def _open(url, start):
+def _bounded(retry_after, source, problems):
+    if retry_after is not None and retry_after > MAX_RETRY_AFTER_SECONDS:
+        raise DownloadError(
+            f"{source} asks to wait {retry_after:,.0f} s before the next "
+            f"try (Retry-After), longer than keras_elmo waits "
+            f"({MAX_RETRY_AFTER_SECONDS:.0f} s) ({'; '.join(problems)}). "
+            "Try again later."
+        )
+    return retry_after
+
+
+def _named(url, source):
+    return url if source == url else f"{url} (from the mirror: {source})"
+
+
+def _retry_after(headers):
+    """Seconds from a `Retry-After` header (seconds or an HTTP date)."""
+    value = (headers.get("Retry-After") or "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+def _open(source, start):
+    local = local_mirror_path(source)
+    if local is not None:
+        return _open_local(local, source)
     request = urllib.request.Request(
-        url, headers={"User-Agent": f"keras-elmo/{__version__}"}
+        source, headers={"User-Agent": f"keras-elmo/{__version__}"}
     )
     if start:
         request.add_header("Range", f"bytes={start}-")
     try:
         return urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS)
     except urllib.error.HTTPError as e:
+        headers = e.headers or {}
         e.close()
         if e.code == 416 and start:
             raise _RangeRefused() from None
+        if e.code in TRANSIENT_STATUS:
+            raise _Transient(
+                f"HTTP {e.code} ({e.reason})", _retry_after(headers)
+            ) from None
         raise DownloadError(
-            f"{url} answered HTTP {e.code} ({e.reason}). Check the URL "
-            "(`keras-elmo presets` lists the known models)."
+            f"{source} answered HTTP {e.code} ({e.reason}). Check the URL "
+            "(`keras-elmo presets` lists the known models) or the mirror."
         ) from None
     except urllib.error.URLError as e:
-        raise _Unreachable(getattr(e.reason, "strerror", None) or e.reason)
-    except (OSError, http.client.HTTPException) as e:
-        raise _Unreachable(e) from None
+        if isinstance(e.reason, (ConnectionResetError, ConnectionAbortedError)):
+            raise _Transient(f"the connection was reset ({e.reason})") from None
+        raise Unreachable(getattr(e.reason, "strerror", None) or e.reason)
+    except (ConnectionResetError, ConnectionAbortedError) as e:
+        raise _Transient(f"the connection was reset ({e})") from None
+    except http.client.HTTPException as e:
+        raise _Transient(f"a broken answer ({type(e).__name__}: {e})") from None
+    except OSError as e:
+        raise Unreachable(e) from None
+
+
+class _LocalFile:
+    """A `file://` mirror's file, read like an HTTP answer (status 200)."""
+
+    status = 200
+
+    def __init__(self, path):
+        self.file = open(path, "rb")
+        self.headers = {"Content-Length": str(os.path.getsize(path))}
+
+    def read(self, size):
+        return self.file.read(size)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+
+def _open_local(path, source):
+    if not os.path.isfile(path):
+        raise DownloadError(
+            f"The mirror has no file {path} (for {source}). Copy the file "
+            "there, or fix the mirror setting."
+        )
+    try:
+        return _LocalFile(path)
+    except OSError as e:
+        raise DownloadError(f"Cannot read the mirror's {path}: {e}") from None
 
 
 def _resumed_from(response, start):
@@ -148,119 +233,98 @@ def _total_size(response):
         return None
 
 
-def _transfer(url, partial, expected, progress):
-    """Downloads `url` into `partial`, continuing what it already holds."""
+def _transfer(url, source, partial, expected, progress):
+    """Downloads `source` into `partial`, continuing what it holds."""
     start = os.path.getsize(partial) if os.path.exists(partial) else 0
     try:
-        response = _open(url, start)
+        response = _open(source, start)
     except _RangeRefused:
         os.remove(partial)
-        raise _Interrupted(
+        raise _Transient(
             "the server refused to continue the partial download"
         ) from None
     with response:
         offset = _resumed_from(response, start)
         if offset is None:
             os.remove(partial)
-            raise _Interrupted(
+            raise _Transient(
                 "the server answered with another part of the file than "
                 "asked for"
             )
         total = _total_size(response)
-        if expected.size is not None and total not in (None, expected.size):
-            raise DownloadError(
-                f"{url} is {total} bytes on the server, but keras_elmo "
-                f"expects {expected.size}: the published file has changed. "
-                "Please report it."
-            )
+        _check_total(url, source, expected, total)
         if progress:
-            verb = f"Resuming at byte {offset:,}" if offset else "Downloading"
-            print(f"{verb}: {url}", flush=True)
-        bar = progress_output.Progress(
-            total,
-            "byte",
-            verbose=int(progress),
-            label="download",
-            interval=progress_output.LOG_INTERVAL,
-        )
-        done = offset
-        bar.update(done)
-        with open(partial, "ab" if offset else "wb") as f:
-            while True:
-                try:
-                    chunk = response.read(_CHUNK_BYTES)
-                except (OSError, http.client.HTTPException) as e:
-                    raise _Interrupted(
-                        f"the connection broke after {done:,} bytes "
-                        f"({e or type(e).__name__})"
-                    ) from None
-                if not chunk:
-                    break
-                f.write(chunk)
-                done += len(chunk)
-                bar.update(done)
+            _announce(url, source, offset, total)
+        _copy(response, partial, offset, total, progress)
     size = os.path.getsize(partial)
     if total is not None and size < total:
-        raise _Interrupted(
-            f"the connection closed after {size:,} of {total:,} bytes"
+        raise _Transient(
+            f"the connection closed after {human_size(size)} of "
+            f"{human_size(total)}"
         )
     if total is not None and size > total:
         # E.g. two processes appending to the same partial file.
         os.remove(partial)
-        raise _Interrupted(
-            f"{size:,} bytes arrived for a file of {total:,}; starting over"
+        raise _Transient(
+            f"{human_size(size)} arrived for a file of {human_size(total)}; "
+            "starting over"
         )
 
 
-def _sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(_CHUNK_BYTES), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _check_total(url, source, expected, total):
+    if expected.size is not None and total not in (None, expected.size):
+        raise DownloadError(
+            f"{_named(url, source)} is {human_size(total)} ({total:,} "
+            f"bytes) there, but keras_elmo expects {expected.size:,} bytes: "
+            "the file has changed (or the mirror holds another one)."
+        )
 
 
-def _verify(path, expected):
-    """None if the downloaded file is whole, else what is wrong with it."""
-    size = os.path.getsize(path)
-    if expected.size is not None and size != expected.size:
-        return f"{size:,} bytes instead of {expected.size:,}"
-    if expected.sha256 is not None:
-        found = _sha256(path)
-        if found != expected.sha256.lower():
-            return f"SHA-256 {found}, expected {expected.sha256}"
-    return _load_problem(path, expected)
+def _announce(url, source, offset, total):
+    size = f" {human_size(total)}" if total is not None else ""
+    if offset:
+        verb = f"Resuming at {human_size(offset)} of{size or ' ?'}"
+    else:
+        verb = f"Downloading{size}"
+    print(f"{verb}: {_named(url, source)}", flush=True)
 
 
-def _load_problem(path, expected):
-    """Loads the file by its type; None if it loads, else why it does not."""
-    name = urllib.parse.urlsplit(expected.url).path.lower()
-    try:
-        if expected.extract == "zip":
-            with zipfile.ZipFile(path) as archive:
-                bad = archive.testzip()
-            return None if bad is None else f"archive member {bad} is damaged"
-        if name.endswith(".json"):
-            with open(path, encoding="utf-8") as f:
-                if not isinstance(json.load(f), dict):
-                    return "it is JSON but not a JSON object"
-        elif name.endswith((".hdf5", ".h5")):
-            with h5py.File(path, "r") as f:
-                f.visititems(_read_dataset)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
-        return f"it does not load ({type(e).__name__}: {e})"
-    return None
+class _ByteProgress(progress_output.Progress):
+    """Progress lines (off a terminal) in human units: `1.2/357.1 MiB`."""
+
+    def _print_line(self, now):
+        rate = self.done / max(now - self.started, 1e-9)
+        line = f"{self.label}: {human_size(self.done)}"
+        if self.total:
+            line += f" of {human_size(self.total)} "
+            line += f"({self.done / self.total:.0%})"
+            if rate > 0 and self.done < self.total:
+                line += f", ETA {(self.total - self.done) / rate:.0f}s"
+        line += f", {human_size(int(rate))}/s"
+        print(line, file=self.stream, flush=True)
 
 
-def _read_dataset(name, item):
-    if isinstance(item, h5py.Dataset):
-        item[...]
-
-
-def unpack(archive, folder):
-    """Unpacks a verified zip archive into `folder` (atomically)."""
-    with atomic_output(folder, directory=True) as temporary:
-        with zipfile.ZipFile(archive) as f:
-            # extractall drops absolute paths and `..` from member names.
-            f.extractall(temporary)
-    os.remove(archive)
+def _copy(response, partial, offset, total, progress):
+    bar = _ByteProgress(
+        total,
+        "byte",
+        verbose=int(progress),
+        label="download",
+        interval=progress_output.LOG_INTERVAL,
+    )
+    done = offset
+    bar.update(done)
+    with open(partial, "ab" if offset else "wb") as f:
+        while True:
+            try:
+                chunk = response.read(_CHUNK_BYTES)
+            except (OSError, http.client.HTTPException) as e:
+                raise _Transient(
+                    f"the connection broke after {human_size(done)} "
+                    f"({e or type(e).__name__})"
+                ) from None
+            if not chunk:
+                break
+            f.write(chunk)
+            done += len(chunk)
+            bar.update(done)

@@ -1,17 +1,27 @@
-"""Local paths of presets and URLs: cached copies, downloaded on first use."""
+"""Local paths of presets and URLs: cached copies, downloaded on first use,
+checked on every use (`cached.py`) and fetched again when damaged."""
 
+import os
+
+from keras_elmo.errors import DownloadError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.pretrained import index
 from keras_elmo.pretrained import presets
+from keras_elmo.pretrained.advice import unavailable_message
+from keras_elmo.pretrained.archive import unpack
 from keras_elmo.pretrained.cache import cache_path
-from keras_elmo.pretrained.cache import is_cached
 from keras_elmo.pretrained.cache import is_url
 from keras_elmo.pretrained.cache import local_path
+from keras_elmo.pretrained.cached import MISSING
+from keras_elmo.pretrained.cached import cache_problem
+from keras_elmo.pretrained.download import Unreachable
 from keras_elmo.pretrained.download import download
-from keras_elmo.pretrained.download import unpack
+from keras_elmo.pretrained.verify import file_problem
+from keras_elmo.pretrained.verify import sha256
 
 
-def cached_file(url, expected=None, progress=True, command=None):
+def cached_file(url, expected=None, progress=True, command=None, verify=False):
     """The local path of `url`, downloaded into the cache if needed.
 
     Args:
@@ -21,18 +31,44 @@ def cached_file(url, expected=None, progress=True, command=None):
         progress: bool. Print download progress. Defaults to `True`.
         command: str or None. The `keras-elmo download ...` argument to
             suggest in the offline error. Defaults to the URL.
+        verify: bool. Also check a cached copy's SHA-256 against the
+            cache index (`keras-elmo download --verify`). Defaults to
+            `False` (the size is checked on every use).
 
     Returns:
         str, the path of the file (of the unpacked folder for an archive).
     """
     expected = expected or presets.known_file(url)
     target = local_path(url, expected)
-    if is_cached(target, expected):
+    problem = cache_problem(url, target, expected, verify)
+    if problem is None:
         return target
+    try:
+        return _obtain(url, expected, target, problem, progress)
+    except Unreachable as e:
+        missing = [(url, target, expected, problem)]
+        raise DownloadError(
+            unavailable_message(missing, [], e, command or url)
+        ) from None
+
+
+def _obtain(url, expected, target, problem, progress):
+    """Downloads (again) what `problem` says is missing or damaged."""
+    if problem != MISSING and progress:
+        print(f"{target}: {problem}; downloading it again", flush=True)
     path = cache_path(url)
-    download(url, path, expected, progress, command or url)
+    digest = None
+    if expected.extract and os.path.isfile(path):
+        # An archive put in the cache by hand: used if it is whole.
+        digest = sha256(path)
+        if file_problem(path, expected, digest) is not None:
+            digest = None
+    if digest is None:
+        digest = download(url, path, expected, progress)
+    entry = index.file_entry(os.path.getsize(path), digest)
     if expected.extract:
-        unpack(path, target)
+        entry["members"] = unpack(path, target)
+    index.record(url, entry)
     return target
 
 
@@ -43,27 +79,57 @@ def local_file(path_or_url, progress=True):
     return path_or_url
 
 
-def fetch(preset, progress=True):
-    """Downloads what is missing of a preset; `{role: local path}`.
+def fetch(preset, progress=True, verify=False):
+    """Downloads what is missing (or damaged) of a preset.
+
+    Every file is tried; when some cannot be had, one `DownloadError`
+    lists them all (offline: every file without a usable copy).
 
     Args:
         preset: str or `Preset`. A name from `PRESETS`.
         progress: bool. Print download progress. Defaults to `True`.
+        verify: bool. Also check cached copies' SHA-256 (see
+            `cached_file`). Defaults to `False`.
+
+    Returns:
+        `{role: local path}`.
     """
     preset = presets.get_preset(preset)
-    return {
-        role: cached_file(record.url, record, progress, command=preset.name)
-        for role, record in preset.files.items()
-    }
+    paths, missing, failures, offline = {}, [], [], None
+    for role, record in preset.files.items():
+        target = local_path(record.url, record)
+        problem = cache_problem(record.url, target, record, verify)
+        if problem is None:
+            paths[role] = target
+            continue
+        if offline is not None:
+            missing.append((record.url, target, record, problem))
+            continue
+        try:
+            paths[role] = _obtain(record.url, record, target, problem, progress)
+        except Unreachable as e:
+            offline = e
+            missing.append((record.url, target, record, problem))
+        except DownloadError as e:
+            failures.append(str(e))
+    if missing or failures:
+        raise DownloadError(
+            unavailable_message(
+                missing, failures, offline, preset.name, preset.name
+            )
+        )
+    return paths
 
 
 def cached_files(preset):
-    """`{role: local path or None}`: what of a preset is in the cache now."""
+    """`{role: local path or None}`: what of a preset is in the cache now
+    (a copy without a record in the index counts, unchecked)."""
     preset = presets.get_preset(preset)
     paths = {}
     for role, record in preset.files.items():
         path = local_path(record.url, record)
-        paths[role] = path if is_cached(path, record) else None
+        problem = cache_problem(record.url, path, record, adopt=False)
+        paths[role] = path if problem is None else None
     return paths
 
 

@@ -199,21 +199,48 @@ _EFML = tuple(
 
 PRESETS = {preset.name: preset for preset in _ENGLISH + _EFML}
 
+# The publishers' base URLs, by the short names a mirror setting uses.
+PUBLISHERS = {"allennlp": _ALLENNLP_ELMO, "nlpl": _EFML_REPOSITORY}
+
 
 def get_preset(name):
-    """The `Preset` called `name`; a clear error listing the names if none."""
+    """The `Preset` called `name`; else an error that suggests close names.
+
+    The one place that turns a name into a preset, so every caller
+    (`load_bilm`, `ELMoEmbedding`, `--model`, `--init-from`, `download`)
+    gives the same suggestion for a typo or a case difference.
+
+    >>> keras_elmo.pretrained.get_preset("zh").language
+    'zh'
+    >>> keras_elmo.pretrained.presets.close_names("Original")
+    ['original']
+    >>> keras_elmo.pretrained.presets.close_names("orignal")
+    ['original', 'original_5.5b']
+    """
     if isinstance(name, Preset):
         return name
     if isinstance(name, str) and name in PRESETS:
         return PRESETS[name]
-    close = difflib.get_close_matches(str(name), PRESETS, n=1)
-    suggestion = f" Did you mean {close[0]!r}?" if close else ""
+    close = close_names(name)
+    suggestion = (
+        f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    )
     raise KerasElmoError(
         f"{name!r} is not a pretrained model name.{suggestion} "
         f"`keras-elmo presets` lists the {len(PRESETS)} names (e.g. "
         f"{', '.join(list(PRESETS)[:4])}); or pass local files or "
         "http(s):// URLs for the options and the weights."
     )
+
+
+def close_names(name, limit=3):
+    """Preset names close to `name`: the same letters in another case, else
+    difflib's closest (at most `limit`)."""
+    text = str(name).strip().lower()
+    same = [known for known in PRESETS if known.lower() == text]
+    if same:
+        return same
+    return difflib.get_close_matches(text, PRESETS, n=limit, cutoff=0.6)
 
 
 def known_file(url):
