@@ -4,6 +4,7 @@ damaged bytes, drop the connection midway or ignore `Range`). Nothing here
 reaches outside the machine: connections to any other host fail the test."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -13,16 +14,21 @@ import keras_elmo.progress
 from keras_elmo import pretrained
 from keras_elmo.errors import DownloadError
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.pretrained import PresetFile
 from keras_elmo.pretrained import download
+from keras_elmo.pretrained import index as keras_index
 from keras_elmo.pretrained.units import human_size
+from tests.helpers import FIXTURES
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 from tests.model_server import FILES
+from tests.model_server import HTML_PAGE
 from tests.model_server import ModelServer
 from tests.model_server import fixture_preset
 from tests.model_server import read_bytes
 from tests.model_server import refuse_other_hosts
 from tests.model_server import serve_fixture_as
+from tests.model_server import sha256
 
 
 @pytest.fixture(autouse=True)
@@ -288,3 +294,350 @@ def test_serve_fixture_as_original(tmp_path, monkeypatch):
     _same_weights(bilm, reference)
     _same_weights(embedding.bilm, reference)
     assert "small" in pretrained.PRESETS
+
+
+# === The cache index, and a cache that heals ===
+
+
+def _index():
+    import json
+
+    path = os.path.join(os.environ["KERAS_ELMO_HOME"], "index.json")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["files"]
+
+
+def test_index_records_size_and_hash_of_each_download(server):
+    pretrained.fetch("tiny-unhashed", progress=False)
+    files = _index()
+    for path, data in FILES.items():
+        entry = files[server.url + path]
+        assert entry["size"] == len(data)
+        assert entry["sha256"] == sha256(data)
+        assert entry["origin"] == "downloaded"
+
+
+def test_truncated_cached_file_is_fetched_again(server, capsys):
+    paths = pretrained.fetch("tiny-unhashed", progress=False)
+    with open(paths["weights"], "r+b") as f:
+        f.truncate(1000)  # e.g. a full disk during a copy by hand
+    paths = pretrained.fetch("tiny-unhashed")
+    assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
+    assert server.count("/m/weights.hdf5") == 2
+    out = capsys.readouterr().out
+    assert "in the cache but damaged: 1000 bytes, but 440.3 KiB was " in out
+    assert "downloading it again" in out
+
+
+def test_damaged_cached_file_offline_says_what_to_do(server):
+    paths = pretrained.fetch("tiny", progress=False)
+    with open(paths["weights"], "ab") as f:
+        f.write(b"junk")
+    server.stop()
+    with pytest.raises(DownloadError) as e:
+        keras_elmo.load_bilm("tiny", progress=False)
+    message = str(e.value)
+    assert "1 files" not in message and "its file with no usable" in message
+    assert f"{server.url}/m/weights.hdf5\n    -> {paths['weights']}" in message
+    assert "(in the cache but damaged: 440.3 KiB, but 440.3 KiB" in message
+    assert "keras-elmo download tiny" in message
+    # The same advice for a URL given directly.
+    with pytest.raises(DownloadError) as e:
+        pretrained.cached_file(server.url + "/m/weights.hdf5", progress=False)
+    message = str(e.value)
+    assert f"Cannot download {server.url}/m/weights.hdf5" in message
+    assert paths["weights"] in message and "damaged" in message
+    assert f"keras-elmo download {server.url}/m/weights.hdf5" in message
+
+
+def test_verify_finds_same_size_damage_and_fetches_again(server, capsys):
+    from keras_elmo.cli import main
+
+    assert main(["download", "tiny-unhashed", "--quiet"]) == 0
+    weights = _cached(server, "/m/weights.hdf5")
+    with open(weights, "r+b") as f:
+        f.seek(1000)
+        f.write(b"\xff" * 16)
+    # The size is checked on every use; same-size damage needs --verify.
+    pretrained.fetch("tiny-unhashed", progress=False)
+    assert server.count("/m/weights.hdf5") == 1
+    capsys.readouterr()
+    assert main(["download", "tiny-unhashed", "--verify"]) == 0
+    out = capsys.readouterr().out
+    assert "its SHA-256 differs from the one recorded at download" in out
+    assert "tiny-unhashed: ok, 440.6 KiB in the cache" in out
+    assert read_bytes(weights) == FILES["/m/weights.hdf5"]
+    assert server.count("/m/weights.hdf5") == 2
+
+
+def test_html_page_for_a_url_without_extension(server, capsys):
+    server.files = dict(FILES, **{"/m/vocab": b"the\nof\nand\n" * 100})
+    url = server.url + "/m/vocab"
+    # A portal's page answered first: detected and downloaded again.
+    server.html["/m/vocab"] = 1
+    path = pretrained.cached_file(url)
+    assert read_bytes(path) == server.files["/m/vocab"]
+    assert "it is an HTML or XML page" in capsys.readouterr().out
+    # A page put in the cache by hand (no record): detected when used.
+    os.remove(os.path.join(os.environ["KERAS_ELMO_HOME"], "index.json"))
+    with open(path, "wb") as f:
+        f.write(HTML_PAGE)
+    assert read_bytes(pretrained.cached_file(url)) == server.files["/m/vocab"]
+    assert server.count("/m/vocab") == 3
+
+
+def test_damaged_index_is_treated_as_missing(server, capsys):
+    pretrained.fetch("tiny", progress=False)
+    index = os.path.join(os.environ["KERAS_ELMO_HOME"], "index.json")
+    for damage in (b'{"format": "keras_elmo cache', b"\xff\x00", b"[1, 2]"):
+        with open(index, "wb") as f:
+            f.write(damage)
+        keras_index._warned.clear()
+        paths = pretrained.fetch("tiny", progress=False)
+        err = capsys.readouterr().err
+        assert f"the cache index {index} is damaged" in err
+        assert "treating it as missing" in err
+        # The files were checked in full and recorded anew.
+        assert _index()[server.url + "/m/weights.hdf5"]["origin"] == (
+            "found in the cache"
+        )
+        assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
+    document = read_bytes(index).replace(b'"size": 450896', b'"size": "x"')
+    with open(index, "wb") as f:
+        f.write(document)
+    keras_index._warned.clear()
+    pretrained.fetch("tiny", progress=False)
+    assert "size 'x' is not a byte count" in capsys.readouterr().err
+    assert server.count("/m/weights.hdf5") == 1
+
+
+# === Transient answers: retried with back-off ===
+
+
+@pytest.fixture
+def pauses(monkeypatch):
+    recorded = []
+    monkeypatch.setattr(download, "_sleep", recorded.append)
+    return recorded
+
+
+def test_transient_answers_are_retried_honouring_retry_after(server, pauses):
+    server.transient["/m/weights.hdf5"] = [
+        (503, {"Retry-After": "7"}),
+        (429, {}),
+    ]
+    server.reset["/m/options.json"] = 1
+    paths = pretrained.fetch("tiny", progress=False)
+    assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
+    assert server.count("/m/weights.hdf5") == 3
+    assert server.count("/m/options.json") == 2
+    # The options' reset: back-off 0 (tests); the 503: its Retry-After;
+    # the 429 without one: the back-off again.
+    assert pauses == [0.0, 7.0, 0.0]
+
+
+def test_retry_after_beyond_the_bound_and_lasting_failure(
+    server, pauses, monkeypatch
+):
+    server.transient["/m/options.json"] = [(429, {"Retry-After": "3600"})]
+    with pytest.raises(DownloadError) as e:
+        pretrained.cached_file(server.url + "/m/options.json", progress=False)
+    assert "asks to wait 3,600 s" in str(e.value)
+    assert "longer than keras_elmo waits (120 s)" in str(e.value)
+    assert pauses == []
+
+    attempts = download.DOWNLOAD_ATTEMPTS
+    server.transient["/m/options.json"] = [(503, {})] * attempts
+    with pytest.raises(DownloadError, match="HTTP 503") as e:
+        pretrained.cached_file(server.url + "/m/options.json", progress=False)
+    assert f"in {attempts} attempts" in str(e.value)
+    assert server.count("/m/options.json") == 1 + attempts
+    # The pause rule itself (not its waiting).
+    monkeypatch.setattr(download, "RETRY_PAUSE_SECONDS", 2.0)
+    assert [download._pause(k, None) for k in (1, 2, 3)] == [2.0, 4.0, 8.0]
+    assert download._pause(1, 30.0) == 30.0
+
+
+# === Names: one suggestion for typos, every name tried ===
+
+
+def test_get_preset_suggests_close_names():
+    for typo, close in (
+        ("orignal", "Did you mean 'original' or 'original_5.5b'?"),
+        ("Original", "Did you mean 'original'?"),
+        ("ZH", "Did you mean 'zh'?"),
+    ):
+        with pytest.raises(KerasElmoError) as e:
+            pretrained.get_preset(typo)
+        assert f"{typo!r} is not a pretrained model name. {close}" in str(
+            e.value
+        )
+
+
+def test_cli_download_tries_every_name(server, capsys):
+    from keras_elmo.cli import main
+
+    assert main(["download", "orignal", "tiny", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert (
+        "orignal: failed: 'orignal' is not a pretrained model name. "
+        + ("Did you mean 'original' or 'original_5.5b'?")
+        in captured.err
+    )
+    assert "1 of 2 failed (orignal)" in captured.err
+    assert "tiny: ok, 440.6 KiB in the cache" in captured.out
+    assert pretrained.cached_files("tiny")["weights"] is not None
+
+
+# === Mirrors ===
+
+
+def _publisher_files(prefix, preset):
+    """`{server path: fixture bytes}` laid out as `preset`'s files are
+    under its publisher's base URL, below `prefix`."""
+    base = pretrained.presets.PUBLISHERS["allennlp"]
+    data = {"options": FILES["/m/options.json"]}
+    data["weights"] = FILES["/m/weights.hdf5"]
+    return {
+        prefix + record.url[len(base) :]: data[role]
+        for role, record in pretrained.PRESETS[preset].files.items()
+    }
+
+
+def test_mirror_of_a_publisher_on_a_local_server(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
+    served = ModelServer(_publisher_files("/elmo", "small"))
+    try:
+        monkeypatch.setenv("KERAS_ELMO_MIRROR", f"allennlp={served.url}/elmo")
+        bilm = keras_elmo.load_bilm("small", progress=False)
+        assert len(served.requests) == 2
+    finally:
+        served.stop()
+    _same_weights(bilm, keras_elmo.load_bilm(OPTIONS, WEIGHTS))
+    # Cached under the publisher's URL: the same copy with the mirror off.
+    record = pretrained.PRESETS["small"].files["weights"]
+    weights = pretrained.cache_path(record.url)
+    assert weights.startswith(
+        str(tmp_path / "cache" / "allennlp.s3.amazonaws.com" / "models")
+    )
+    assert _index()[record.url]["sha256"] == sha256(FILES["/m/weights.hdf5"])
+    monkeypatch.delenv("KERAS_ELMO_MIRROR")
+    assert pretrained.fetch("small")["weights"] == weights
+
+
+def test_mirror_folder_laid_out_by_host(tmp_path, monkeypatch, capsys):
+    """One base for every host, a local folder (as `wget -x` writes)."""
+    monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
+    mirror = tmp_path / "mirror"
+    for role, record in pretrained.PRESETS["original"].files.items():
+        path = mirror / record.url.split("://")[1]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        source = {"options": OPTIONS, "weights": WEIGHTS}[role]
+        path.write_bytes(read_bytes(source))
+    pretrained.set_mirror(f"file://{mirror}")
+    try:
+        paths = pretrained.fetch("original")
+        out = capsys.readouterr().out
+        assert f"(from the mirror: file://{mirror}/allennlp.s3" in out
+        assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
+        os.remove(mirror / record.url.split("://")[1])
+        os.remove(paths["weights"])
+        with pytest.raises(DownloadError) as e:
+            pretrained.fetch("original", progress=False)
+        assert f"The mirror has no file {mirror}/allennlp." in str(e.value)
+    finally:
+        pretrained.set_mirror(None)
+
+
+def test_mirror_of_elmo_for_many_langs_zip(tmp_path, monkeypatch):
+    import zipfile
+
+    monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
+    fixtures = os.path.dirname(FIXTURES)
+    folder = os.path.join(fixtures, "elmo_for_many_langs", "char_model")
+    mirror = tmp_path / "nlpl"
+    mirror.mkdir()
+    with zipfile.ZipFile(mirror / "144.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        for name in sorted(os.listdir(folder)):
+            z.write(os.path.join(folder, name), name)
+    monkeypatch.setenv("KERAS_ELMO_MIRROR", f"nlpl={mirror}")
+    model = pretrained.fetch("en", progress=False)["model"]
+    assert sorted(os.listdir(model)) == sorted(os.listdir(folder))
+    assert not os.path.exists(model + ".zip")  # unpacked, then deleted
+    members = _index()[pretrained.PRESETS["en"].files["model"].url]["members"]
+    assert members["config.json"]["size"] == os.path.getsize(
+        os.path.join(folder, "config.json")
+    )
+    # A member lost from the unpacked folder: fetched again.
+    os.remove(os.path.join(model, "char.dic"))
+    pretrained.fetch("en", progress=False)
+    assert os.path.isfile(os.path.join(model, "char.dic"))
+
+
+def test_bad_mirror_settings(monkeypatch):
+    for value, message in (
+        ("alennlp=https://m.example.org", "unknown publisher 'alennlp'"),
+        ("mirror/relative", "cannot use 'mirror/relative' as a mirror"),
+        ("ftp://m.example.org", "expected an http(s):// URL or a local"),
+        ("https://m.example.org nlpl=/srv/x", "mixes one base for every"),
+    ):
+        monkeypatch.setenv("KERAS_ELMO_MIRROR", value)
+        with pytest.raises(KerasElmoError, match=re.escape(message)) as e:
+            pretrained.mirror_url("http://vectors.nlpl.eu/repository/11/1.zip")
+        assert "$KERAS_ELMO_MIRROR" in str(e.value)
+    with pytest.raises(KerasElmoError, match="set_mirror"):
+        pretrained.set_mirror(5)
+
+
+# === Zip archives: bounded and safe ===
+
+
+def _zip(path, members, compression=None):
+    import zipfile
+
+    compression = compression or zipfile.ZIP_DEFLATED
+    with zipfile.ZipFile(path, "w", compression) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return str(path)
+
+
+def test_archive_bounds_and_names(tmp_path, monkeypatch):
+    from keras_elmo.pretrained import archive
+
+    def problem(members):
+        return archive.archive_problem(
+            _zip(tmp_path / "a.zip", members), tmp_path
+        )
+
+    assert problem({"model/config.json": b"{}"}) is None
+    assert "a zip bomb?" in problem({"zeros": bytes(20 << 20)})
+    assert "'../evil' reaches outside" in problem({"../evil": b"x"})
+    assert "'/etc/evil' is an absolute path" in problem({"/etc/evil": b"x"})
+    monkeypatch.setattr(archive, "MAX_MEMBERS", 2)
+    assert "3 members, more than 2" in problem(dict.fromkeys("abc", b"x"))
+    monkeypatch.setattr(archive, "MAX_UNPACKED_BYTES", 1000)
+    assert "more than the bound of 1000 bytes" in problem({"a": bytes(2000)})
+
+
+def test_zip_bomb_is_not_unpacked(server, monkeypatch, tmp_path):
+    bomb = read_bytes(_zip(tmp_path / "bomb.zip", {"zeros": bytes(20 << 20)}))
+    server.files = dict(FILES, **{"/m/bomb.zip": bomb})
+    record = PresetFile(server.url + "/m/bomb.zip", extract="zip")
+    with pytest.raises(DownloadError, match="a zip bomb") as e:
+        pretrained.cached_file(record.url, record, progress=False)
+    assert "intact in" in str(e.value)
+    folder = _cached(server, "/m/bomb")
+    assert not os.path.exists(folder) and not os.path.exists(folder + ".zip")
+
+
+def test_human_sizes():
+    assert [human_size(n) for n in (0, 1, 1023, 1024, 1536)] == [
+        "0 bytes",
+        "1 byte",
+        "1023 bytes",
+        "1.0 KiB",
+        "1.5 KiB",
+    ]
+    assert human_size(374_434_792) == "357.1 MiB"
+    assert human_size(3 << 30) == "3.0 GiB"
