@@ -178,6 +178,7 @@ def serve_fixture_as(monkeypatch, cache_dir, *names):
     `ModelServer`."""
     refuse_other_hosts(monkeypatch)
     monkeypatch.setenv(pretrained.CACHE_VARIABLE, str(cache_dir))
+    monkeypatch.delenv(pretrained.MIRROR_VARIABLE, raising=False)
     monkeypatch.setattr(download, "RETRY_PAUSE_SECONDS", 0.0)
     server = ModelServer()
     try:

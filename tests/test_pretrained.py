@@ -34,6 +34,7 @@ from tests.model_server import sha256
 @pytest.fixture(autouse=True)
 def _local_only(monkeypatch):
     refuse_other_hosts(monkeypatch)
+    monkeypatch.delenv("KERAS_ELMO_MIRROR", raising=False)
 
 
 @pytest.fixture
@@ -549,7 +550,7 @@ def test_mirror_folder_laid_out_by_host(tmp_path, monkeypatch, capsys):
         pretrained.set_mirror(None)
 
 
-def test_mirror_of_elmo_for_many_langs_zip(tmp_path, monkeypatch):
+def test_mirror_of_elmo_for_many_langs_zip(tmp_path, monkeypatch, capsys):
     import zipfile
 
     monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
@@ -568,6 +569,12 @@ def test_mirror_of_elmo_for_many_langs_zip(tmp_path, monkeypatch):
     assert members["config.json"]["size"] == os.path.getsize(
         os.path.join(folder, "config.json")
     )
+    from keras_elmo.cli import main
+
+    capsys.readouterr()
+    assert main(["presets"]) == 0
+    size = human_size(os.path.getsize(mirror / "144.zip"))
+    assert _row(capsys.readouterr().out, "en")[3:6] == [*size.split(), "yes"]
     # A member lost from the unpacked folder: fetched again.
     os.remove(os.path.join(model, "char.dic"))
     pretrained.fetch("en", progress=False)

@@ -90,15 +90,18 @@ def _total(paths):
     return human_size(total)
 
 
-def _size(preset, cached):
-    """The download size in human units: recorded or of the cached copy,
-    else `~` an approximate size, else `?`."""
+def _size(preset, cached, recorded):
+    """The download size in human units: in the table, in the cache index
+    (`recorded`) or of the cached copy, else `~` an approximate size, else
+    `?`."""
     from keras_elmo.pretrained.units import human_size
 
     total, approximate = 0, False
     for role, record in preset.files.items():
         if record.size is not None:
             total += record.size
+        elif cached[role] is not None and record.url in recorded:
+            total += recorded[record.url].get("size", 0)
         elif cached[role] is not None and os.path.isfile(cached[role]):
             total += os.path.getsize(cached[role])
         elif record.approximate_size is not None:
@@ -111,8 +114,10 @@ def _size(preset, cached):
 
 def run_presets(args):
     from keras_elmo import pretrained
+    from keras_elmo.pretrained.index import read_index
     from keras_elmo.pretrained.mirror import describe_mirror
 
+    recorded = read_index()
     rows = [("name", "kind", "lang", "size", "cached", "description")]
     for name, preset in pretrained.PRESETS.items():
         cached = pretrained.cached_files(name)
@@ -123,7 +128,7 @@ def run_presets(args):
                 name,
                 preset.kind,
                 preset.language,
-                _size(preset, cached),
+                _size(preset, cached, recorded),
                 state,
                 preset.description,
             )
