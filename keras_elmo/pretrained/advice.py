@@ -12,7 +12,7 @@ from keras_elmo.pretrained.mirror import describe_mirror
 from keras_elmo.pretrained.mirror import mirror_url
 
 
-def unavailable_message(missing, failures, reason, command, name=None):
+def unavailable_message(missing, failures, reason, command, name=None, total=1):
     """The error for files that are neither usable in the cache nor
     downloadable.
 
@@ -23,8 +23,9 @@ def unavailable_message(missing, failures, reason, command, name=None):
         reason: the `Unreachable` exception, or None.
         command: the `keras-elmo download` argument to suggest.
         name: the preset's name, or None for a URL.
+        total: how many files the preset has.
     """
-    lines = [_head(missing, failures, reason, name)]
+    lines = [_head(missing, failures, reason, name, total)]
     for url, path, expected, problem in missing:
         lines.append(f"  {_source(url)}")
         lines.append(f"    -> {path} ({problem}){_by_hand(url, expected)}")
@@ -35,19 +36,19 @@ def unavailable_message(missing, failures, reason, command, name=None):
     return "\n".join(lines)
 
 
-def _head(missing, failures, reason, name):
+def _head(missing, failures, reason, name, total):
     what = f"the pretrained model {name!r}" if name else missing[0][0]
     if not missing:
-        return f"Cannot get {what}: {len(failures)} download(s) failed:"
-    count = "its file" if len(missing) == 1 else f"{len(missing)} files"
+        return f"Cannot get {what}: {len(failures)} of {total} failed:"
     if not name:
         return (
             f"Cannot download {what} ({reason}), and the cache has no usable "
             "copy:"
         )
+    verb = "has" if len(missing) == 1 else "have"
     return (
-        f"Cannot download {what} ({reason}); {count} with no usable copy in "
-        "the cache:"
+        f"Cannot download {what} ({reason}): {len(missing)} of its {total} "
+        f"files {verb} no usable copy in the cache:"
     )
 
 

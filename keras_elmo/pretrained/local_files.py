@@ -115,7 +115,12 @@ def fetch(preset, progress=True, verify=False):
     if missing or failures:
         raise DownloadError(
             unavailable_message(
-                missing, failures, offline, preset.name, preset.name
+                missing,
+                failures,
+                offline,
+                preset.name,
+                preset.name,
+                len(preset.files),
             )
         )
     return paths

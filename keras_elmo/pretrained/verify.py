@@ -32,7 +32,8 @@ def file_problem(path, expected, digest=None):
     """
     size = os.path.getsize(path)
     if expected.size is not None and size != expected.size:
-        return f"{human_size(size)} instead of {human_size(expected.size)}"
+        found, wanted = _sizes(size, expected.size)
+        return f"{found} instead of {wanted}"
     if expected.sha256 is not None:
         found = digest or sha256(path)
         if found != expected.sha256.lower():
@@ -48,8 +49,16 @@ def file_problem(path, expected, digest=None):
 def size_problem(path, recorded):
     size = os.path.getsize(path)
     if size != recorded:
-        return f"{human_size(size)}, but {human_size(recorded)} was recorded"
+        found, wanted = _sizes(size, recorded)
+        return f"{found}, but {wanted} was recorded"
     return None
+
+
+def _sizes(a, b):
+    """Two different sizes as text that shows the difference."""
+    if human_size(a) != human_size(b):
+        return human_size(a), human_size(b)
+    return f"{a:,} bytes", f"{b:,} bytes"
 
 
 def _is_html(path, expected):
