@@ -393,7 +393,7 @@ def test_html_page_for_a_url_without_extension(server, capsys):
 def test_damaged_index_is_treated_as_missing(server, capsys):
     pretrained.fetch("tiny", progress=False)
     index = os.path.join(os.environ["KERAS_ELMO_HOME"], "index.json")
-    for damage in (b'{"format": "keras_elmo cache', b"\xff\x00", b"[1, 2]"):
+    for damage in (b'{"format": "keras', b"\xff\x00", b"[1]", b"[" * 10**5):
         with open(index, "wb") as f:
             f.write(damage)
         keras_index._warned.clear()
@@ -628,6 +628,28 @@ def test_archive_bounds_and_names(tmp_path, monkeypatch):
     assert "3 members, more than 2" in problem(dict.fromkeys("abc", b"x"))
     monkeypatch.setattr(archive, "MAX_UNPACKED_BYTES", 1000)
     assert "more than the bound of 1000 bytes" in problem({"a": bytes(2000)})
+
+
+def _lying_zip(path, declared):
+    """A zip whose one member holds 1 MiB but declares `declared` bytes."""
+    import struct
+
+    data = bytearray(read_bytes(_zip(path, {"zeros": bytes(1 << 20)})))
+    data[22:26] = struct.pack("<I", declared)  # the local header
+    central = data.find(b"PK\x01\x02")
+    data[central + 24 : central + 28] = struct.pack("<I", declared)
+    with open(path, "wb") as f:
+        f.write(data)
+    return str(path)
+
+
+def test_zip_that_lies_about_its_size_is_refused(tmp_path):
+    from keras_elmo.pretrained.verify import file_problem
+
+    path = _lying_zip(tmp_path / "lies.zip", 100)
+    record = PresetFile("http://127.0.0.1/lies.zip", extract="zip")
+    # zipfile stops at the declared 100 bytes, and then the CRC fails.
+    assert file_problem(path, record) == "archive member zeros is damaged"
 
 
 def test_zip_bomb_is_not_unpacked(server, monkeypatch, tmp_path):

@@ -50,8 +50,8 @@ def read_index():
         with open(path, "rb") as f:
             index = json.loads(f.read().decode("utf-8"))
         return _checked(index)
-    except (OSError, ValueError) as e:
-        _warn_once(path, e)
+    except (OSError, ValueError, RecursionError) as e:
+        _warn_once(path, f"{type(e).__name__}: {e}")
         return {}
 
 
