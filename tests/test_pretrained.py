@@ -3,6 +3,7 @@ local HTTP server on 127.0.0.1 that serves the fixture model (and can serve
 damaged bytes, drop the connection midway or ignore `Range`). Nothing here
 reaches outside the machine: connections to any other host fail the test."""
 
+import json
 import os
 import re
 
@@ -301,8 +302,6 @@ def test_serve_fixture_as_original(tmp_path, monkeypatch):
 
 
 def _index():
-    import json
-
     path = os.path.join(os.environ["KERAS_ELMO_HOME"], "index.json")
     with open(path, encoding="utf-8") as f:
         return json.load(f)["files"]
@@ -412,6 +411,14 @@ def test_damaged_index_is_treated_as_missing(server, capsys):
     keras_index._warned.clear()
     pretrained.fetch("tiny", progress=False)
     assert "size 'x' is not a byte count" in capsys.readouterr().err
+    document = {"format": "keras_elmo cache index", "version": 1}
+    member = {"size": 1, "sha256": "0" * 64}
+    document["files"] = {"http://h/a.zip": {"members": {"../x": member}}}
+    with open(index, "w", encoding="utf-8") as f:
+        json.dump(document, f)
+    keras_index._warned.clear()
+    assert keras_index.read_index() == {}
+    assert "member '../x' reaches outside" in capsys.readouterr().err
     assert server.count("/m/weights.hdf5") == 1
 
 

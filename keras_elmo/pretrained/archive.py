@@ -32,7 +32,7 @@ def archive_problem(path, destination):
     if len(members) > MAX_MEMBERS:
         return f"it has {len(members):,} members, more than {MAX_MEMBERS:,}"
     for member in members:
-        problem = _name_problem(member.filename)
+        problem = name_problem(member.filename)
         if problem:
             return f"member {member.filename!r} {problem}"
     total = sum(member.file_size for member in members)
@@ -57,7 +57,8 @@ def archive_problem(path, destination):
     return None
 
 
-def _name_problem(name):
+def name_problem(name):
+    """None for a safe relative member name, else what is wrong with it."""
     parts = name.replace("\\", "/").split("/")
     if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
         return "is an absolute path"

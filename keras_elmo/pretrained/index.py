@@ -22,6 +22,7 @@ import re
 import sys
 
 from keras_elmo.files import atomic_output
+from keras_elmo.pretrained.archive import name_problem
 from keras_elmo.pretrained.cache import cache_dir
 
 INDEX_NAME = "index.json"
@@ -129,6 +130,10 @@ def _checked(index):
             if not isinstance(members, dict) or not members:
                 raise ValueError(f"{url}: 'members' is not an object")
             for name, member in members.items():
+                if name_problem(name):
+                    raise ValueError(
+                        f"{url}: member {name!r} {name_problem(name)}"
+                    )
                 _check_entry(member, f"{url} member {name}")
     return files
 
