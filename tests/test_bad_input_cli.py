@@ -702,7 +702,7 @@ CASES = [
      [*LITERT, "--output", "{outputs}/m.tflite", "--scalar-mix", "0,0"],
      ["has 2 values but the mix received 3 layers"]),
     ("download-unknown-name", ["download", "no-such-model"],
-     ["'no-such-model' is neither a pretrained model name nor"]),
+     ["'no-such-model' is not a pretrained model name"]),
     ("download-nothing", ["download"], ["required: NAME|URL"]),
     ("presets-extra-argument", ["presets", "extra"],
      ["unrecognized arguments: extra"]),

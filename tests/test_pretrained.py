@@ -259,7 +259,7 @@ def test_cli_errors(server, tmp_path, capsys):
     from keras_elmo.cli import main
 
     assert main(["download", "nonsense"]) == 2
-    assert "neither a pretrained model name" in capsys.readouterr().err
+    assert "is not a pretrained model name" in capsys.readouterr().err
     server.stop()
     sentences = tmp_path / "sentences.txt"
     sentences.write_text("Hello\n", encoding="utf-8")

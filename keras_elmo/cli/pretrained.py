@@ -34,21 +34,10 @@ def add_parser(commands):
 
 
 def run_download(args):
-    from keras_elmo import pretrained
-    from keras_elmo.errors import KerasElmoError
+    from keras_elmo.loading import download
 
-    progress = not args.quiet
     for model in args.models:
-        if pretrained.is_url(model):
-            paths = {"file": pretrained.cached_file(model, progress=progress)}
-        elif model in pretrained.PRESETS:
-            paths = pretrained.fetch(model, progress=progress)
-        else:
-            raise KerasElmoError(
-                f"{model!r} is neither a pretrained model name nor an "
-                "http(s) URL; `keras-elmo presets` lists the names."
-            )
-        for role, path in paths.items():
+        for role, path in download(model, progress=not args.quiet).items():
             print(f"{model} {role}: {path}")
 
 

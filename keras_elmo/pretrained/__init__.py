@@ -27,7 +27,6 @@ from keras_elmo.pretrained.cache import is_url
 from keras_elmo.pretrained.local_files import cached_file
 from keras_elmo.pretrained.local_files import cached_files
 from keras_elmo.pretrained.local_files import fetch
-from keras_elmo.pretrained.local_files import load_preset
 from keras_elmo.pretrained.local_files import local_file
 from keras_elmo.pretrained.presets import PRESETS
 from keras_elmo.pretrained.presets import Preset
@@ -46,6 +45,5 @@ __all__ = [
     "fetch",
     "get_preset",
     "is_url",
-    "load_preset",
     "local_file",
 ]

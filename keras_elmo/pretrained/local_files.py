@@ -1,7 +1,5 @@
 """Local paths of presets and URLs: cached copies, downloaded on first use."""
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import WeightFileError
 from keras_elmo.pretrained import presets
 from keras_elmo.pretrained.cache import cache_path
 from keras_elmo.pretrained.cache import is_cached
@@ -65,40 +63,3 @@ def cached_files(preset):
         path = local_path(record.url, record)
         paths[role] = path if is_cached(path, record) else None
     return paths
-
-
-def load_preset(name, progress=True, **kwargs):
-    """Builds the `BiLM` of a preset, downloading its files if needed.
-
-    Args:
-        name: str. A name from `PRESETS`, e.g. `"original"`.
-        progress: bool. Print download progress. Defaults to `True`.
-        **kwargs: extra `BiLM` arguments, e.g. `stateful=True`.
-
-    Returns:
-        A built `keras_elmo.layers.BiLM` holding the pretrained weights.
-    """
-    preset = presets.get_preset(name)
-    paths = fetch(preset, progress=progress)
-    try:
-        if preset.kind == "bilm-tf":
-            from keras_elmo.formats.bilm_tf import load_bilm
-
-            return load_bilm(paths["options"], paths["weights"], **kwargs)
-        if preset.kind == "efml":
-            from keras_elmo.formats.elmo_for_many_langs import (
-                load_elmo_for_many_langs,
-            )
-
-            return load_elmo_for_many_langs(paths["model"], **kwargs)
-        raise KerasElmoError(
-            f"Preset {preset.name!r} has kind {preset.kind!r}, which this "
-            "version of keras_elmo cannot load (it loads "
-            f"{', '.join(presets.KINDS)})."
-        )
-    except WeightFileError as e:
-        raise WeightFileError(
-            f"{e} (Preset {preset.name!r}, read from the cache: "
-            f"{', '.join(paths.values())}. Delete these files to download "
-            "them again.)"
-        ) from None
