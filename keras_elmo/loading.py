@@ -10,8 +10,9 @@ Every entry point classifies its source here, with the same rules:
 - official `options.json` + hdf5 weights: two paths (or URLs), or one
   string `OPTIONS.json,WEIGHTS.hdf5`;
 - an export directory: `options.json` + `weights.hdf5` (what `keras-elmo
-  export-weights` writes), or any folder holding exactly one `.json` and
-  one `.hdf5` file (e.g. bilm-tf's test model);
+  export-weights` writes), or any folder holding exactly one
+  `*options*.json` and one `*weights*.hdf5` file (e.g. bilm-tf's test
+  model, `options.json` + `lm_weights.hdf5`);
 - a training run directory (`keras-elmo train --output`);
 - an ELMoForManyLangs model folder (or a folder holding just one);
 - a `.keras` file holding one `BiLM`.
@@ -32,8 +33,8 @@ KINDS = (
     "a pretrained model name (`keras-elmo presets` lists them)",
     "an http(s):// URL, or two (options, weights)",
     "OPTIONS.json,WEIGHTS.hdf5 (official files, paths or URLs)",
-    "an export directory (options.json + weights.hdf5, or exactly one "
-    ".json and one .hdf5 file)",
+    "an export directory (options.json + weights.hdf5, or one *options*.json "
+    "and one *weights*.hdf5 file)",
     "a training run directory (the --output of keras-elmo train)",
     "an ELMoForManyLangs model folder (config.json, char.dic, *.pkl)",
     "a .keras file holding one BiLM",
@@ -260,13 +261,18 @@ def _with_arguments(bilm, kwargs):
     except (TypeError, ValueError) as error:
         raise KerasElmoError(f"Invalid BiLM arguments {kwargs}: {error}")
     copy.build()
-    # Paths below the layer's own name (bi_lm/..., bi_lm_1/...).
-    values = {w.path.split("/", 1)[-1]: w for w in bilm.weights}
+    values = {_below(w.path, bilm.name): w for w in bilm.weights}
     for weight in copy.weights:
-        value = values.get(weight.path.split("/", 1)[-1])
+        value = values.get(_below(weight.path, copy.name))
         if value is not None and tuple(value.shape) == tuple(weight.shape):
             weight.assign(value.numpy())
     return copy
+
+
+def _below(path, name):
+    """A weight path below the layer `name` (`.../bi_lm/char_cnn/...` ->
+    `char_cnn/...`), so that copies of a layer match."""
+    return path.split(f"{name}/", 1)[-1]
 
 
 def _check_vocabulary(bilm, vocabulary, description):
@@ -356,11 +362,15 @@ def _is_elmo_for_many_langs_dir(path):
     )
 
 
-def _only_file(path, endings):
+def _only_file(path, word, endings):
+    """The one file of `path` whose name holds `word` and ends with one of
+    `endings` (bilm-tf's `*_options.json`, `*_weights.hdf5`), or None."""
     matches = [
         os.path.join(path, name)
         for name in sorted(os.listdir(path))
-        if name.endswith(endings) and os.path.isfile(os.path.join(path, name))
+        if word in name
+        and name.endswith(endings)
+        and os.path.isfile(os.path.join(path, name))
     ]
     return matches[0] if len(matches) == 1 else None
 
@@ -380,8 +390,8 @@ def _from_directory(path, flag):
     options = os.path.join(path, EXPORT_OPTIONS)
     weights = os.path.join(path, EXPORT_WEIGHTS)
     if not (os.path.isfile(options) and os.path.isfile(weights)):
-        options = _only_file(path, ".json")
-        weights = _only_file(path, (".hdf5", ".h5"))
+        options = _only_file(path, "options", ".json")
+        weights = _only_file(path, "weights", (".hdf5", ".h5"))
     if options is not None and weights is not None:
         return BiLMSource("files", f"the export in {path}", options, weights)
     inner = [
