@@ -259,3 +259,16 @@ def test_nothing_matches_lists_what_was_found_and_the_kinds(tmp_path):
         keras_elmo.load_bilm("orignal")
     with pytest.raises(BiLMSourceError, match="Did you mean 'original'"):
         keras_elmo.layers.ELMoEmbedding("orignal")
+
+
+def test_download_classifies_as_the_loader_does(server):
+    from keras_elmo.loading import download
+
+    pair = f"{server.url}/m/options.json,{server.url}/m/weights.hdf5"
+    paths = download(pair, progress=False)
+    assert sorted(paths) == ["options", "weights"]
+    assert main(["download", "tiny", "--quiet"]) == 0
+    with pytest.raises(BiLMSourceError, match="is a local path"):
+        download(MODEL_DIR)
+    with pytest.raises(BiLMSourceError, match="Did you mean 'tiny'"):
+        download("tinyy")

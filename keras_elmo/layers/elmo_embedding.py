@@ -14,6 +14,45 @@ def _is_string(inputs):
     return dtype is not None and "string" in str(dtype)
 
 
+def _as_bilm(bilm):
+    """The `BiLM` the `bilm` argument names: a BiLM, its serialized
+    config, or a biLM source string."""
+    if isinstance(bilm, dict):
+        bilm = keras.saving.deserialize_keras_object(bilm)
+    elif isinstance(bilm, str):
+        # Any biLM source: a pretrained model name such as "original",
+        # a URL, a folder or files. The one import of this package's
+        # layers above layers/ (tests/test_import_graph.py names it):
+        # the resolver imports the loaders, which import the layers.
+        from keras_elmo.loading import load_bilm
+
+        bilm = _load_source(load_bilm, bilm)
+    if not isinstance(bilm, BiLM):
+        received = repr(bilm) if isinstance(bilm, str) else type(bilm).__name__
+        raise KerasElmoError(
+            "`bilm` must be a keras_elmo.layers.BiLM, e.g. "
+            "keras_elmo.load_bilm(options_file, weight_file), or a "
+            'pretrained model name such as "original" (`keras-elmo '
+            "presets` lists them). "
+            f"Received: {received}"
+        )
+    return bilm
+
+
+def _word_lookup(bilm, vocabulary):
+    """`(tokens, lookup table)` of a word-input biLM's vocabulary, checked;
+    `(None, None)` without one."""
+    if vocabulary is None:
+        return None, None
+    if not bilm.encoder.needs_vocabulary:
+        raise KerasElmoError(
+            "`vocabulary` is for word-input biLMs; this biLM reads "
+            f"{bilm.token_encoder} and takes any token. Drop it."
+        )
+    vocabulary = check_vocabulary(vocabulary, bilm.encoder)
+    return list(vocabulary.tokens), vocabulary.lookup_table()
+
+
 def _load_source(load_bilm, source):
     """`load_bilm(source)`; its errors say what `bilm` may be."""
     try:
@@ -117,27 +156,7 @@ class ELMoEmbedding(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if isinstance(bilm, dict):
-            bilm = keras.saving.deserialize_keras_object(bilm)
-        elif isinstance(bilm, str):
-            # Any biLM source: a pretrained model name such as "original",
-            # a URL, a folder or files. The one import of this package's
-            # layers above layers/ (tests/test_import_graph.py names it):
-            # the resolver imports the loaders, which import the layers.
-            from keras_elmo.loading import load_bilm
-
-            bilm = _load_source(load_bilm, bilm)
-        if not isinstance(bilm, BiLM):
-            received = (
-                repr(bilm) if isinstance(bilm, str) else type(bilm).__name__
-            )
-            raise KerasElmoError(
-                "`bilm` must be a keras_elmo.layers.BiLM, e.g. "
-                "keras_elmo.load_bilm(options_file, weight_file), or a "
-                'pretrained model name such as "original" (`keras-elmo '
-                "presets` lists them). "
-                f"Received: {received}"
-            )
+        bilm = _as_bilm(bilm)
         if int(num_output_representations) < 1:
             raise KerasElmoError(
                 "`num_output_representations` must be >= 1. Received: "
@@ -161,18 +180,7 @@ class ELMoEmbedding(keras.layers.Layer):
         self.fine_tune = bool(fine_tune)
         self.layer_norm_rule = layer_norm_rule
         self.bilm.trainable = self.fine_tune
-        self.vocabulary = None
-        self.word_lookup = None
-        if vocabulary is not None:
-            if not self.bilm.encoder.needs_vocabulary:
-                raise KerasElmoError(
-                    "`vocabulary` is for word-input biLMs; this biLM reads "
-                    f"{self.bilm.token_encoder} and takes any token. Drop "
-                    "it."
-                )
-            vocabulary = check_vocabulary(vocabulary, self.bilm.encoder)
-            self.vocabulary = list(vocabulary.tokens)
-            self.word_lookup = vocabulary.lookup_table()
+        self.vocabulary, self.word_lookup = _word_lookup(bilm, vocabulary)
         self.scalar_mixes = [
             ScalarMix(
                 initial_scalar_weights=self.scalar_mix_weights,
