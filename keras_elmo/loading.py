@@ -506,15 +506,14 @@ def download(source, progress=True):
     """
     from keras_elmo import pretrained
 
+    parts = source.split(",", 1)
+    if len(parts) == 2 and all(pretrained.is_url(part) for part in parts):
+        return {
+            role: pretrained.cached_file(part, progress=progress)
+            for role, part in zip(("options", "weights"), parts)
+        }
     if pretrained.is_url(source):
         return {"file": pretrained.cached_file(source, progress=progress)}
-    if "," in source and not os.path.exists(source):
-        parts = source.split(",", 1)
-        if all(pretrained.is_url(part) for part in parts):
-            return {
-                role: pretrained.cached_file(part, progress=progress)
-                for role, part in zip(("options", "weights"), parts)
-            }
     if os.path.exists(source) or _looks_like_path(source):
         raise BiLMSourceError(
             f"{source!r} is a local path; keras-elmo download takes the "

@@ -184,3 +184,23 @@ def test_formats_do_not_call_up_into_the_resolver():
     for module in MODULES:
         if module.startswith(("keras_elmo.formats", "keras_elmo.pretrained")):
             assert "keras_elmo.loading" not in GRAPH[module], module
+
+
+def test_the_resolver_loads_no_tensorflow_until_it_loads_a_bilm():
+    import subprocess
+    import sys
+
+    from tests.helpers import subprocess_env
+
+    code = (
+        "import sys, keras_elmo.loading, keras_elmo.cli.pretrained; "
+        "print('tensorflow' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        check=True,
+    )
+    assert out.stdout.strip() == "False"
