@@ -113,7 +113,11 @@ class BiLMSource:
             return load_elmo_for_many_langs(self.path, **kwargs)
         bilm = _with_arguments(self.bilm(), kwargs)
         if vocabulary is not None:
-            _check_vocabulary(bilm, vocabulary, self.description)
+            from keras_elmo.layers.token_encoders.word_encoder import (
+                check_bilm_vocabulary,
+            )
+
+            check_bilm_vocabulary(bilm.encoder, vocabulary, self.description)
         return bilm
 
     def vocabulary(self):
@@ -273,20 +277,6 @@ def _below(path, name):
     """A weight path below the layer `name` (`.../bi_lm/char_cnn/...` ->
     `char_cnn/...`), so that copies of a layer match."""
     return path.split(f"{name}/", 1)[-1]
-
-
-def _check_vocabulary(bilm, vocabulary, description):
-    from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
-
-    if not bilm.encoder.needs_vocabulary:
-        raise WeightFileError(
-            f"vocabulary= is for word-input biLMs; {description} reads "
-            f"{bilm.token_encoder} and takes any word. Drop it."
-        )
-    try:
-        check_vocabulary(vocabulary, bilm.encoder)
-    except KerasElmoError as e:
-        raise WeightFileError(f"{e} ({description})") from None
 
 
 # === Classification ===

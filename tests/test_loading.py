@@ -272,3 +272,20 @@ def test_download_classifies_as_the_loader_does(server):
         download(MODEL_DIR)
     with pytest.raises(BiLMSourceError, match="Did you mean 'tiny'"):
         download("tinyy")
+
+
+def test_vocabulary_is_checked_for_every_kind(tmp_path):
+    from keras_elmo.errors import WeightFileError
+
+    words = os.path.join(FIXTURES, "bilm-tf-words", "model")
+    vocab = os.path.join(words, "vocab.txt")
+    keras_file = os.path.join(COMPAT, "words.keras")
+    bilm = keras_elmo.load_bilm(keras_file, vocabulary=vocab)
+    assert bilm.encoder.needs_vocabulary
+    short = tmp_path / "short.txt"
+    short.write_text("<S>\n</S>\n<UNK>\n", encoding="utf-8")
+    for source in ((keras_file,), (words,)):
+        with pytest.raises(WeightFileError, match="3 tokens but"):
+            keras_elmo.load_bilm(*source, vocabulary=str(short))
+    with pytest.raises(WeightFileError, match="is for word-input biLMs"):
+        keras_elmo.load_bilm(MODEL_DIR, vocabulary=vocab)

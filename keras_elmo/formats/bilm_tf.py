@@ -13,11 +13,10 @@ import numpy as np
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import NUM_CHARACTER_IDS
 from keras_elmo.characters import OPTIONS_NUM_CHARACTERS
-from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
 from keras_elmo.layers.bilm import BiLM
-from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
+from keras_elmo.layers.token_encoders.word_encoder import check_bilm_vocabulary
 
 
 def read_options(options_file):
@@ -354,7 +353,9 @@ def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
         except ValueError as e:
             raise WeightFileError(f"options.json describes no valid biLM: {e}")
         if vocabulary is not None:
-            _check_vocabulary(bilm, vocabulary, weight_file)
+            check_bilm_vocabulary(
+                bilm.encoder, vocabulary, f"weights {weight_file}"
+            )
         bilm.build()
         for name, variables, axis in _weight_datasets(bilm):
             expected = _file_shape(variables, axis)
@@ -416,18 +417,6 @@ def _word_table_size(f, weight_file, config):
             "vocabulary line). Is the options file the one of these weights?"
         )
     return rows
-
-
-def _check_vocabulary(bilm, vocabulary, weight_file):
-    if not bilm.encoder.needs_vocabulary:
-        raise WeightFileError(
-            f"vocabulary= is for word-input biLMs; the biLM of {weight_file} "
-            f"reads {bilm.token_encoder} and takes any word. Drop it."
-        )
-    try:
-        check_vocabulary(vocabulary, bilm.encoder)
-    except KerasElmoError as e:
-        raise WeightFileError(f"{e} (weights: {weight_file})") from None
 
 
 def _assign(variables, axis, value):

@@ -10,6 +10,7 @@ from keras_elmo.data.vocabulary import EOS
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import WeightFileError
 from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
 from keras_elmo.layers.token_encoders.token_encoder import (
     register_token_encoder,
@@ -163,3 +164,18 @@ def check_vocabulary(vocabulary, encoder, source=None):
             "with."
         )
     return vocabulary
+
+
+def check_bilm_vocabulary(encoder, vocabulary, where):
+    """`check_vocabulary` of the `vocabulary=` given with a loaded biLM:
+    refused for a biLM that reads any token; errors name `where` (its
+    files) as `WeightFileError`s."""
+    if not encoder.needs_vocabulary:
+        raise WeightFileError(
+            f"vocabulary= is for word-input biLMs; the biLM of {where} reads "
+            f"{encoder.name} and takes any word. Drop it."
+        )
+    try:
+        return check_vocabulary(vocabulary, encoder)
+    except KerasElmoError as e:
+        raise WeightFileError(f"{e} ({where})") from None
