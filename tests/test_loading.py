@@ -22,6 +22,7 @@ import pytest
 import keras_elmo
 from keras_elmo.cli import main
 from keras_elmo.errors import BiLMSourceError
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.loading import KINDS
 from keras_elmo.loading import classify
 from tests.helpers import MODEL_DIR
@@ -289,3 +290,9 @@ def test_vocabulary_is_checked_for_every_kind(tmp_path):
             keras_elmo.load_bilm(*source, vocabulary=str(short))
     with pytest.raises(WeightFileError, match="is for word-input biLMs"):
         keras_elmo.load_bilm(MODEL_DIR, vocabulary=vocab)
+
+
+def test_init_from_an_elmo_for_many_langs_model_is_refused_clearly():
+    source = classify(MANY_LANGS, flag="--init-from")
+    with pytest.raises(KerasElmoError, match="cannot be trained here"):
+        source.bilm_size()

@@ -94,7 +94,14 @@ def check_size_value(name, value, where=None):
 
 def size_of(config):
     """The size (`BiLM` arguments) of a `BiLM.get_config()`."""
-    if config.get("token_encoder") == "words":
+    encoder = config.get("token_encoder", DEFAULT_TOKEN_ENCODER)
+    if encoder not in TRAINABLE_TOKEN_ENCODERS:
+        raise KerasElmoError(
+            f"A biLM with token_encoder={encoder!r} cannot be trained here "
+            f"(keras-elmo train trains {', '.join(TRAINABLE_TOKEN_ENCODERS)}"
+            " biLMs); --init-from needs one of those."
+        )
+    if encoder == "words":
         keys = (*LSTM_KEYS, "token_encoder", "vocabulary_size")
     else:
         keys = BILM_KEYS
