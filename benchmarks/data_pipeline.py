@@ -29,7 +29,7 @@ def main():
     from keras_elmo.data import Vocabulary
     from keras_elmo.data import lm_dataset
     from keras_elmo.data import scan_corpus
-    from keras_elmo.training.sizes import PRESETS
+    from keras_elmo.training.sizes import SIZES
     from keras_elmo.training.training_config import TrainingConfig
     from keras_elmo.training.training_config import build_model
 
@@ -51,7 +51,7 @@ def main():
 
     config = TrainingConfig(
         train_files=[TRAIN],
-        bilm=PRESETS[args.preset],
+        bilm=SIZES[args.preset],
         vocabulary_size=len(vocabulary),
         num_sampled=2048,
         optimizer="adam",

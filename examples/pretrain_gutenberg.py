@@ -2,7 +2,7 @@
 
     python examples/pretrain_gutenberg.py [--output runs/gutenberg]
 
-1. trains a small biLM (`--preset cpu`) on `data/gutenberg_lm/train.txt.gz`
+1. trains a small biLM (`--size cpu`) on `data/gutenberg_lm/train.txt.gz`
    (1.05M tokens of public-domain books) with `keras-elmo train`, validating
    on `valid.txt.gz` along the way;
 2. reports the held-out perplexity (`keras-elmo evaluate`: full softmax,
@@ -90,7 +90,7 @@ def train_args(run_dir, epochs):
         "--validation", VALID,
         "--build-vocab",
         "--output", run_dir,
-        "--preset", "cpu",
+        "--size", "cpu",
         "--epochs", epochs,
         "--tokens-per-batch", "1024",
         "--optimizer", "adam",

@@ -5,7 +5,7 @@
 Trains a biLM that reads each token as one word id (a token table of
 vocabulary x 128 instead of the char CNN, as bilm-tf's word-input models)
 with exactly the main job's settings (`examples/pretrain_gutenberg.py`):
-the same corpus, vocabulary rule, LSTM size (`--preset cpu`: 2 x 512-cell
+the same corpus, vocabulary rule, LSTM size (`--size cpu`: 2 x 512-cell
 LSTMs projected to 128), batches, optimizer, schedule, negatives and number
 of steps. Only `--token-encoder words` differs. Then it reports the
 held-out perplexity beside the character biLM's (same vocabulary, so the

@@ -27,7 +27,7 @@ _EXPORTS = {
     "WeightFileError": "keras_elmo.errors",
     "batch_to_ids": "keras_elmo.characters",
     "tokens_to_char_ids": "keras_elmo.data.character_ids",
-    "load_bilm": "keras_elmo.formats.bilm_tf",
+    "load_bilm": "keras_elmo.loading",
     "save_bilm": "keras_elmo.formats.bilm_tf",
 }
 _SUBMODULES = (

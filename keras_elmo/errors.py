@@ -34,3 +34,8 @@ class OutputPathError(KerasElmoError):
 
 class DownloadError(KerasElmoError):
     """A pretrained file that cannot be downloaded, or arrives damaged."""
+
+
+class BiLMSourceError(KerasElmoError):
+    """A biLM source (name, URL, file or folder) of no kind the loader
+    reads, or one that does not exist."""

@@ -679,6 +679,14 @@ CASES = [
      ["embed", "--options", "{options}", "--input", "{sentences}",
       *NEW_FILE],
      ["--options OPTIONS.json --weights WEIGHTS.hdf5"]),
+    ("train-size-is-pretrained",
+     [*TRAIN, *NEW_RUN, "--size", "zh"],
+     ["argument --size/--preset", "'zh' is a pretrained model, not a "
+      "training size", "use --init-from zh"]),
+    ("train-preset-unknown",
+     [*TRAIN, *NEW_RUN, "--preset", "huge"],
+     ["argument --size/--preset", "expected one of cpu, small, medium, "
+      "original; received 'huge'"]),
     ("train-init-from-neither",
      [*TRAIN, *NEW_RUN, "--init-from", "{empty_dir}"],
      ["--init-from {empty_dir}: expected a training run directory"]),

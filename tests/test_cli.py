@@ -144,3 +144,20 @@ def test_console_script_runs(sentences_file, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert f"Wrote the biLM layers of {len(LINES)} sentences" in result.stdout
+
+
+def test_train_size_flag_and_its_older_name():
+    from keras_elmo.cli import build_parser
+
+    parser = build_parser()
+    base = ["train", "--train", "x.txt", "--vocab", "v.txt", "--output", "o"]
+    for flag in ("--size", "--preset"):
+        args = parser.parse_args([*base, flag, "small"])
+        assert args.size == "small"
+    assert parser.parse_args(base).size is None
+    assert "--preset is an older name" in " ".join(
+        parser._subparsers._group_actions[0]
+        .choices["train"]
+        .format_help()
+        .split()
+    )

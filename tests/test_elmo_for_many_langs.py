@@ -25,6 +25,7 @@ import tensorflow as tf
 
 import keras_elmo
 from keras_elmo import pretrained
+from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.formats.elmo_for_many_langs import PACKAGED_CONFIGS
@@ -252,7 +253,7 @@ def test_keras_file_round_trip(bilms, tmp_path):
     batch = tf.constant([["今天", "天气", "好"], ["Hello", "", ""]])
     np.testing.assert_allclose(loaded(batch), model(batch), atol=1e-6)
     inner = [x for x in loaded.layers if hasattr(x, "bilm")][0].bilm
-    assert inner.token_encoder == "elmoformanylangs"
+    assert inner.token_encoder == "elmo_for_many_langs"
     assert inner.words == bilm.words and inner.characters == bilm.characters
 
 
@@ -287,10 +288,17 @@ def _config(folder):
     return folder / "tiny_cnn.json"
 
 
+def test_missing_model_folder_is_a_source_error(folder):
+    shutil.rmtree(folder)
+    with pytest.raises(BiLMSourceError, match="no such file or directory"):
+        keras_elmo.load_bilm(str(folder))
+    with pytest.raises(WeightFileError, match="model folder not found"):
+        load_elmo_for_many_langs(str(folder))
+
+
 @pytest.mark.parametrize(
     "damage, message",
     [
-        (lambda p: shutil.rmtree(p), "model folder not found"),
         (lambda p: os.remove(p / "config.json"), "has no config.json"),
         (lambda p: (p / "config.json").write_text("{"), "as JSON"),
         (
@@ -394,7 +402,11 @@ def test_a_folder_holding_the_model_folder_loads(tmp_path):
 
 
 def test_efml_presets_are_the_published_languages():
-    efml = [p for p in pretrained.PRESETS.values() if p.kind == "efml"]
+    efml = [
+        p
+        for p in pretrained.PRESETS.values()
+        if p.kind == "elmo_for_many_langs"
+    ]
     assert len(efml) == 44
     urls = [p.files["model"].url for p in efml]
     assert len(set(urls)) == 44
@@ -442,7 +454,7 @@ def served_zip(tmp_path, monkeypatch):
     monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
     preset = pretrained.Preset(
         name="tiny-efml",
-        kind="efml",
+        kind="elmo_for_many_langs",
         language="zh",
         description="the EFML fixture",
         files={"model": pretrained.PresetFile(url, extract="zip")},

@@ -13,10 +13,10 @@ import keras_elmo
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
-from keras_elmo.formats.bilm_tf import load_bilm
 from keras_elmo.formats.bilm_tf import save_bilm
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.elmo_embedding import ELMoEmbedding
+from keras_elmo.loading import load_bilm
 from tests.helpers import OPTIONS as CHAR_OPTIONS
 from tests.helpers import WEIGHTS as CHAR_WEIGHTS
 

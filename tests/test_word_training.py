@@ -17,8 +17,8 @@ from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import scan_corpus
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.formats.bilm_tf import load_bilm
 from keras_elmo.layers.bilm import BiLM
+from keras_elmo.loading import load_bilm
 from keras_elmo.models.elmo_language_model import ELMoLanguageModel
 from keras_elmo.optimizers.sparse_adagrad import SparseAdagrad
 from keras_elmo.training.run_directory import load_run

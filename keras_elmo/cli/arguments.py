@@ -44,6 +44,25 @@ def json_value(text):
         ) from None
 
 
+def training_size(text):
+    """argparse type of `train --size`: a training size name; a pretrained
+    model name is refused with the flag that takes it."""
+    from keras_elmo.pretrained.presets import PRESETS as PRETRAINED
+    from keras_elmo.training.sizes import SIZES
+
+    if text in SIZES:
+        return text
+    if text in PRETRAINED:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a pretrained model, not a training size; to "
+            f"start from its weights, use --init-from {text} (with no "
+            "--size, the run takes its size)"
+        )
+    raise argparse.ArgumentTypeError(
+        f"expected one of {', '.join(SIZES)}; received {text!r}"
+    )
+
+
 def add_bilm_source(parser):
     """--model, or --options and --weights: the biLM a command uses."""
     group = parser.add_argument_group(
@@ -51,8 +70,10 @@ def add_bilm_source(parser):
     )
     group.add_argument(
         "--model",
-        help="a training run directory (keras-elmo train --output) or a "
-        "directory holding options.json and weights.hdf5 (an export)",
+        help="a pretrained model name, a URL, a training run directory, an "
+        "export directory (options.json + weights.hdf5), "
+        "OPTIONS.json,WEIGHTS.hdf5, an ELMoForManyLangs model folder or a "
+        ".keras file (see keras_elmo.loading)",
     )
     group.add_argument("--options", help="official options.json of the biLM")
     group.add_argument("--weights", help="official hdf5 weights of the biLM")

@@ -47,11 +47,12 @@ def add_parser(commands):
 
 def run_download(args):
     from keras_elmo.errors import KerasElmoError
+    from keras_elmo.loading import download
 
     failed = []
     for model in args.models:
         try:
-            paths = _download_one(model, not args.quiet, args.verify)
+            paths = download(model, progress=not args.quiet, verify=args.verify)
         except KerasElmoError as e:
             failed.append(model)
             print(f"{model}: failed: {e}", file=sys.stderr, flush=True)
@@ -64,15 +65,6 @@ def run_download(args):
             f"{len(failed)} of {len(args.models)} failed "
             f"({', '.join(failed)}); see the messages above."
         )
-
-
-def _download_one(model, progress, verify):
-    from keras_elmo import pretrained
-
-    if pretrained.is_url(model):
-        path = pretrained.cached_file(model, progress=progress, verify=verify)
-        return {"file": path}
-    return pretrained.fetch(model, progress=progress, verify=verify)
 
 
 def _total(paths):

@@ -1,12 +1,11 @@
 """`keras-elmo train`: pretrain a biLM on a corpus (resumable)."""
 
-import os
-
 from keras_elmo.cli.arguments import add_quiet
 from keras_elmo.cli.arguments import json_value
 from keras_elmo.cli.arguments import non_negative_float
 from keras_elmo.cli.arguments import positive_float
 from keras_elmo.cli.arguments import positive_int
+from keras_elmo.cli.arguments import training_size
 from keras_elmo.cli.arguments import verbosity
 
 
@@ -87,10 +86,10 @@ def _add_data_arguments(parser):
 
 
 def _add_size_arguments(parser):
-    from keras_elmo.training.sizes import DEFAULT_PRESET
+    from keras_elmo.training.sizes import DEFAULT_SIZE
     from keras_elmo.training.sizes import DEFAULT_TOKEN_ENCODER
-    from keras_elmo.training.sizes import PRESETS
     from keras_elmo.training.sizes import SIZE_ARGUMENTS
+    from keras_elmo.training.sizes import SIZES
     from keras_elmo.training.sizes import TRAINABLE_TOKEN_ENCODERS
 
     size = parser.add_argument_group("model size")
@@ -100,13 +99,17 @@ def _add_size_arguments(parser):
         help=f"how the biLM reads a token: {DEFAULT_TOKEN_ENCODER} (default, "
         "or the --init-from source's) through the char CNN, or words: one id "
         "of the vocabulary, looked up in a table (bilm-tf's word-input biLM; "
-        "the preset's char CNN sizes do not apply)",
+        "the size's char CNN sizes do not apply)",
     )
     size.add_argument(
+        "--size",
         "--preset",
-        choices=sorted(PRESETS),
-        help=f"{DEFAULT_PRESET} (default): a small CPU-friendly biLM; "
-        "small, medium, original: the published ELMo sizes",
+        dest="size",
+        type=training_size,
+        metavar="{" + ",".join(SIZES) + "}",
+        help=f"{DEFAULT_SIZE} (default): a small CPU-friendly biLM; "
+        "small, medium, original: the published ELMo sizes (--preset is an "
+        "older name of this flag; a pretrained model goes to --init-from)",
     )
     size.add_argument(
         "--options", help="take the size from an official options.json"
@@ -167,6 +170,7 @@ def _add_training_arguments(parser):
     )
     fit.add_argument(
         "--lr-schedule",
+        dest="learning_rate_schedule",
         choices=LEARNING_RATE_SCHEDULES,
         default=defaults["learning_rate_schedule"].default,
         help="constant (default, the original recipe) or linear decay to "
@@ -174,6 +178,7 @@ def _add_training_arguments(parser):
     )
     fit.add_argument(
         "--initial-accumulator",
+        dest="initial_accumulator_value",
         type=non_negative_float,
         default=defaults["initial_accumulator_value"].default,
         help="Adagrad's initial accumulator (default %(default)s)",
@@ -241,67 +246,16 @@ def _add_device_arguments(parser):
     )
 
 
-def _vocabulary(args, train_files):
-    from keras_elmo.data.vocabulary import Vocabulary
-    from keras_elmo.errors import KerasElmoError
-    from keras_elmo.training.run_directory import VOCAB_FILE
-
-    existing = os.path.join(args.output, VOCAB_FILE)
-    if args.vocab and args.build_vocab:
-        raise KerasElmoError("Give either --vocab or --build-vocab, not both.")
-    if args.vocab:
-        return Vocabulary.from_file(args.vocab)
-    if args.build_vocab and os.path.isfile(existing):
-        return Vocabulary.from_file(existing)
-    if args.build_vocab:
-        vocabulary = Vocabulary.from_corpus(
-            train_files,
-            min_count=args.min_count,
-            max_size=args.max_vocab_size,
-            on_bad_line=args.on_bad_line,
-        )
-        if not args.quiet:
-            print(f"built a vocabulary of {len(vocabulary):,} tokens")
-        return vocabulary
-    raise KerasElmoError(
-        "Give the output vocabulary with --vocab VOCAB.txt (one token a "
-        "line, <S> </S> <UNK> first), or --build-vocab to build it from "
-        "the training files."
-    )
-
-
-def _bilm_size(args, init_from, vocabulary):
-    from keras_elmo.formats.bilm_tf import options_file_config
-    from keras_elmo.training.sizes import SIZE_ARGUMENTS
-    from keras_elmo.training.sizes import bilm_size
-
-    flags = {
-        name: getattr(args, name)
-        for name in [*SIZE_ARGUMENTS, "filters"]
-        if getattr(args, name) is not None
-    }
-    if args.no_skip_connections:
-        flags["use_skip_connections"] = False
-    options = None
-    if args.options:
-        options = options_file_config(args.options)
-    return bilm_size(
-        args.preset,
-        options,
-        flags,
-        init_from,
-        token_encoder=args.token_encoder,
-        vocabulary_size=len(vocabulary),
-    )
-
-
 def run(args):
     from keras_elmo.data.datasets import resolve_files
     from keras_elmo.files import check_output_directory
     from keras_elmo.loading import open_source
     from keras_elmo.training.fit import train
+    from keras_elmo.training.run_setup import run_config
+    from keras_elmo.training.run_setup import run_size
+    from keras_elmo.training.run_setup import run_vocabulary
+    from keras_elmo.training.run_setup import size_flags
     from keras_elmo.training.training_config import JIT_COMPILE
-    from keras_elmo.training.training_config import TrainingConfig
 
     train_files = resolve_files(args.train)
     validation_files = (
@@ -310,27 +264,33 @@ def run(args):
     check_output_directory(
         args.output, inputs=[*train_files, *(validation_files or [])]
     )
-    vocabulary = _vocabulary(args, train_files)
+    vocabulary = run_vocabulary(
+        args.output,
+        train_files,
+        args.vocab,
+        args.build_vocab,
+        args.min_count,
+        args.max_vocab_size,
+        args.on_bad_line,
+        verbose=verbosity(args),
+    )
     init_from = None
     if args.init_from:
         init_from = open_source(model=args.init_from, flag="--init-from")
-    config = TrainingConfig(
+    size = run_size(
+        args.size,
+        args.options,
+        size_flags(vars(args)),
+        init_from,
+        args.token_encoder,
+        len(vocabulary),
+    )
+    config = run_config(
+        vars(args),
         train_files=train_files,
         validation_files=validation_files,
-        bilm=_bilm_size(args, init_from, vocabulary),
+        bilm=size,
         vocabulary_size=len(vocabulary),
-        tokens_per_batch=args.tokens_per_batch,
-        max_length=args.max_length,
-        num_sampled=args.num_sampled,
-        dropout=args.dropout,
-        optimizer=args.optimizer,
-        learning_rate=args.learning_rate,
-        learning_rate_schedule=args.lr_schedule,
-        initial_accumulator_value=args.initial_accumulator,
-        clip_norm=args.clip_norm,
-        seed=args.seed,
-        on_bad_line=args.on_bad_line,
-        mixed_precision=args.mixed_precision,
     )
     train(
         args.output,

@@ -10,15 +10,13 @@ import os
 import h5py
 import numpy as np
 
-from keras_elmo import pretrained
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import NUM_CHARACTER_IDS
 from keras_elmo.characters import OPTIONS_NUM_CHARACTERS
-from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
 from keras_elmo.layers.bilm import BiLM
-from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
+from keras_elmo.layers.token_encoders.word_encoder import check_bilm_vocabulary
 
 
 def read_options(options_file):
@@ -177,7 +175,7 @@ def _lstm_options_to_config(options):
 def _word_options_to_config(options):
     config = {"token_encoder": "words", **_lstm_options_to_config(options)}
     # The table's size comes from the weight file (as in bilm-tf), which
-    # `load_bilm` checks against `n_tokens_vocab` when the options have it.
+    # `read_bilm` checks against `n_tokens_vocab` when the options have it.
     if _get(options, "n_tokens_vocab", None) is not None:
         config["vocabulary_size"] = _get(options, "n_tokens_vocab")
     return config
@@ -302,16 +300,6 @@ def _open_hdf5(weight_file, mode):
         ) from None
 
 
-def _is_local_path(value):
-    """A local file or folder path rather than a preset name or URL."""
-    if not isinstance(value, (str, os.PathLike)):
-        return False
-    value = os.fspath(value)
-    return os.path.exists(value) or (
-        os.sep in value and not pretrained.is_url(value)
-    )
-
-
 def options_file_config(options_file):
     """`options_to_config` of a file; its errors name the file."""
     options = read_options(options_file)
@@ -323,12 +311,11 @@ def options_file_config(options_file):
         raise WeightFileError(f"{options_file}: {error}") from None
 
 
-def load_bilm(options_file, weight_file=None, vocabulary=None, **kwargs):
-    """Builds a `BiLM` from official ELMo `options.json` + hdf5 weights.
+def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
+    """Builds a `BiLM` from local official `options.json` + hdf5 weights.
 
-    `load_bilm("original")` loads a pretrained model by name (see
-    `keras_elmo.pretrained.PRESETS`); an `http(s)://` URL in place of a
-    file is downloaded once into the cache (`keras_elmo.pretrained`).
+    Local files only: `keras_elmo.load_bilm` resolves names, URLs and
+    folders to these files first (see `keras_elmo.loading`).
 
     Accepts `n_characters` 261 or 262, files without `CNN_proj` (when the
     char CNN width equals the projection size) and without `W_P_0` (when
@@ -342,10 +329,8 @@ def load_bilm(options_file, weight_file=None, vocabulary=None, **kwargs):
     when one is given.
 
     Args:
-        options_file: str, path or URL of `options.json` (or the parsed
-            dict); or, alone, a preset name such as `"original"`.
-        weight_file: str, path or URL of the hdf5 weights; None with a
-            preset name.
+        options_file: str, path of `options.json` (or the parsed dict).
+        weight_file: str, path of the hdf5 weights.
         vocabulary: for a word-input biLM, optionally its vocabulary (a
             path, a list of tokens or a `keras_elmo.data.Vocabulary`),
             checked against the table. Defaults to `None`.
@@ -353,33 +338,7 @@ def load_bilm(options_file, weight_file=None, vocabulary=None, **kwargs):
 
     Returns:
         A built `keras_elmo.layers.BiLM` holding the weights.
-
-    Example:
-
-    >>> bilm = keras_elmo.load_bilm(
-    ...     "tests/fixtures/bilm-tf/model/options.json",
-    ...     "tests/fixtures/bilm-tf/model/lm_weights.hdf5")
-    >>> bilm.count_params()
-    105120
-
-    An ELMoForManyLangs model folder (one argument) loads too (see
-    `keras_elmo.formats.elmo_for_many_langs.load_elmo_for_many_langs`):
-
-    >>> bilm = keras_elmo.load_bilm(
-    ...     "tests/fixtures/elmo_for_many_langs/word_model")
-    >>> bilm.token_encoder
-    'elmoformanylangs'
     """
-    if weight_file is None and _is_local_path(options_file):
-        from keras_elmo.formats.elmo_for_many_langs import (
-            load_elmo_for_many_langs,
-        )
-
-        return load_elmo_for_many_langs(options_file, **kwargs)
-    if weight_file is None:
-        return pretrained.load_preset(options_file, **kwargs)
-    options_file = pretrained.local_file(options_file)
-    weight_file = pretrained.local_file(weight_file)
     config = options_file_config(options_file)
     with _open_hdf5(weight_file, "r") as f:
         if config.get("token_encoder") == "words":
@@ -394,7 +353,9 @@ def load_bilm(options_file, weight_file=None, vocabulary=None, **kwargs):
         except ValueError as e:
             raise WeightFileError(f"options.json describes no valid biLM: {e}")
         if vocabulary is not None:
-            _check_vocabulary(bilm, vocabulary, weight_file)
+            check_bilm_vocabulary(
+                bilm.encoder, vocabulary, f"weights {weight_file}"
+            )
         bilm.build()
         for name, variables, axis in _weight_datasets(bilm):
             expected = _file_shape(variables, axis)
@@ -458,18 +419,6 @@ def _word_table_size(f, weight_file, config):
     return rows
 
 
-def _check_vocabulary(bilm, vocabulary, weight_file):
-    if not bilm.encoder.needs_vocabulary:
-        raise WeightFileError(
-            f"vocabulary= is for word-input biLMs; the biLM of {weight_file} "
-            f"reads {bilm.token_encoder} and takes any word. Drop it."
-        )
-    try:
-        check_vocabulary(vocabulary, bilm.encoder)
-    except KerasElmoError as e:
-        raise WeightFileError(f"{e} (weights: {weight_file})") from None
-
-
 def _assign(variables, axis, value):
     if axis == "conv":
         variables[0].assign(value[0])
@@ -493,7 +442,8 @@ def _file_value(variables, axis):
 def save_bilm(bilm, options_file, weight_file, extra_datasets=None):
     """Writes a `BiLM` as official `options.json` + hdf5 weights.
 
-    The files load with `load_bilm` (and with AllenNLP / bilm-tf) and give
+    The files load with `read_bilm` and `keras_elmo.load_bilm` (and with
+    AllenNLP / bilm-tf) and give
     the same outputs; the round trip is exact.
 
     Args:

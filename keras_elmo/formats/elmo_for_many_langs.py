@@ -30,15 +30,11 @@ import os
 
 import numpy as np
 
+from keras_elmo.data.elmo_for_many_langs_ids import CHARACTER_SPECIALS
+from keras_elmo.data.elmo_for_many_langs_ids import WORD_SPECIALS
 from keras_elmo.errors import WeightFileError
 from keras_elmo.formats.torch_pickle import read_state_dict
 from keras_elmo.layers.bilm import BiLM
-from keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder import (
-    CHARACTER_SPECIALS,
-)
-from keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder import (
-    WORD_SPECIALS,
-)
 
 # EFML's packaged network configs (the published models name one of them).
 _PACKAGED_CONFIG = {
@@ -90,9 +86,9 @@ def find_model_dir(path):
     (an archive unpacked with its folder)."""
     if os.path.isfile(path):
         raise WeightFileError(
-            f"{path} is a file; with one argument, load_bilm takes a preset "
-            "name or an ELMoForManyLangs model folder (for bilm-tf files, "
-            "pass options.json and the hdf5 weights together)."
+            f"{path} is a file; expected an ELMoForManyLangs model folder "
+            "(for bilm-tf files, pass options.json and the hdf5 weights "
+            "together)."
         )
     if not os.path.isdir(path):
         raise WeightFileError(
@@ -283,7 +279,7 @@ def network_config_to_bilm(config, source):
         )
     word_dim = _get(config, "token_embedder", "word_dim", source, minimum=0)
     return {
-        "token_encoder": "elmoformanylangs",
+        "token_encoder": "elmo_for_many_langs",
         "filters": [list(f) for f in filters],
         "char_embedding_dim": _get(
             config, "token_embedder", "char_dim", source
@@ -451,7 +447,7 @@ def load_elmo_for_many_langs(model_dir, **kwargs):
 
     Returns:
         A built `keras_elmo.layers.BiLM` with
-        `token_encoder="elmoformanylangs"`.
+        `token_encoder="elmo_for_many_langs"`.
     """
     model_dir = find_model_dir(os.fspath(model_dir))
     config, source = read_network_config(model_dir)

@@ -4,10 +4,10 @@ import tensorflow as tf
 from keras import ops
 
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
-from keras_elmo.layers.token_encoders import TOKEN_ENCODERS
+from keras_elmo.layers.token_encoders import get_token_encoder
+from keras_elmo.layers.token_encoders.token_encoder import encoder_arguments
 from keras_elmo.layers.validation import check_batch_structure
 
 
@@ -74,19 +74,22 @@ class BiLM(keras.layers.Layer):
             Under XLA (`jit_compile=True`) it works but saves nothing: XLA
             sizes the distinct tokens for the worst case, every token.
             Defaults to `True`.
-        token_encoder: `"characters"`, `"words"` or `"elmoformanylangs"`,
-            how tokens are read (see `keras_elmo.layers.token_encoders`).
-            The arguments from `filters` to `deduplicate_tokens` above
-            belong to the characters encoder (the ELMoForManyLangs one
-            uses them too, but for `use_token_projection`) and are ignored
-            by the words encoder. Defaults to `"characters"`.
+        token_encoder: `"characters"`, `"words"` or `"elmo_for_many_langs"`
+            (or a kind registered with
+            `keras_elmo.layers.token_encoders.register_token_encoder`),
+            how tokens are read. Defaults to `"characters"`.
+        **kwargs: the token encoder's arguments, passed through to it (the
+            arguments from `filters` to `deduplicate_tokens` above are the
+            characters kind's, which the ELMoForManyLangs kind shares but
+            for `use_token_projection`; an argument of another kind is an
+            error), then `keras.layers.Layer` arguments (`name`, `dtype`).
         vocabulary_size: int. Rows of the word table (vocabulary lines,
             `<S>`, `</S>` first); only with `token_encoder="words"`.
             Defaults to `None`.
         characters, words, word_embedding_dim: the character vocabulary
             (dict, entry -> id), word vocabulary (dict or None) and word
             table width of an ELMoForManyLangs model; only with
-            `token_encoder="elmoformanylangs"` (see
+            `token_encoder="elmo_for_many_langs"` (see
             `keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder`;
             `keras_elmo.load_bilm` of a model folder fills them in). Default
             to `None`.
@@ -139,57 +142,25 @@ class BiLM(keras.layers.Layer):
 
     def __init__(
         self,
-        filters=DEFAULT_FILTERS,
-        char_embedding_dim=16,
-        activation="relu",
-        num_highway_layers=2,
         units=4096,
         projection_dim=512,
         num_layers=2,
         cell_clip=3.0,
         proj_clip=3.0,
         use_skip_connections=True,
-        use_token_projection=None,
         dropout=0.0,
         stateful=False,
         max_batch_size=128,
-        max_characters_per_token=50,
-        deduplicate_tokens=True,
         token_encoder="characters",
-        vocabulary_size=None,
-        characters=None,
-        words=None,
-        word_embedding_dim=None,
         **kwargs,
     ):
+        encoder_class = get_token_encoder(token_encoder)
+        encoder_kwargs = _encoder_arguments(encoder_class, kwargs)
         super().__init__(**kwargs)
         self.units = int(units)
         self.projection_dim = int(projection_dim)
         self.num_layers = int(num_layers)
-        self.num_highway_layers = int(num_highway_layers)
-        for name in ("units", "projection_dim"):
-            # Each size under its own name, before they are compared.
-            if getattr(self, name) < 1:
-                raise KerasElmoError(
-                    f"`{name}` must be >= 1. Received: "
-                    f"{name}={getattr(self, name)}"
-                )
-        if self.projection_dim > self.units:
-            raise KerasElmoError(
-                "`projection_dim` must not exceed `units` (the LSTM output "
-                "is projected down, or used as is when they are equal). "
-                f"Received: projection_dim={projection_dim}, units={units}"
-            )
-        if self.num_layers < 1 or self.num_highway_layers < 0:
-            raise KerasElmoError(
-                "`num_layers` must be >= 1 and `num_highway_layers` >= 0. "
-                f"Received: num_layers={num_layers}, "
-                f"num_highway_layers={num_highway_layers}"
-            )
-        if not 0.0 <= float(dropout) < 1.0:
-            raise KerasElmoError(
-                f"`dropout` must be in [0, 1). Received: dropout={dropout}"
-            )
+        _check_sizes(self, dropout)
         self.cell_clip = cell_clip
         self.proj_clip = proj_clip
         self.use_skip_connections = bool(use_skip_connections)
@@ -198,37 +169,11 @@ class BiLM(keras.layers.Layer):
         self.max_batch_size = int(max_batch_size)
 
         # === Token encoder ===
-        if token_encoder not in TOKEN_ENCODERS:
-            raise KerasElmoError(
-                f"`token_encoder` must be one of {sorted(TOKEN_ENCODERS)}. "
-                f"Received: token_encoder={token_encoder!r}"
-            )
-        if token_encoder == "characters" and vocabulary_size is not None:
-            raise KerasElmoError(
-                "`vocabulary_size` sizes the word table of a word-input "
-                "biLM; a character-input biLM has none (its softmax size "
-                "belongs to ELMoLanguageModel). Pass token_encoder='words' "
-                f"or drop it. Received: vocabulary_size={vocabulary_size}"
-            )
-        self.token_encoder = token_encoder
-        arguments = dict(
-            filters=filters,
-            char_embedding_dim=char_embedding_dim,
-            activation=activation,
-            num_highway_layers=num_highway_layers,
-            use_token_projection=use_token_projection,
-            max_characters_per_token=max_characters_per_token,
-            deduplicate_tokens=deduplicate_tokens,
-            vocabulary_size=vocabulary_size,
-            characters=characters,
-            words=words,
-            word_embedding_dim=word_embedding_dim,
-        )
-        encoder_class = TOKEN_ENCODERS[token_encoder]
+        self.token_encoder = encoder_class.name
         self.encoder = encoder_class(
             projection_dim=self.projection_dim,
             dtype=self.dtype_policy,
-            **{name: arguments[name] for name in encoder_class.arguments},
+            **encoder_kwargs,
         )
         # The encoder's arguments and sublayers are the BiLM's own
         # attributes (`bilm.filters`, `bilm.char_cnn`, ...), so that weight
@@ -401,6 +346,9 @@ class BiLM(keras.layers.Layer):
         if not isinstance(inputs, dict):
             return inputs
         name = self.encoder.input_name
+        for alias in self.encoder.input_aliases:
+            if name not in inputs and alias in inputs:
+                name = alias  # the key an older version used
         if name not in inputs:
             raise KerasElmoError(
                 f"This BiLM (token_encoder={self.token_encoder!r}) reads "
@@ -478,3 +426,56 @@ class BiLM(keras.layers.Layer):
             # Written only when needed: character configs stay as before.
             config["token_encoder"] = self.token_encoder
         return config
+
+
+def _encoder_arguments(encoder_class, kwargs):
+    """Takes the token encoder's arguments out of `kwargs` (the rest go to
+    `keras.layers.Layer`); an argument of another kind is an error."""
+    mine = encoder_class.arguments()
+    owners = encoder_arguments()
+    arguments = {}
+    for name in list(kwargs):
+        if name in mine:
+            arguments[name] = kwargs.pop(name)
+        elif name in owners:
+            value = kwargs.pop(name)
+            if value is None:
+                continue
+            hint = ""
+            if name == "vocabulary_size":
+                hint = (
+                    " (a character-input biLM's softmax size belongs to "
+                    "ELMoLanguageModel)"
+                )
+            raise KerasElmoError(
+                f"`{name}` is an argument of token_encoder "
+                f"{' or '.join(repr(k) for k in owners[name])}; this BiLM "
+                f"reads token_encoder={encoder_class.name!r}{hint}. Pass "
+                f"the token_encoder it belongs to, or drop it. Received: "
+                f"{name}={value!r}"
+            )
+    return arguments
+
+
+def _check_sizes(bilm, dropout):
+    for name in ("units", "projection_dim"):
+        # Each size under its own name, before they are compared.
+        if getattr(bilm, name) < 1:
+            raise KerasElmoError(
+                f"`{name}` must be >= 1. Received: {name}={getattr(bilm, name)}"
+            )
+    if bilm.projection_dim > bilm.units:
+        raise KerasElmoError(
+            "`projection_dim` must not exceed `units` (the LSTM output "
+            "is projected down, or used as is when they are equal). "
+            f"Received: projection_dim={bilm.projection_dim}, "
+            f"units={bilm.units}"
+        )
+    if bilm.num_layers < 1:
+        raise KerasElmoError(
+            f"`num_layers` must be >= 1. Received: num_layers={bilm.num_layers}"
+        )
+    if not 0.0 <= float(dropout) < 1.0:
+        raise KerasElmoError(
+            f"`dropout` must be in [0, 1). Received: dropout={dropout}"
+        )

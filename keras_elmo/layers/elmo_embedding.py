@@ -1,7 +1,7 @@
 import keras
 from keras import ops
 
-from keras_elmo import pretrained
+from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
@@ -12,6 +12,58 @@ from keras_elmo.layers.validation import check_batch_structure
 def _is_string(inputs):
     dtype = getattr(inputs, "dtype", None)
     return dtype is not None and "string" in str(dtype)
+
+
+def _as_bilm(bilm):
+    """The `BiLM` the `bilm` argument names: a BiLM, its serialized
+    config, or a biLM source string."""
+    if isinstance(bilm, dict):
+        bilm = keras.saving.deserialize_keras_object(bilm)
+    elif isinstance(bilm, str):
+        # Any biLM source: a pretrained model name such as "original",
+        # a URL, a folder or files. The one import of this package's
+        # layers above layers/ (tests/test_import_graph.py names it):
+        # the resolver imports the loaders, which import the layers.
+        from keras_elmo.loading import load_bilm
+
+        bilm = _load_source(load_bilm, bilm)
+    if not isinstance(bilm, BiLM):
+        received = repr(bilm) if isinstance(bilm, str) else type(bilm).__name__
+        raise KerasElmoError(
+            "`bilm` must be a keras_elmo.layers.BiLM, e.g. "
+            "keras_elmo.load_bilm(options_file, weight_file), or a "
+            'pretrained model name such as "original" (`keras-elmo '
+            "presets` lists them). "
+            f"Received: {received}"
+        )
+    return bilm
+
+
+def _word_lookup(bilm, vocabulary):
+    """`(tokens, lookup table)` of a word-input biLM's vocabulary, checked;
+    `(None, None)` without one."""
+    if vocabulary is None:
+        return None, None
+    if not bilm.encoder.needs_vocabulary:
+        raise KerasElmoError(
+            "`vocabulary` is for word-input biLMs; this biLM reads "
+            f"{bilm.token_encoder} and takes any token. Drop it."
+        )
+    vocabulary = check_vocabulary(vocabulary, bilm.encoder)
+    return list(vocabulary.tokens), vocabulary.lookup_table()
+
+
+def _load_source(load_bilm, source):
+    """`load_bilm(source)`; its errors say what `bilm` may be."""
+    try:
+        return load_bilm(source)
+    except BiLMSourceError as error:
+        raise BiLMSourceError(
+            "`bilm` must be a keras_elmo.layers.BiLM, e.g. "
+            "keras_elmo.load_bilm(options_file, weight_file), or a biLM "
+            f"source keras_elmo.load_bilm accepts. Received: {source!r}: "
+            f"{error}"
+        ) from None
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -37,8 +89,9 @@ class ELMoEmbedding(keras.layers.Layer):
 
     Args:
         bilm: a `keras_elmo.layers.BiLM` (e.g. from `keras_elmo.load_bilm`),
-            or the name of a pretrained model (e.g. `"original"`), which is
-            loaded with `keras_elmo.load_bilm(name)`.
+            or any source `keras_elmo.load_bilm` accepts as one string (a
+            pretrained model name such as `"original"`, a URL, a folder or
+            a `.keras` file), which is loaded with it.
         num_output_representations: int. Number of independent mixes; with
             more than one the layer returns a list. Defaults to `1`.
         dropout: float. Dropout on each mixed output. Defaults to `0.5`.
@@ -103,24 +156,7 @@ class ELMoEmbedding(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if isinstance(bilm, dict):
-            bilm = keras.saving.deserialize_keras_object(bilm)
-        elif isinstance(bilm, str) and bilm in pretrained.PRESETS:
-            # A preset name such as "original", downloaded once and cached.
-            from keras_elmo.formats.bilm_tf import load_bilm
-
-            bilm = load_bilm(bilm)
-        if not isinstance(bilm, BiLM):
-            received = (
-                repr(bilm) if isinstance(bilm, str) else type(bilm).__name__
-            )
-            raise KerasElmoError(
-                "`bilm` must be a keras_elmo.layers.BiLM, e.g. "
-                "keras_elmo.load_bilm(options_file, weight_file), or a "
-                'pretrained model name such as "original" (`keras-elmo '
-                "presets` lists them). "
-                f"Received: {received}"
-            )
+        bilm = _as_bilm(bilm)
         if int(num_output_representations) < 1:
             raise KerasElmoError(
                 "`num_output_representations` must be >= 1. Received: "
@@ -144,18 +180,7 @@ class ELMoEmbedding(keras.layers.Layer):
         self.fine_tune = bool(fine_tune)
         self.layer_norm_rule = layer_norm_rule
         self.bilm.trainable = self.fine_tune
-        self.vocabulary = None
-        self.word_lookup = None
-        if vocabulary is not None:
-            if not self.bilm.encoder.needs_vocabulary:
-                raise KerasElmoError(
-                    "`vocabulary` is for word-input biLMs; this biLM reads "
-                    f"{self.bilm.token_encoder} and takes any token. Drop "
-                    "it."
-                )
-            vocabulary = check_vocabulary(vocabulary, self.bilm.encoder)
-            self.vocabulary = list(vocabulary.tokens)
-            self.word_lookup = vocabulary.lookup_table()
+        self.vocabulary, self.word_lookup = _word_lookup(bilm, vocabulary)
         self.scalar_mixes = [
             ScalarMix(
                 initial_scalar_weights=self.scalar_mix_weights,

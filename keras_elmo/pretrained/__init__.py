@@ -34,7 +34,6 @@ from keras_elmo.pretrained.cache import is_url
 from keras_elmo.pretrained.local_files import cached_file
 from keras_elmo.pretrained.local_files import cached_files
 from keras_elmo.pretrained.local_files import fetch
-from keras_elmo.pretrained.local_files import load_preset
 from keras_elmo.pretrained.local_files import local_file
 from keras_elmo.pretrained.mirror import MIRROR_VARIABLE
 from keras_elmo.pretrained.mirror import mirror_url
@@ -57,7 +56,6 @@ __all__ = [
     "fetch",
     "get_preset",
     "is_url",
-    "load_preset",
     "local_file",
     "mirror_url",
     "set_mirror",

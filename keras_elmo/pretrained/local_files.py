@@ -4,8 +4,6 @@ checked on every use (`cached.py`) and fetched again when damaged."""
 import os
 
 from keras_elmo.errors import DownloadError
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import WeightFileError
 from keras_elmo.pretrained import index
 from keras_elmo.pretrained import presets
 from keras_elmo.pretrained.advice import unavailable_message
@@ -136,40 +134,3 @@ def cached_files(preset):
         problem = cache_problem(record.url, path, record, adopt=False)
         paths[role] = path if problem is None else None
     return paths
-
-
-def load_preset(name, progress=True, **kwargs):
-    """Builds the `BiLM` of a preset, downloading its files if needed.
-
-    Args:
-        name: str. A name from `PRESETS`, e.g. `"original"`.
-        progress: bool. Print download progress. Defaults to `True`.
-        **kwargs: extra `BiLM` arguments, e.g. `stateful=True`.
-
-    Returns:
-        A built `keras_elmo.layers.BiLM` holding the pretrained weights.
-    """
-    preset = presets.get_preset(name)
-    paths = fetch(preset, progress=progress)
-    try:
-        if preset.kind == "bilm-tf":
-            from keras_elmo.formats.bilm_tf import load_bilm
-
-            return load_bilm(paths["options"], paths["weights"], **kwargs)
-        if preset.kind == "efml":
-            from keras_elmo.formats.elmo_for_many_langs import (
-                load_elmo_for_many_langs,
-            )
-
-            return load_elmo_for_many_langs(paths["model"], **kwargs)
-        raise KerasElmoError(
-            f"Preset {preset.name!r} has kind {preset.kind!r}, which this "
-            "version of keras_elmo cannot load (it loads "
-            f"{', '.join(presets.KINDS)})."
-        )
-    except WeightFileError as e:
-        raise WeightFileError(
-            f"{e} (Preset {preset.name!r}, read from the cache: "
-            f"{', '.join(paths.values())}. Delete these files to download "
-            "them again.)"
-        ) from None

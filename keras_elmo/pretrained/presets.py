@@ -3,10 +3,10 @@
 import dataclasses
 import difflib
 
-from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import BiLMSourceError
 
 # The file formats a preset may have.
-KINDS = ("bilm-tf", "efml")
+KINDS = ("bilm-tf", "elmo_for_many_langs")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,8 +42,8 @@ class Preset:
     Args:
         name: str. The key in `PRESETS`, e.g. `"original"`.
         kind: str. The file format: `"bilm-tf"` (options.json + hdf5
-            weights, roles `"options"` and `"weights"`) or `"efml"`
-            (an ELMoForManyLangs model folder).
+            weights, roles `"options"` and `"weights"`) or
+            `"elmo_for_many_langs"` (an ELMoForManyLangs model folder).
         language: str. ISO 639-1 code where one exists, e.g. `"en"`.
         description: str. One line for `keras-elmo presets`.
         files: dict `role -> PresetFile`.
@@ -183,7 +183,7 @@ _EFML_LANGUAGES = (
 _EFML = tuple(
     Preset(
         name=code,
-        kind="efml",
+        kind="elmo_for_many_langs",
         language=code,
         description=f"{language}, ELMoForManyLangs (CoNLL 2018 raw text, "
         "20M words), ELMo vectors of 1024",
@@ -225,7 +225,7 @@ def get_preset(name):
     suggestion = (
         f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     )
-    raise KerasElmoError(
+    raise BiLMSourceError(
         f"{name!r} is not a pretrained model name.{suggestion} "
         f"`keras-elmo presets` lists the {len(PRESETS)} names (e.g. "
         f"{', '.join(list(PRESETS)[:4])}); or pass local files or "

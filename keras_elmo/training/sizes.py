@@ -1,7 +1,7 @@
 """Model sizes: the published ELMo configurations and a CPU demo size.
 
 A size is a dict of `BiLM` arguments (`BILM_KEYS`). `bilm_size` turns the
-ways a user gives one (a preset name, an official options file, single
+ways a user gives one (a size name, an official options file, single
 flags, or the size of the weights a run starts from) into one such dict,
 checking each value under its own name.
 """
@@ -23,7 +23,7 @@ _PUBLISHED = dict(
 )
 # The published ELMo configurations (SPEC §1), and "cpu", a small biLM that
 # trains on a laptop CPU in minutes (the README's demo).
-PRESETS = {
+SIZES = {
     "cpu": dict(
         _PUBLISHED,
         filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]],
@@ -41,8 +41,8 @@ PRESETS = {
         _PUBLISHED, num_highway_layers=2, units=4096, projection_dim=512
     ),
 }
-DEFAULT_PRESET = "cpu"
-BILM_KEYS = tuple(PRESETS[DEFAULT_PRESET])
+DEFAULT_SIZE = "cpu"
+BILM_KEYS = tuple(SIZES[DEFAULT_SIZE])
 # The token encoders a run can train from scratch (`--token-encoder`), and
 # the size keys of a word-input biLM: the LSTMs' (its table is one row per
 # vocabulary line).
@@ -94,7 +94,14 @@ def check_size_value(name, value, where=None):
 
 def size_of(config):
     """The size (`BiLM` arguments) of a `BiLM.get_config()`."""
-    if config.get("token_encoder") == "words":
+    encoder = config.get("token_encoder", DEFAULT_TOKEN_ENCODER)
+    if encoder not in TRAINABLE_TOKEN_ENCODERS:
+        raise KerasElmoError(
+            f"A biLM with token_encoder={encoder!r} cannot be trained here "
+            f"(keras-elmo train trains {', '.join(TRAINABLE_TOKEN_ENCODERS)}"
+            " biLMs); --init-from needs one of those."
+        )
+    if encoder == "words":
         keys = (*LSTM_KEYS, "token_encoder", "vocabulary_size")
     else:
         keys = BILM_KEYS
@@ -111,7 +118,7 @@ def _check_filters_flag(filters):
 
 
 def bilm_size(
-    preset=None,
+    size=None,
     options_config=None,
     flags=None,
     source=None,
@@ -121,9 +128,9 @@ def bilm_size(
     """The `BiLM` arguments of a run.
 
     Args:
-        preset: str or None. A name of `PRESETS`.
+        size: str or None. A training size, a name of `SIZES`.
         options_config: dict or None. `BiLM` arguments read from an official
-            options file; they replace the preset's.
+            options file; they replace the size's.
         flags: dict or None. Single values (`units=...`, `filters=...`,
             `use_skip_connections=...`) applied last.
         source: a `keras_elmo.loading.BiLMSource` or None. With nothing
@@ -137,15 +144,17 @@ def bilm_size(
         A dict with the keys `BILM_KEYS`; for a word-input biLM, the keys
         `LSTM_KEYS`, `token_encoder` and `vocabulary_size`.
     """
+    size_name = size
     if token_encoder not in (None, *TRAINABLE_TOKEN_ENCODERS):
         raise KerasElmoError(
             f"--token-encoder must be one of {list(TRAINABLE_TOKEN_ENCODERS)};"
             f" received {token_encoder!r}."
         )
     flags = dict(flags or {})
-    if preset is not None and preset not in PRESETS:
+    if size_name is not None and size_name not in SIZES:
         raise KerasElmoError(
-            f"Unknown preset {preset!r}; expected one of {sorted(PRESETS)}."
+            f"Unknown training size {size_name!r}; expected one of "
+            f"{sorted(SIZES)}."
         )
     for name, value in flags.items():
         if name in SIZE_ARGUMENTS:
@@ -153,11 +162,11 @@ def bilm_size(
     if "filters" in flags:
         flags["filters"] = _check_filters_flag(flags["filters"])
     if source is not None and not (
-        preset or options_config or flags or token_encoder
+        size_name or options_config or flags or token_encoder
     ):
         size = dict(source.bilm_size())
     else:
-        size = dict(PRESETS[preset or DEFAULT_PRESET])
+        size = dict(SIZES[size_name or DEFAULT_SIZE])
         size.update(options_config or {})
         size.update(flags)
     encoder = token_encoder or size.get("token_encoder", DEFAULT_TOKEN_ENCODER)

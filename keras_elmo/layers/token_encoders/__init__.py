@@ -1,25 +1,32 @@
 """The token encoders a `BiLM` can read its tokens with.
 
-A token encoder turns the input of one token (50 character ids, or one word
-id) into its context-insensitive embedding `e` of `projection_dim`. Each
-kind is a small plain object that holds every fact about its input in one
-place: the input name, shape and dtype, the `<S>`/`</S>` inputs, the mask
-rule, the checks, the encode function, and how text becomes its input. It
-creates its sublayers, and the `BiLM` sets them as its own attributes, so
-their weights live where they always have (`bi_lm/char_cnn/...`).
-
-`TOKEN_ENCODERS` maps the `BiLM(token_encoder=...)` names to the kinds; a
-new kind is one class with the same members and one entry there.
+`TokenEncoder` (token_encoder.py) is the contract every kind follows;
+`register_token_encoder` adds a kind to `TOKEN_ENCODERS`, the
+`BiLM(token_encoder=...)` names. One file per kind: characters
+(bilm-tf's char CNN), words (bilm-tf's word-input biLM) and
+elmo_for_many_langs (ELMoForManyLangs' character vocabulary). Their
+string-to-id rules live in `keras_elmo.data`.
 """
 
+# Importing the kinds registers them.
 from keras_elmo.layers.token_encoders.character_encoder import CharacterEncoder
 from keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder import (
     ELMoForManyLangsEncoder,
 )
+from keras_elmo.layers.token_encoders.token_encoder import TOKEN_ENCODERS
+from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
+from keras_elmo.layers.token_encoders.token_encoder import get_token_encoder
+from keras_elmo.layers.token_encoders.token_encoder import (
+    register_token_encoder,
+)
 from keras_elmo.layers.token_encoders.word_encoder import WordEncoder
 
-TOKEN_ENCODERS = {
-    CharacterEncoder.name: CharacterEncoder,
-    WordEncoder.name: WordEncoder,
-    ELMoForManyLangsEncoder.name: ELMoForManyLangsEncoder,
-}
+__all__ = [
+    "TOKEN_ENCODERS",
+    "CharacterEncoder",
+    "ELMoForManyLangsEncoder",
+    "TokenEncoder",
+    "WordEncoder",
+    "get_token_encoder",
+    "register_token_encoder",
+]

@@ -7,59 +7,63 @@ from keras import ops
 from keras_elmo import characters
 from keras_elmo.characters import BOS_CHARACTER_IDS
 from keras_elmo.characters import EOS_CHARACTER_IDS
+from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.data.character_ids import tokens_to_char_ids
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.layers.char_cnn import CharCNN
-from keras_elmo.layers.highway import Highway
+from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
+from keras_elmo.layers.token_encoders.character_stack import (
+    build_character_stack,
+)
+from keras_elmo.layers.token_encoders.character_stack import character_stack
+from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
+from keras_elmo.layers.token_encoders.token_encoder import (
+    register_token_encoder,
+)
 from keras_elmo.layers.validation import check_character_ids
 
 
-class CharacterEncoder:
+@register_token_encoder
+class CharacterEncoder(TokenEncoder):
     """`token_encoder="characters"`: 50 character ids a token, through the
     char CNN, `num_highway_layers` highway layers and a projection (SPEC
     §2-6). Inputs `"character_ids"` int `(batch, time, 50)`; a token is
-    present if any of its ids is non-zero."""
+    present if any of its ids is non-zero.
+
+    Args (as `BiLM` arguments): `filters`, `char_embedding_dim`,
+    `activation`, `num_highway_layers`, `use_token_projection`,
+    `max_characters_per_token`, `deduplicate_tokens` (see `BiLM`).
+    """
 
     name = "characters"
     input_name = "character_ids"
-    # The BiLM constructor arguments of this kind (its part of the config).
-    arguments = (
-        "filters",
-        "char_embedding_dim",
-        "activation",
-        "num_highway_layers",
-        "use_token_projection",
-        "max_characters_per_token",
-        "deduplicate_tokens",
-    )
     needs_vocabulary = False
 
     def __init__(
         self,
         projection_dim,
         dtype,
-        filters,
-        char_embedding_dim,
-        activation,
-        num_highway_layers,
-        use_token_projection,
-        max_characters_per_token,
-        deduplicate_tokens,
+        filters=DEFAULT_FILTERS,
+        char_embedding_dim=16,
+        activation="relu",
+        num_highway_layers=2,
+        use_token_projection=None,
+        max_characters_per_token=MAX_CHARACTERS_PER_TOKEN,
+        deduplicate_tokens=True,
     ):
-        self.projection_dim = projection_dim
+        super().__init__(projection_dim, dtype)
         self.num_highway_layers = int(num_highway_layers)
         self.char_embedding_dim = int(char_embedding_dim)
         self.activation = activation
         self.max_characters_per_token = int(max_characters_per_token)
         self.deduplicate_tokens = bool(deduplicate_tokens)
         self.input_shape = (self.max_characters_per_token,)
-        self.char_cnn = CharCNN(
-            filters=filters,
-            char_embedding_dim=char_embedding_dim,
-            activation=activation,
-            max_characters_per_token=max_characters_per_token,
-            dtype=dtype,
-            name="char_cnn",
+        self.char_cnn, self.highway_layers = character_stack(
+            filters,
+            char_embedding_dim,
+            activation,
+            num_highway_layers,
+            max_characters_per_token,
+            dtype,
         )
         self.filters = self.char_cnn.filters
         num_features = self.char_cnn.output_dim
@@ -72,10 +76,6 @@ class CharacterEncoder:
                 f"({projection_dim})."
             )
         self.use_token_projection = bool(use_token_projection)
-        self.highway_layers = [
-            Highway(dtype=dtype, name=f"highway_{k}")
-            for k in range(self.num_highway_layers)
-        ]
         self.token_projection = None
         if self.use_token_projection:
             self.token_projection = keras.layers.Dense(
@@ -107,10 +107,10 @@ class CharacterEncoder:
         }
 
     def build(self):
-        self.char_cnn.build((None, None, self.max_characters_per_token))
-        features = (None, None, self.char_cnn.output_dim)
-        for highway in self.highway_layers:
-            highway.build(features)
+        width = build_character_stack(
+            self.char_cnn, self.highway_layers, self.max_characters_per_token
+        )
+        features = (None, None, width)
         if self.token_projection is not None:
             self.token_projection.build(features)
 

@@ -10,9 +10,15 @@ from keras_elmo.data.vocabulary import EOS
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import WeightFileError
+from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
+from keras_elmo.layers.token_encoders.token_encoder import (
+    register_token_encoder,
+)
 
 
-class WordEncoder:
+@register_token_encoder
+class WordEncoder(TokenEncoder):
     """`token_encoder="words"`: one id a token, looked up in a table of
     `vocabulary_size x projection_dim` (bilm-tf's word-input biLM).
 
@@ -24,11 +30,9 @@ class WordEncoder:
 
     name = "words"
     input_name = "token_ids"
-    arguments = ("vocabulary_size",)
     needs_vocabulary = True
-    input_shape = ()
 
-    def __init__(self, projection_dim, dtype, vocabulary_size):
+    def __init__(self, projection_dim, dtype, vocabulary_size=None):
         if vocabulary_size is None or int(vocabulary_size) < 3:
             raise KerasElmoError(
                 "A word-input BiLM (token_encoder='words') needs "
@@ -36,7 +40,7 @@ class WordEncoder:
                 f"<S>, </S>, <UNK>, ...). Received: vocabulary_size="
                 f"{vocabulary_size}"
             )
-        self.projection_dim = projection_dim
+        super().__init__(projection_dim, dtype)
         self.vocabulary_size = int(vocabulary_size)
         # bilm-tf creates the table with TensorFlow's default initializer.
         self.word_embedding = keras.layers.Embedding(
@@ -160,3 +164,18 @@ def check_vocabulary(vocabulary, encoder, source=None):
             "with."
         )
     return vocabulary
+
+
+def check_bilm_vocabulary(encoder, vocabulary, where):
+    """`check_vocabulary` of the `vocabulary=` given with a loaded biLM:
+    refused for a biLM that reads any token; errors name `where` (its
+    files) as `WeightFileError`s."""
+    if not encoder.needs_vocabulary:
+        raise WeightFileError(
+            f"vocabulary= is for word-input biLMs; the biLM of {where} reads "
+            f"{encoder.name} and takes any word. Drop it."
+        )
+    try:
+        return check_vocabulary(vocabulary, encoder)
+    except KerasElmoError as e:
+        raise WeightFileError(f"{e} ({where})") from None

@@ -1,0 +1,47 @@
+"""The character stack the character kinds share: a char CNN and its
+highway layers, created and built the same way (SPEC §2-3)."""
+
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.layers.char_cnn import CharCNN
+from keras_elmo.layers.highway import Highway
+
+
+def character_stack(
+    filters,
+    char_embedding_dim,
+    activation,
+    num_highway_layers,
+    max_characters_per_token,
+    dtype,
+    num_characters=None,
+):
+    """`(char_cnn, highway_layers)`, named `char_cnn` and `highway_{k}`."""
+    if int(num_highway_layers) < 0:
+        raise KerasElmoError(
+            "`num_highway_layers` must be >= 0. Received: "
+            f"num_highway_layers={num_highway_layers}"
+        )
+    extra = {} if num_characters is None else {"num_characters": num_characters}
+    char_cnn = CharCNN(
+        filters=filters,
+        char_embedding_dim=char_embedding_dim,
+        activation=activation,
+        max_characters_per_token=max_characters_per_token,
+        dtype=dtype,
+        name="char_cnn",
+        **extra,
+    )
+    highway_layers = [
+        Highway(dtype=dtype, name=f"highway_{k}")
+        for k in range(int(num_highway_layers))
+    ]
+    return char_cnn, highway_layers
+
+
+def build_character_stack(char_cnn, highway_layers, max_characters_per_token):
+    """Builds the stack; returns its output width."""
+    char_cnn.build((None, None, max_characters_per_token))
+    features = (None, None, char_cnn.output_dim)
+    for highway in highway_layers:
+        highway.build(features)
+    return char_cnn.output_dim

@@ -1,0 +1,102 @@
+"""A new run from what a user gives: its vocabulary, size and config.
+
+The rules `keras-elmo train` applies to its flags live here, so the
+command line only parses and calls: which vocabulary a run reads
+(`run_vocabulary`), which biLM size (`run_size`) and the `TrainingConfig`
+of the values given (`run_config`).
+"""
+
+import dataclasses
+import os
+
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.training.sizes import SIZE_ARGUMENTS
+from keras_elmo.training.sizes import bilm_size
+
+
+def run_vocabulary(
+    output,
+    train_files,
+    vocab=None,
+    build_vocab=False,
+    min_count=1,
+    max_vocab_size=None,
+    on_bad_line="error",
+    verbose=1,
+):
+    """The output vocabulary of a run: the file `vocab`, or with
+    `build_vocab` the one the run in `output` built already, else one built
+    from `train_files` (tokens seen `min_count` times, at most
+    `max_vocab_size`)."""
+    from keras_elmo.data.vocabulary import Vocabulary
+    from keras_elmo.training.run_directory import VOCAB_FILE
+
+    existing = os.path.join(output, VOCAB_FILE)
+    if vocab and build_vocab:
+        raise KerasElmoError("Give either --vocab or --build-vocab, not both.")
+    if vocab:
+        return Vocabulary.from_file(vocab)
+    if build_vocab and os.path.isfile(existing):
+        return Vocabulary.from_file(existing)
+    if build_vocab:
+        vocabulary = Vocabulary.from_corpus(
+            train_files,
+            min_count=min_count,
+            max_size=max_vocab_size,
+            on_bad_line=on_bad_line,
+        )
+        if verbose:
+            print(f"built a vocabulary of {len(vocabulary):,} tokens")
+        return vocabulary
+    raise KerasElmoError(
+        "Give the output vocabulary with --vocab VOCAB.txt (one token a "
+        "line, <S> </S> <UNK> first), or --build-vocab to build it from "
+        "the training files."
+    )
+
+
+def size_flags(values):
+    """The single size values given (`units`, ..., `filters`,
+    `use_skip_connections`) of a dict of flag values (None: not given)."""
+    flags = {
+        name: values[name]
+        for name in [*SIZE_ARGUMENTS, "filters"]
+        if values.get(name) is not None
+    }
+    if values.get("no_skip_connections"):
+        flags["use_skip_connections"] = False
+    return flags
+
+
+def run_size(
+    size=None,
+    options=None,
+    flags=None,
+    init_from=None,
+    token_encoder=None,
+    vocabulary_size=None,
+):
+    """The `BiLM` arguments of a new run: a training size name
+    (`keras_elmo.training.sizes.SIZES`), an official options file
+    (`options`, its path), single `flags`, or the size of the `init_from`
+    source; see `keras_elmo.training.sizes.bilm_size`."""
+    from keras_elmo.formats.bilm_tf import options_file_config
+
+    return bilm_size(
+        size,
+        options_file_config(options) if options else None,
+        flags,
+        init_from,
+        token_encoder=token_encoder,
+        vocabulary_size=vocabulary_size,
+    )
+
+
+def run_config(values, **fields):
+    """The `TrainingConfig` of `fields` and of the `values` (a dict of flag
+    values, e.g. `vars(args)`) named as its fields; others are ignored."""
+    from keras_elmo.training.training_config import TrainingConfig
+
+    names = {field.name for field in dataclasses.fields(TrainingConfig)}
+    given = {name: values[name] for name in names if name in values}
+    return TrainingConfig(**{**given, **fields})
