@@ -5,6 +5,7 @@ from the weight porting (`_weight_datasets`), as in the KerasHub converters.
 """
 
 import json
+import math
 import os
 
 import h5py
@@ -75,7 +76,11 @@ def _get(options, path, default=KeyError, kind=None, minimum=None):
 
 def _check_option(path, value, kind, minimum):
     expected = {int: "an integer", float: "a number", list: "a list"}
-    numeric = not isinstance(value, bool) and isinstance(value, (int, float))
+    numeric = (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float))
+        and math.isfinite(value)
+    )
     wrong = (
         (kind is int and not (numeric and value == int(value)))
         or (kind is float and not numeric)
@@ -179,7 +184,9 @@ def _word_options_to_config(options):
     # The table's size comes from the weight file (as in bilm-tf), which
     # `load_bilm` checks against `n_tokens_vocab` when the options have it.
     if _get(options, "n_tokens_vocab", None) is not None:
-        config["vocabulary_size"] = _get(options, "n_tokens_vocab")
+        config["vocabulary_size"] = _get(
+            options, "n_tokens_vocab", kind=int, minimum=3
+        )
     return config
 
 
@@ -388,6 +395,7 @@ def load_bilm(options_file, weight_file=None, vocabulary=None, **kwargs):
             config["use_token_projection"] = _has_token_projection(
                 f, weight_file, config
             )
+        _check_sizes_against_file(config, f, weight_file)
         config.update(kwargs)
         try:
             bilm = BiLM(**config)
@@ -420,6 +428,68 @@ def load_bilm(options_file, weight_file=None, vocabulary=None, **kwargs):
                 ) from None
             _assign(variables, axis, value)
     return bilm
+
+
+def _check_sizes_against_file(config, f, weight_file):
+    """The sizes of the options against the weight file's shapes, before
+    any layer is built: a count (layers, highway layers, filters) at most
+    the datasets the file has, and each size the shape of a dataset it
+    sizes. The full check of every dataset follows once the biLM is
+    built."""
+
+    def compare(key, name, expected):
+        item = f.get(name)
+        found = tuple(item.shape) if isinstance(item, h5py.Dataset) else None
+        if found is None:
+            raise WeightFileError(
+                f"{weight_file} has no dataset {name!r} of shape "
+                f"{tuple(expected)}, which the options imply (`{key}`). Is "
+                "the options file the one of these weights?"
+            )
+        if found != tuple(expected):
+            raise WeightFileError(
+                f"Dataset {name!r} in {weight_file} has shape {found}, but "
+                f"the options imply {tuple(expected)} (from `{key}`). Is the "
+                "options file the one of these weights?"
+            )
+
+    def count(key, value, group):
+        held = len(group) if isinstance(group, h5py.Group) else 0
+        if value > held:
+            raise WeightFileError(
+                f"options.json has `{key}` = {value:,}, but {weight_file} "
+                f"holds {held} such entries. Is the options file the one "
+                "of these weights?"
+            )
+
+    layers, units = config["num_layers"], config["units"]
+    projection = config["projection_dim"]
+    count("lstm.n_layers", layers, f.get("RNN_0/RNN/MultiRNNCell"))
+    for key, layer in (("lstm.dim", 0), ("lstm.n_layers", layers - 1)):
+        compare(
+            key, f"{_lstm_prefix(0, layer)}/W_0", (2 * projection, 4 * units)
+        )
+    if config.get("token_encoder") == "words":
+        return
+    dim = config["char_embedding_dim"]
+    table = f.get("char_embed")
+    rows = table.shape[0] if isinstance(table, h5py.Dataset) else 0
+    compare("char_cnn.embedding.dim", "char_embed", (rows, dim))
+    filters = config["filters"]
+    count("char_cnn.filters", len(filters), f.get("CNN"))
+    for i, (width, num) in enumerate(filters):
+        compare(
+            f"char_cnn.filters[{i}]", f"CNN/W_cnn_{i}", (1, width, dim, num)
+        )
+    highway = config["num_highway_layers"]
+    count("char_cnn.n_highway", highway, f)
+    features = sum(n for _, n in filters)
+    if highway:
+        compare(
+            "char_cnn.n_highway",
+            f"CNN_high_{highway - 1}/W_carry",
+            (features, features),
+        )
 
 
 def _has_token_projection(f, weight_file, config):
