@@ -36,14 +36,14 @@ def _is_number(value):
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _check_range(value, name, minimum, maximum, above, kind):
+def _check_range(value, name, minimum, maximum, above):
     too_small = minimum is not None and (
         value <= minimum if above else value < minimum
     )
     too_large = maximum is not None and value > maximum
     if too_small or too_large:
         raise KerasElmoError(
-            f"{name} must be {kind} {_bounds(minimum, maximum, above)}; "
+            f"{name} must be {_bounds(minimum, maximum, above)}; "
             f"received {value!r}."
         )
 
@@ -58,7 +58,7 @@ def check_integer(value, name, minimum=None, maximum=None):
     if value != int(value):
         raise KerasElmoError(f"{name} must be an integer; received {value!r}.")
     value = int(value)
-    _check_range(value, name, minimum, maximum, False, "an integer")
+    _check_range(value, name, minimum, maximum, False)
     return value
 
 
@@ -74,7 +74,7 @@ def check_number(value, name, minimum=None, maximum=None, above=False):
         raise KerasElmoError(
             f"{name} must be a finite number; received {value!r}."
         )
-    _check_range(value, name, minimum, maximum, above, "a number")
+    _check_range(value, name, minimum, maximum, above)
     return value
 
 
@@ -86,8 +86,9 @@ def check_fraction(value, name):
     return value
 
 
-def check_numbers(values, name, count=None):
-    """`values` as a list of finite floats (`count` of them, if given)."""
+def check_numbers(values, name, count=None, one_per=None):
+    """`values` as a list of finite floats (`count` of them, if given:
+    one per `one_per`, e.g. "biLM layer")."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise KerasElmoError(
             f"{name} must be a list of numbers; received {received(values)}."
@@ -96,8 +97,9 @@ def check_numbers(values, name, count=None):
     for i, value in enumerate(values):
         values[i] = check_number(value, f"{name}[{i}]")
     if count is not None and len(values) != count:
+        each = f", one per {one_per}" if one_per else ""
         raise KerasElmoError(
-            f"{name} has {len(values)} values; expected {count}."
+            f"{name} has {len(values)} values; expected {count}{each}."
         )
     return values
 

@@ -128,8 +128,8 @@ EFML_CASES = [
      ["'char_emb_layer.embedding.weight'", "(81, 1000000000)"]),
     ("chars-per-token-billion",
      {"token_embedder.max_characters_per_token": BILLION},
-     ["`token_embedder.max_characters_per_token` must be an integer >= 7 "
-      "and <= 1000; received 1000000000"]),
+     ["`token_embedder.max_characters_per_token` must be >= 7 and <= "
+      "1000; received 1000000000"]),
     ("units-string", {"encoder.dim": "10"},
      ["`encoder.dim` must be an integer; received '10' (str)"]),
     ("units-nan", {"encoder.dim": NAN},

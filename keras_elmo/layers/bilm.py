@@ -3,6 +3,8 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo.checks import check_integer
+from keras_elmo.checks import check_number
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
@@ -163,10 +165,16 @@ class BiLM(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        self.units = int(units)
-        self.projection_dim = int(projection_dim)
-        self.num_layers = int(num_layers)
-        self.num_highway_layers = int(num_highway_layers)
+        self.units = check_integer(units, "`units`")
+        self.projection_dim = check_integer(projection_dim, "`projection_dim`")
+        self.num_layers = check_integer(num_layers, "`num_layers`")
+        self.num_highway_layers = check_integer(
+            num_highway_layers, "`num_highway_layers`"
+        )
+        dropout = check_number(dropout, "`dropout`")
+        for name, clip in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
+            if clip is not None:
+                check_number(clip, f"`{name}`", minimum=0.0)
         for name in ("units", "projection_dim"):
             # Each size under its own name, before they are compared.
             if getattr(self, name) < 1:
@@ -195,7 +203,9 @@ class BiLM(keras.layers.Layer):
         self.use_skip_connections = bool(use_skip_connections)
         self.dropout = float(dropout)
         self.stateful = bool(stateful)
-        self.max_batch_size = int(max_batch_size)
+        self.max_batch_size = check_integer(
+            max_batch_size, "`max_batch_size`", minimum=1
+        )
 
         # === Token encoder ===
         if token_encoder not in TOKEN_ENCODERS:

@@ -1,6 +1,9 @@
 import keras
 from keras import ops
 
+from keras_elmo.checks import check_flag
+from keras_elmo.checks import check_number
+from keras_elmo.checks import check_numbers
 from keras_elmo.errors import KerasElmoError
 
 # Variance floor of the masked layer norm: bilm-tf's; AllenNLP's (since
@@ -97,15 +100,13 @@ class ScalarMix(keras.layers.Layer):
                 f"Received: layer_norm_rule={layer_norm_rule!r}"
             )
         if initial_scalar_weights is not None:
-            initial_scalar_weights = [float(w) for w in initial_scalar_weights]
-        if float(l2_coef) < 0:
-            raise KerasElmoError(
-                f"`l2_coef` must be >= 0. Received: l2_coef={l2_coef}"
+            initial_scalar_weights = check_numbers(
+                initial_scalar_weights, "`initial_scalar_weights`"
             )
         self.initial_scalar_weights = initial_scalar_weights
-        self.l2_coef = float(l2_coef)
-        self.do_layer_norm = bool(do_layer_norm)
-        self.top_layer_only = bool(top_layer_only)
+        self.l2_coef = check_number(l2_coef, "`l2_coef`", minimum=0.0)
+        self.do_layer_norm = check_flag(do_layer_norm, "`do_layer_norm`")
+        self.top_layer_only = check_flag(top_layer_only, "`top_layer_only`")
         self.layer_norm_rule = layer_norm_rule
         self.supports_masking = True
 

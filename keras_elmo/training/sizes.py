@@ -6,7 +6,13 @@ flags, or the size of the weights a run starts from) into one such dict,
 checking each value under its own name.
 """
 
+import inspect
+import os
+
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
+from keras_elmo.characters import NUM_CHARACTER_IDS
+from keras_elmo.checks import check_integer
+from keras_elmo.checks import check_number
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
 from keras_elmo.layers.char_cnn import check_filters
@@ -78,18 +84,87 @@ def check_size_value(name, value, where=None):
     the user, e.g. the flag or the options key)."""
     where = where or _flag(name)
     kind, smallest = SIZE_ARGUMENTS[name]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if kind is int:
+        return check_integer(value, where, minimum=smallest)
+    return check_number(value, where, minimum=smallest)
+
+
+# Bytes one float32 weight takes in training: the weight, its gradient and
+# up to two optimizer slots (Adam's moments).
+TRAINING_BYTES_PER_WEIGHT = 16
+# The bound where the machine's memory cannot be read.
+DEFAULT_MEMORY_BYTES = 2**40
+
+
+def _bilm_defaults():
+    from keras_elmo.layers.bilm import BiLM
+
+    parameters = inspect.signature(BiLM.__init__).parameters
+    return {name: p.default for name, p in parameters.items()}
+
+
+def parameter_count(size, vocabulary_size):
+    """The weights of a biLM of `size` (`BiLM` arguments; missing ones
+    take BiLM's defaults) and of its softmax over `vocabulary_size`."""
+    size = dict(_bilm_defaults(), **size)
+    units, projection = size["units"], size["projection_dim"]
+    projected = projection < units
+    recurrent_input = projection if projected else units
+    lstm = (projection + recurrent_input + 1) * 4 * units
+    lstm += units * projection if projected else 0
+    count = 2 * size["num_layers"] * lstm
+    count += (projection + 1) * vocabulary_size  # the softmax
+    if size.get("token_encoder") == "words":
+        return count + vocabulary_size * projection
+    dim = size["char_embedding_dim"]
+    features = sum(n for _, n in size["filters"])
+    count += NUM_CHARACTER_IDS * dim
+    count += sum((width * dim + 1) * n for width, n in size["filters"])
+    count += size["num_highway_layers"] * 2 * (features + 1) * features
+    return count + (features + 1) * projection
+
+
+def memory_bytes():
+    """The machine's physical memory (or `DEFAULT_MEMORY_BYTES`)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return DEFAULT_MEMORY_BYTES
+
+
+def check_bilm_size(size, vocabulary_size, where="the biLM size"):
+    """Each size value of its kind, and the whole model within memory:
+    its weights in training (`TRAINING_BYTES_PER_WEIGHT` each) at most the
+    machine's memory, checked before anything is allocated."""
+    if not isinstance(size, dict):
         raise KerasElmoError(
-            f"{where} must be a number; received {value!r} "
-            f"({type(value).__name__})."
+            f"{where} must be a dict of BiLM arguments; received "
+            f"{type(size).__name__}."
         )
-    if kind is int and value != int(value):
-        raise KerasElmoError(f"{where} must be an integer; received {value!r}.")
-    if value < smallest:
+    checked = dict(size)
+    for name in SIZE_ARGUMENTS:
+        if checked.get(name) is not None:
+            checked[name] = check_size_value(name, checked[name])
+    if "filters" in checked:
+        checked["filters"] = _check_filters_flag(checked["filters"])
+    weights = parameter_count(checked, vocabulary_size)
+    needed = weights * TRAINING_BYTES_PER_WEIGHT
+    available = memory_bytes()
+    if needed > available:
+        flags = ", ".join(
+            f"{_flag(name)} {checked[name]}"
+            for name in ("units", "projection_dim", "num_layers")
+            if name in checked
+        )
         raise KerasElmoError(
-            f"{where} must be >= {smallest}; received {value!r}."
+            f"{where} ({flags}, a vocabulary of {vocabulary_size:,}) has "
+            f"{weights:,} weights, which need {needed / 2**30:,.1f} GiB "
+            f"to train ({TRAINING_BYTES_PER_WEIGHT} bytes each: weight, "
+            f"gradient, optimizer state); this machine has "
+            f"{available / 2**30:,.1f} GiB. Choose smaller sizes (the "
+            "published 'original' has 4096 units, 512 dims, 2 layers)."
         )
-    return kind(value)
+    return checked
 
 
 def size_of(config):
