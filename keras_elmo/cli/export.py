@@ -182,6 +182,12 @@ def _add_deploy_parsers(commands):
 def _export(args, write, **options):
     from keras_elmo.files import check_output_file
 
+    if args.bilm_vocab:
+        raise KerasElmoError(
+            f"--bilm-vocab does not apply to {args.command}: the export "
+            "takes character ids (keras_elmo.runtime.batch_to_ids builds "
+            "them), not a vocabulary's word ids. Drop the flag."
+        )
     source = bilm_source(args)
     check_output_file(
         args.output, inputs=[args.model, source.options, source.weights]
@@ -200,6 +206,12 @@ def _export(args, write, **options):
 def run_export_onnx(args):
     from keras_elmo.export.onnx import to_onnx
 
+    if args.per_channel and args.precision != "int8":
+        raise KerasElmoError(
+            "--per-channel chooses the scales of int8 weights; with "
+            f"--precision {args.precision} there are none. Add --precision "
+            "int8, or drop --per-channel."
+        )
     _export(
         args,
         to_onnx,
