@@ -12,6 +12,8 @@ strings are never numbers. NumPy only, no TensorFlow.
 import math
 import numbers
 
+import numpy as np
+
 from keras_elmo.errors import KerasElmoError
 
 
@@ -33,7 +35,9 @@ def _bounds(minimum, maximum, above):
 
 
 def _is_number(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    return isinstance(value, numbers.Real) and not isinstance(
+        value, (bool, np.bool_)
+    )
 
 
 def _check_range(value, name, minimum, maximum, above):
@@ -106,7 +110,7 @@ def check_numbers(values, name, count=None, one_per=None):
 
 def check_flag(value, name):
     """A boolean argument (True/False, not a string such as "no")."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise KerasElmoError(
         f"{name} must be True or False; received {received(value)}."

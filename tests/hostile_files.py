@@ -221,3 +221,21 @@ ABSURD_SIZES = {
     "infinity": float("inf"),
     "fraction": 2.5,
 }
+
+
+def hdf5_with_declared_shapes(source, target, shapes):
+    """A copy of hdf5 file `source` whose datasets `shapes` ({name:
+    shape}) are replaced by chunked ones of that shape: a tiny file that
+    declares gigabytes (their chunks are never written)."""
+    import shutil
+
+    import h5py
+
+    shutil.copy(source, target)
+    with h5py.File(target, "a") as f:
+        for name, shape in shapes.items():
+            del f[name]
+            f.create_dataset(
+                name, shape=shape, dtype="float32", chunks=(1,) * len(shape)
+            )
+    return target

@@ -164,7 +164,7 @@ def test_absurd_efml_configs_are_refused_at_once(efml, changes, words):
     [
         ("x\t-3\n", ["char.dic, line", "id -3 of 'x' is not in 0.."]),
         ("x\t99999999999\n", ["char.dic, line", "is not in 0..999999999"]),
-        ("x\t500\n", ["char.dic gives 'x' id 500", "has 81 rows"]),
+        ("x\t500\n", ["char.dic gives 'x' id 500", "table in", "has 81 rows"]),
     ],
     ids=["negative", "huge", "past-the-table"],
 )
@@ -176,3 +176,22 @@ def test_char_dic_with_bad_ids_is_blamed(efml, line, words):
     message = str(raised.value)
     for word in words:
         assert word in message, message
+
+
+def test_hdf5_datasets_that_declare_more_than_the_file_holds(tmp_path):
+    units = 10**6
+    cells = [f"RNN_0/RNN/MultiRNNCell/Cell{i}/LSTMCell/W_0" for i in range(2)]
+    weights = hostile_files.hdf5_with_declared_shapes(
+        WEIGHTS,
+        str(tmp_path / "weights.hdf5"),
+        {name: (32, 4 * units) for name in cells},
+    )
+    assert os.path.getsize(weights) < 2 * os.path.getsize(WEIGHTS)
+    options = str(tmp_path / "options.json")
+    with open(options, "w") as f:
+        json.dump(_options(**{"lstm.dim": units}), f)
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(options, weights)
+    message = str(raised.value)
+    assert f"{cells[0]!r} in {weights} declares shape (32, 4000000)" in message
+    assert "512,000,000 bytes" in message

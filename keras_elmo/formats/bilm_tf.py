@@ -106,13 +106,16 @@ def _filters_option(options):
     pairs_ok = all(
         isinstance(f, list)
         and len(f) == 2
-        and all(not isinstance(x, bool) and isinstance(x, int) for x in f)
+        and all(
+            not isinstance(x, bool) and isinstance(x, int) and x >= 1 for x in f
+        )
         for f in filters
     )
     if not filters or not pairs_ok:
         raise WeightFileError(
             f"options.json has `char_cnn.filters` = {filters!r}; expected a "
-            "non-empty list of [width, num_filters] integer pairs, e.g. "
+            "non-empty list of [width, num_filters] pairs of integers >= 1, "
+            "e.g. "
             "[[1, 32], [2, 32]]."
         )
     return [list(f) for f in filters]
@@ -451,6 +454,20 @@ def _check_sizes_against_file(config, f, weight_file):
                 f"Dataset {name!r} in {weight_file} has shape {found}, but "
                 f"the options imply {tuple(expected)} (from `{key}`). Is the "
                 "options file the one of these weights?"
+            )
+        backed(name, item)
+
+    # A dataset may hold at most this many times the file's bytes (a
+    # chunked hdf5 dataset can declare any shape in a tiny file).
+    bound = 20 * os.path.getsize(weight_file) + 2**20
+
+    def backed(name, item):
+        if item.size * item.dtype.itemsize > bound:
+            raise WeightFileError(
+                f"Dataset {name!r} in {weight_file} declares shape "
+                f"{item.shape}, {item.size * item.dtype.itemsize:,} bytes, "
+                f"far more than the file's {os.path.getsize(weight_file):,}"
+                "; the file is damaged or hostile."
             )
 
     def count(key, value, group):

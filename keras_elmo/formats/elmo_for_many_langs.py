@@ -460,17 +460,16 @@ def _check_counts(arguments, states, paths, source):
             )
 
 
-def _check_dictionary_ids(characters, state, path, model_dir):
-    """char.dic's ids, each a row of the character table of `path`."""
-    table = state.get("char_emb_layer.embedding.weight")
+def _check_dictionary_ids(dictionary, entries, table, path):
+    """A dictionary's ids, each a row of its embedding table in `path`."""
     rows = None if table is None or table.ndim != 2 else table.shape[0]
-    largest = max(characters.values())
+    largest = max(entries.values())
     if rows is not None and largest >= rows:
-        entry = max(characters, key=characters.get)
+        entry = max(entries, key=entries.get)
         raise WeightFileError(
-            f"{os.path.join(model_dir, 'char.dic')} gives {entry[:20]!r} id "
-            f"{largest}, but the character table of {path} has {rows} rows "
-            f"(ids 0..{rows - 1}). Is char.dic the one of these weights?"
+            f"{dictionary} gives {entry[:20]!r} id {largest}, but its "
+            f"embedding table in {path} has {rows} rows (ids 0..{rows - 1})."
+            f" Is {os.path.basename(dictionary)} the one of these weights?"
         )
 
 
@@ -512,7 +511,16 @@ def load_elmo_for_many_langs(model_dir, **kwargs):
     ]
     states = [read_state_dict(path) for path in paths]
     _check_counts(arguments, states, paths, source)
-    _check_dictionary_ids(characters, states[0], paths[0], model_dir)
+    dictionaries = [("char.dic", characters, "char_emb_layer")]
+    if words is not None:
+        dictionaries.append(("word.dic", words, "word_emb_layer"))
+    for name, entries, table in dictionaries:
+        _check_dictionary_ids(
+            os.path.join(model_dir, name),
+            entries,
+            states[0].get(f"{table}.embedding.weight"),
+            paths[0],
+        )
     for state, shapes, path in zip(
         states, _expected_shapes(arguments, num_chars, num_words), paths
     ):
