@@ -18,6 +18,7 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.export.portable import scalar_mix_layer
 from keras_elmo.layers import BiLM
 from keras_elmo.layers import ELMoEmbedding
+from keras_elmo.layers import ProjectedLSTM
 from keras_elmo.layers import ScalarMix
 from keras_elmo.training.training_config import TrainingConfig
 from tests.helpers import tiny_bilm_kwargs
@@ -91,6 +92,10 @@ CASES = [
     ("bilm-dropout-none", lambda b, w: BiLM(dropout=None),
      ["`dropout` must be a number; received None"]),
     ("bilm-cell-clip-nan", lambda b, w: BiLM(cell_clip=NAN),
+     ["`cell_clip` must be a finite number; received nan"]),
+    ("lstm-units-str", lambda b, w: ProjectedLSTM(units="8"),
+     ["`units` must be an integer; received '8' (str)"]),
+    ("lstm-cell-clip-nan", lambda b, w: ProjectedLSTM(8, cell_clip=NAN),
      ["`cell_clip` must be a finite number; received nan"]),
     # --- TrainingConfig ---
     ("config-dropout-nan", lambda b, w: _config(dropout=NAN),
