@@ -124,6 +124,23 @@ def parameter_count(size, vocabulary_size):
     return count + (features + 1) * projection
 
 
+def activation_bytes_per_token(size, num_sampled=0):
+    """A lower estimate of the float32 activations one token of a batch
+    keeps for the backward pass: each LSTM layer's gates, cell, output and
+    projection in both directions, the char CNN's feature maps over the
+    characters, and the sampled softmax's logits."""
+    size = dict(_bilm_defaults(), **size)
+    units, projection = size["units"], size["projection_dim"]
+    values = 2 * size["num_layers"] * (6 * units + projection)
+    values += num_sampled
+    if size.get("token_encoder") != "words":
+        features = sum(n for _, n in size["filters"])
+        values += MAX_CHARACTERS_PER_TOKEN * (
+            size["char_embedding_dim"] + features
+        )
+    return 4 * values
+
+
 def memory_bytes():
     """The machine's physical memory (or `DEFAULT_MEMORY_BYTES`)."""
     try:
@@ -132,10 +149,17 @@ def memory_bytes():
         return DEFAULT_MEMORY_BYTES
 
 
-def check_bilm_size(size, vocabulary_size, where="the biLM size"):
+def check_bilm_size(
+    size,
+    vocabulary_size,
+    where="the biLM size",
+    tokens_per_batch=0,
+    num_sampled=0,
+):
     """Each size value of its kind, and the whole model within memory:
-    its weights in training (`TRAINING_BYTES_PER_WEIGHT` each) at most the
-    machine's memory, checked before anything is allocated."""
+    its weights in training (`TRAINING_BYTES_PER_WEIGHT` each) and the
+    activations of a batch of `tokens_per_batch` at most the machine's
+    memory, checked before anything is allocated."""
     if not isinstance(size, dict):
         raise KerasElmoError(
             f"{where} must be a dict of BiLM arguments; received "
@@ -150,6 +174,16 @@ def check_bilm_size(size, vocabulary_size, where="the biLM size"):
     weights = parameter_count(checked, vocabulary_size)
     needed = weights * TRAINING_BYTES_PER_WEIGHT
     available = memory_bytes()
+    batch = tokens_per_batch * activation_bytes_per_token(checked, num_sampled)
+    if needed <= available < needed + batch:
+        raise KerasElmoError(
+            f"A batch of {tokens_per_batch:,} tokens (--tokens-per-batch) "
+            f"of {where} keeps about {batch / 2**30:,.1f} GiB of "
+            f"activations, beside {needed / 2**30:,.1f} GiB of weights and "
+            f"optimizer state; this machine has {available / 2**30:,.1f} "
+            "GiB. Give a smaller --tokens-per-batch (the original recipe "
+            "uses 4096 per device)."
+        )
     if needed > available:
         flags = ", ".join(
             f"{_flag(name)} {checked[name]}"

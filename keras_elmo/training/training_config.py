@@ -91,7 +91,12 @@ class TrainingConfig:
             value = check_number(getattr(self, name), name, minimum=0.0)
             setattr(self, name, value)
         self.seed = check_integer(self.seed, "seed (--seed)")
-        check_bilm_size(self.bilm, self.vocabulary_size)
+        check_bilm_size(
+            self.bilm,
+            self.vocabulary_size,
+            tokens_per_batch=self.tokens_per_batch,
+            num_sampled=min(self.num_sampled, self.vocabulary_size),
+        )
         check_batch_budget(self.max_length, self.tokens_per_batch)
 
     def to_json(self):
