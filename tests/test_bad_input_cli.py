@@ -700,7 +700,7 @@ CASES = [
      ["argument --scalar-mix", "'a,b'"]),
     ("export-litert-scalar-mix-wrong-count",
      [*LITERT, "--output", "{outputs}/m.tflite", "--scalar-mix", "0,0"],
-     ["`scalar_mix`", "has 2 values; expected 3, one per biLM layer"]),
+     ["`scalar_mix` has 2 values but the biLM has 3 layers"]),
     ("download-unknown-name", ["download", "no-such-model"],
      ["'no-such-model' is neither a pretrained model name nor"]),
     ("download-nothing", ["download"], ["required: NAME|URL"]),

@@ -120,7 +120,7 @@ CASES = [
     ("export-mix-nan", lambda b, w: scalar_mix_layer([NAN, 0, 0], 3, "ONNX"),
      ["ONNX export: `scalar_mix`", "[0] must be a finite number"]),
     ("export-mix-str", lambda b, w: scalar_mix_layer("0,0", 3, "ONNX"),
-     ["`scalar_mix` (a ScalarMix or its weights) must be a list"]),
+     ["`scalar_mix` (a ScalarMix layer or a list of weights) must be a list"]),
     # --- Vocabulary ---
     ("vocabulary-int", lambda b, w: Vocabulary(5),
      ["the vocabulary must be a list of strings; received 5 (int)"]),

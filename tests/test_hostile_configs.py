@@ -195,3 +195,18 @@ def test_hdf5_datasets_that_declare_more_than_the_file_holds(tmp_path):
     message = str(raised.value)
     assert f"{cells[0]!r} in {weights} declares shape (32, 4000000)" in message
     assert "512,000,000 bytes" in message
+
+
+def test_hostile_weight_file_in_a_model_folder_names_it(efml):
+    import numpy as np
+
+    path = str(efml / "token_embedder.pkl")
+    values = np.zeros((81, 4), "float32")
+    tensors = {"char_emb_layer.embedding.weight": {
+        "values": values, "offset": 400, "stride": (-4, 1)}}  # fmt: skip
+    hostile_files.torch_file(path, tensors)
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(str(efml))
+    message = str(raised.value)
+    assert path in message, message
+    assert "tensor 'char_emb_layer.embedding.weight' stride is -4" in message

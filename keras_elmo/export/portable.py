@@ -116,10 +116,14 @@ def scalar_mix_layer(scalar_mix, num_layers, fmt):
 
         weights = check_numbers(
             scalar_mix,
-            f"{fmt} export: `scalar_mix` (a ScalarMix or its weights)",
-            count=num_layers,
-            one_per="biLM layer",
+            f"{fmt} export: `scalar_mix` (a ScalarMix layer or a list of "
+            "weights)",
         )
+        if len(weights) != num_layers:
+            raise KerasElmoError(
+                f"{fmt} export: `scalar_mix` has {len(weights)} values but "
+                f"the biLM has {num_layers} layers; give one per layer."
+            )
         config = {"initial_scalar_weights": weights, "dtype": "float32"}
         weights = None
     if weights is not None and not all(np.isfinite(w).all() for w in weights):
