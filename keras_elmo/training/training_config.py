@@ -90,7 +90,10 @@ class TrainingConfig:
         for name in ("initial_accumulator_value", "clip_norm"):
             value = check_number(getattr(self, name), name, minimum=0.0)
             setattr(self, name, value)
-        self.seed = check_integer(self.seed, "seed (--seed)")
+        # NumPy's and TensorFlow's seeds are 32-bit and not negative.
+        self.seed = check_integer(
+            self.seed, "seed (--seed)", minimum=0, maximum=2**31 - 1
+        )
         check_bilm_size(
             self.bilm,
             self.vocabulary_size,
