@@ -219,6 +219,22 @@ def _check_filters_flag(filters):
         raise KerasElmoError(f"--filters: {error}") from None
 
 
+def _check_options_kind(options_config, token_encoder):
+    """--options of one kind of biLM with --token-encoder of the other
+    would silently drop half of the options file."""
+    if options_config is None or token_encoder is None:
+        return
+    kind = options_config.get("token_encoder", DEFAULT_TOKEN_ENCODER)
+    if kind != token_encoder:
+        raise KerasElmoError(
+            f"--options describes a biLM that reads {kind}, but "
+            f"--token-encoder is {token_encoder}; the options' "
+            f"{'char CNN' if kind == 'characters' else 'word table'} sizes "
+            "would be ignored. Drop --token-encoder to take the options' "
+            "kind, or give options of that kind."
+        )
+
+
 def bilm_size(
     preset=None,
     options_config=None,
@@ -252,6 +268,7 @@ def bilm_size(
             f" received {token_encoder!r}."
         )
     flags = dict(flags or {})
+    _check_options_kind(options_config, token_encoder)
     if preset is not None and preset not in PRESETS:
         raise KerasElmoError(
             f"Unknown preset {preset!r}; expected one of {sorted(PRESETS)}."
