@@ -20,6 +20,7 @@ from keras_elmo.layers import BiLM
 from keras_elmo.layers import ELMoEmbedding
 from keras_elmo.layers import ProjectedLSTM
 from keras_elmo.layers import ScalarMix
+from keras_elmo.models import ELMoLanguageModel
 from keras_elmo.training.training_config import TrainingConfig
 from tests.helpers import tiny_bilm_kwargs
 
@@ -97,6 +98,12 @@ CASES = [
      ["`units` must be an integer; received '8' (str)"]),
     ("lstm-cell-clip-nan", lambda b, w: ProjectedLSTM(8, cell_clip=NAN),
      ["`cell_clip` must be a finite number; received nan"]),
+    ("lm-vocabulary-size-str",
+     lambda b, w: ELMoLanguageModel(b, vocabulary_size="10"),
+     ["`vocabulary_size` must be an integer; received '10' (str)"]),
+    ("lm-dropout-nan",
+     lambda b, w: ELMoLanguageModel(b, vocabulary_size=10, dropout=NAN),
+     ["`dropout` must be a finite number; received nan"]),
     # --- TrainingConfig ---
     ("config-dropout-nan", lambda b, w: _config(dropout=NAN),
      ["dropout (--dropout) must be a finite number; received nan"]),
