@@ -138,6 +138,15 @@ class BiLMSource:
         """Copies the biLM weights (and, with the same vocabulary, the
         softmax) into `model`; returns what was copied, in words."""
         bilm, softmax, source_vocabulary = self._load()
+        theirs, ours = bilm.token_encoder, model.bilm.token_encoder
+        if theirs != ours:
+            raise KerasElmoError(
+                f"--init-from {self.description} is a biLM that reads "
+                f"{theirs} (token_encoder={theirs!r}), but this run trains "
+                f"one that reads {ours}: their token encoders cannot share "
+                "weights. Drop --token-encoder (the run then takes the "
+                "source's), or start from a biLM of the same kind."
+            )
         if bilm.encoder.needs_vocabulary and (
             source_vocabulary is None
             or source_vocabulary.tokens != vocabulary.tokens

@@ -708,7 +708,7 @@ CASES = [
      ["argument --scalar-mix", "'a,b'"]),
     ("export-litert-scalar-mix-wrong-count",
      [*LITERT, "--output", "{outputs}/m.tflite", "--scalar-mix", "0,0"],
-     ["has 2 values but the mix received 3 layers"]),
+     ["`scalar_mix` has 2 values but the biLM has 3 layers"]),
     ("download-unknown-name", ["download", "no-such-model"],
      ["'no-such-model' is not a pretrained model name"]),
     ("download-nothing", ["download"], ["required: NAME|URL"]),

@@ -362,7 +362,7 @@ def test_missing_model_folder_is_a_source_error(folder):
             lambda p: _edit_json(
                 _config(p), lambda c: c["encoder"].update(n_layers="2")
             ),
-            "`encoder.n_layers` = '2'; expected an integer",
+            "`encoder.n_layers` must be an integer; received '2'",
         ),
     ],
 )

@@ -19,6 +19,8 @@ LAYER_IMPORTS = (
     "keras_elmo.layers",
     "keras_elmo.data",
     "keras_elmo.characters",
+    # The checks of user values sit beside the errors they raise.
+    "keras_elmo.checks",
     "keras_elmo.errors",
 )
 # The one import above layers/: `ELMoEmbedding("original")` resolves a

@@ -99,6 +99,12 @@ def bilm_vocabulary(args, source):
     from keras_elmo.errors import KerasElmoError
 
     if not source.bilm().encoder.needs_vocabulary:
+        if args.bilm_vocab:
+            raise KerasElmoError(
+                f"--bilm-vocab is for word-input biLMs; {source.description}"
+                f" reads {source.bilm().token_encoder} and takes any token. "
+                "Drop the flag."
+            )
         return None
     vocabulary = args.bilm_vocab or source.vocabulary()
     if vocabulary is None:

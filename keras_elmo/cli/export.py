@@ -7,6 +7,7 @@ from keras_elmo.cli.arguments import add_bilm_source
 from keras_elmo.cli.arguments import bilm_source
 from keras_elmo.cli.arguments import bilm_vocabulary
 from keras_elmo.cli.arguments import positive_int
+from keras_elmo.errors import KerasElmoError
 
 
 def add_parser(commands):
@@ -95,16 +96,27 @@ def run_export_savedmodel(args):
 
 
 def _scalar_mix(text):
-    """argparse type: comma-separated floats, e.g. `0,0,0`."""
+    """argparse type: comma-separated finite numbers, e.g. `0,0,0`."""
     import argparse
 
+    from keras_elmo.checks import check_numbers
+
     try:
-        return [float(w) for w in text.split(",")]
-    except ValueError:
+        return check_numbers(
+            [_float(w) for w in text.split(",")], "weight", count=None
+        )
+    except (ValueError, KerasElmoError):
         raise argparse.ArgumentTypeError(
-            "expected comma-separated numbers, one a biLM layer (e.g. "
+            "expected comma-separated finite numbers, one a biLM layer (e.g. "
             f"0,0,0 for equal weights); received {text!r}"
         ) from None
+
+
+def _float(text):
+    try:
+        return float(text)
+    except ValueError:
+        return text  # refused, with the text, by check_numbers
 
 
 def _add_common(parser, precisions):
@@ -170,6 +182,12 @@ def _add_deploy_parsers(commands):
 def _export(args, write, **options):
     from keras_elmo.files import check_output_file
 
+    if args.bilm_vocab:
+        raise KerasElmoError(
+            f"--bilm-vocab does not apply to {args.command}: the export "
+            "takes character ids (keras_elmo.runtime.batch_to_ids builds "
+            "them), not a vocabulary's word ids. Drop the flag."
+        )
     source = bilm_source(args)
     check_output_file(
         args.output, inputs=[args.model, source.options, source.weights]
@@ -188,6 +206,12 @@ def _export(args, write, **options):
 def run_export_onnx(args):
     from keras_elmo.export.onnx import to_onnx
 
+    if args.per_channel and args.precision != "int8":
+        raise KerasElmoError(
+            "--per-channel chooses the scales of int8 weights; with "
+            f"--precision {args.precision} there are none. Add --precision "
+            "int8, or drop --per-channel."
+        )
     _export(
         args,
         to_onnx,

@@ -24,6 +24,8 @@ def add_parser(commands):
     _add_device_arguments(parser)
     add_quiet(parser)
     parser.set_defaults(run=run)
+    # The defaults, to tell a flag given from one left alone.
+    parser.set_defaults(flag_default=parser.get_default)
 
 
 def _add_data_arguments(parser):
@@ -246,6 +248,36 @@ def _add_device_arguments(parser):
     )
 
 
+def _check_flags_apply(args):
+    """A flag given where it does not apply is an error, not ignored."""
+    from keras_elmo.errors import KerasElmoError
+
+    def given(name):
+        return getattr(args, name) != args.flag_default(name)
+
+    rules = [
+        (given("min_count") and not args.build_vocab, "--min-count",
+         "sets how --build-vocab builds the vocabulary; add --build-vocab"),
+        (given("max_vocab_size") and not args.build_vocab,
+         "--max-vocab-size",
+         "sets how --build-vocab builds the vocabulary; add --build-vocab"),
+        (given("initial_accumulator_value") and args.optimizer != "adagrad",
+         "--initial-accumulator",
+         f"is Adagrad's; --optimizer {args.optimizer} has none"),
+        (args.size is not None and args.options is not None, "--size",
+         "and --options both give the whole size; give one"),
+        (args.epochs is not None and args.steps is not None, "--epochs",
+         "and --steps both give the length of the run; give one"),
+        (given("cluster_timeout")
+         and args.strategy in ("one_device", "mirrored"),
+         "--cluster-timeout",
+         f"is for multi_worker; --strategy {args.strategy} has no cluster"),
+    ]  # fmt: skip
+    for applies_not, flag, why in rules:
+        if applies_not:
+            raise KerasElmoError(f"{flag} {why}. Drop the flag or fix it.")
+
+
 def run(args):
     from keras_elmo.data.datasets import resolve_files
     from keras_elmo.files import check_output_directory
@@ -257,6 +289,7 @@ def run(args):
     from keras_elmo.training.run_setup import size_flags
     from keras_elmo.training.training_config import JIT_COMPILE
 
+    _check_flags_apply(args)
     train_files = resolve_files(args.train)
     validation_files = (
         resolve_files(args.validation) if args.validation else None

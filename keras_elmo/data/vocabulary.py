@@ -5,6 +5,7 @@ import collections
 import numpy as np
 import tensorflow as tf
 
+from keras_elmo.checks import check_strings
 from keras_elmo.data.text import iter_sentences
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.files import atomic_output
@@ -38,7 +39,7 @@ class Vocabulary:
     """
 
     def __init__(self, tokens, source="the vocabulary"):
-        tokens = list(tokens)
+        tokens = check_strings(tokens, source)
         missing = [t for t in SPECIAL_TOKENS if t not in tokens]
         if missing:
             raise KerasElmoError(

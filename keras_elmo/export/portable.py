@@ -112,15 +112,25 @@ def scalar_mix_layer(scalar_mix, num_layers, fmt):
         config = dict(scalar_mix.get_config(), dtype="float32")
         weights = [np.asarray(w, "float32") for w in scalar_mix.get_weights()]
     else:
-        try:
-            weights = [float(w) for w in scalar_mix]
-        except (TypeError, ValueError):
+        from keras_elmo.checks import check_numbers
+
+        weights = check_numbers(
+            scalar_mix,
+            f"{fmt} export: `scalar_mix` (a ScalarMix layer or a list of "
+            "weights)",
+        )
+        if len(weights) != num_layers:
             raise KerasElmoError(
-                f"{fmt} export: scalar_mix must be a ScalarMix layer or a "
-                f"list of {num_layers} floats; received {scalar_mix!r}."
-            ) from None
+                f"{fmt} export: `scalar_mix` has {len(weights)} values but "
+                f"the biLM has {num_layers} layers; give one per layer."
+            )
         config = {"initial_scalar_weights": weights, "dtype": "float32"}
         weights = None
+    if weights is not None and not all(np.isfinite(w).all() for w in weights):
+        raise KerasElmoError(
+            f"{fmt} export: the ScalarMix has weights that are NaN or "
+            "infinite (a diverged training?); the export would output NaN."
+        )
     if weights is not None and weights[0].shape != (num_layers,):
         raise KerasElmoError(
             f"{fmt} export: the ScalarMix mixes {weights[0].shape[0]} "

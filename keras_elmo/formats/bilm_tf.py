@@ -5,6 +5,7 @@ from the weight porting (`_weight_datasets`), as in the KerasHub converters.
 """
 
 import json
+import math
 import os
 
 import h5py
@@ -73,7 +74,11 @@ def _get(options, path, default=KeyError, kind=None, minimum=None):
 
 def _check_option(path, value, kind, minimum):
     expected = {int: "an integer", float: "a number", list: "a list"}
-    numeric = not isinstance(value, bool) and isinstance(value, (int, float))
+    numeric = (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float))
+        and math.isfinite(value)
+    )
     wrong = (
         (kind is int and not (numeric and value == int(value)))
         or (kind is float and not numeric)
@@ -99,13 +104,16 @@ def _filters_option(options):
     pairs_ok = all(
         isinstance(f, list)
         and len(f) == 2
-        and all(not isinstance(x, bool) and isinstance(x, int) for x in f)
+        and all(
+            not isinstance(x, bool) and isinstance(x, int) and x >= 1 for x in f
+        )
         for f in filters
     )
     if not filters or not pairs_ok:
         raise WeightFileError(
             f"options.json has `char_cnn.filters` = {filters!r}; expected a "
-            "non-empty list of [width, num_filters] integer pairs, e.g. "
+            "non-empty list of [width, num_filters] pairs of integers >= 1, "
+            "e.g. "
             "[[1, 32], [2, 32]]."
         )
     return [list(f) for f in filters]
@@ -177,7 +185,9 @@ def _word_options_to_config(options):
     # The table's size comes from the weight file (as in bilm-tf), which
     # `read_bilm` checks against `n_tokens_vocab` when the options have it.
     if _get(options, "n_tokens_vocab", None) is not None:
-        config["vocabulary_size"] = _get(options, "n_tokens_vocab")
+        config["vocabulary_size"] = _get(
+            options, "n_tokens_vocab", kind=int, minimum=3
+        )
     return config
 
 
@@ -347,6 +357,7 @@ def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
             config["use_token_projection"] = _has_token_projection(
                 f, weight_file, config
             )
+        _check_sizes_against_file(config, f, weight_file)
         config.update(kwargs)
         try:
             bilm = BiLM(**config)
@@ -381,6 +392,82 @@ def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
                 ) from None
             _assign(variables, axis, value)
     return bilm
+
+
+def _check_sizes_against_file(config, f, weight_file):
+    """The sizes of the options against the weight file's shapes, before
+    any layer is built: a count (layers, highway layers, filters) at most
+    the datasets the file has, and each size the shape of a dataset it
+    sizes. The full check of every dataset follows once the biLM is
+    built."""
+
+    def compare(key, name, expected):
+        item = f.get(name)
+        found = tuple(item.shape) if isinstance(item, h5py.Dataset) else None
+        if found is None:
+            raise WeightFileError(
+                f"{weight_file} has no dataset {name!r} of shape "
+                f"{tuple(expected)}, which the options imply (`{key}`). Is "
+                "the options file the one of these weights?"
+            )
+        if found != tuple(expected):
+            raise WeightFileError(
+                f"Dataset {name!r} in {weight_file} has shape {found}, but "
+                f"the options imply {tuple(expected)} (from `{key}`). Is the "
+                "options file the one of these weights?"
+            )
+        backed(name, item)
+
+    # A dataset may hold at most this many times the file's bytes (a
+    # chunked hdf5 dataset can declare any shape in a tiny file).
+    bound = 20 * os.path.getsize(weight_file) + 2**20
+
+    def backed(name, item):
+        if item.size * item.dtype.itemsize > bound:
+            raise WeightFileError(
+                f"Dataset {name!r} in {weight_file} declares shape "
+                f"{item.shape}, {item.size * item.dtype.itemsize:,} bytes, "
+                f"far more than the file's {os.path.getsize(weight_file):,}"
+                "; the file is damaged or hostile."
+            )
+
+    def count(key, value, group):
+        held = len(group) if isinstance(group, h5py.Group) else 0
+        if value > held:
+            raise WeightFileError(
+                f"options.json has `{key}` = {value:,}, but {weight_file} "
+                f"holds {held} such entries. Is the options file the one "
+                "of these weights?"
+            )
+
+    layers, units = config["num_layers"], config["units"]
+    projection = config["projection_dim"]
+    count("lstm.n_layers", layers, f.get("RNN_0/RNN/MultiRNNCell"))
+    for key, layer in (("lstm.dim", 0), ("lstm.n_layers", layers - 1)):
+        compare(
+            key, f"{_lstm_prefix(0, layer)}/W_0", (2 * projection, 4 * units)
+        )
+    if config.get("token_encoder") == "words":
+        return
+    dim = config["char_embedding_dim"]
+    table = f.get("char_embed")
+    rows = table.shape[0] if isinstance(table, h5py.Dataset) else 0
+    compare("char_cnn.embedding.dim", "char_embed", (rows, dim))
+    filters = config["filters"]
+    count("char_cnn.filters", len(filters), f.get("CNN"))
+    for i, (width, num) in enumerate(filters):
+        compare(
+            f"char_cnn.filters[{i}]", f"CNN/W_cnn_{i}", (1, width, dim, num)
+        )
+    highway = config["num_highway_layers"]
+    count("char_cnn.n_highway", highway, f)
+    features = sum(n for _, n in filters)
+    if highway:
+        compare(
+            "char_cnn.n_highway",
+            f"CNN_high_{highway - 1}/W_carry",
+            (features, features),
+        )
 
 
 def _has_token_projection(f, weight_file, config):

@@ -30,8 +30,11 @@ import os
 
 import numpy as np
 
+from keras_elmo.checks import check_integer
+from keras_elmo.checks import check_number
 from keras_elmo.data.elmo_for_many_langs_ids import CHARACTER_SPECIALS
 from keras_elmo.data.elmo_for_many_langs_ids import WORD_SPECIALS
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.formats.torch_pickle import read_state_dict
 from keras_elmo.layers.bilm import BiLM
@@ -69,6 +72,9 @@ PACKAGED_CONFIGS = {
     "cnn_0_100_512_4096_sample.json": _PACKAGED_CONFIG,
 }
 MODEL_FILES = ("config.json", "char.dic", "token_embedder.pkl", "encoder.pkl")
+# No weight backs `max_characters_per_token` (the char CNN runs over any
+# width), so it has a stated maximum; every published model has 50.
+MAX_CHARACTERS_PER_TOKEN = 1000
 
 
 def is_model_dir(path):
@@ -188,6 +194,12 @@ def read_dictionary(path, specials):
             raise WeightFileError(
                 f"{path}, line {number}: {line[:60]!r} is not 'entry<TAB>id'."
             )
+        if parts[1].startswith("-") or len(parts[1]) > 9:
+            raise WeightFileError(
+                f"{path}, line {number}: id {parts[1][:20]} of "
+                f"{parts[0][:20]!r} is not in 0..999999999; ids are rows "
+                "of the model's embedding table."
+            )
         entries[parts[0]] = int(parts[1])
     missing = [s for s in specials if s not in entries]
     if missing:
@@ -198,26 +210,17 @@ def read_dictionary(path, specials):
     return entries
 
 
-def _get(config, section, key, source, kind=int, minimum=None):
+def _get(config, section, key, source, kind=int, minimum=None, maximum=None):
     value = (
         config.get(section, {}).get(key)
         if isinstance(config.get(section), dict)
         else None
     )
-    valid = (
-        value is not None
-        and not isinstance(value, bool)
-        and isinstance(value, (int, float))
-        and (kind is float or value == int(value))
-        and (minimum is None or value >= minimum)
-    )
-    if not valid:
-        bound = "" if minimum is None else f" >= {minimum}"
-        raise WeightFileError(
-            f"{source} has `{section}.{key}` = {value!r}; expected "
-            f"{'an integer' if kind is int else 'a number'}{bound}."
-        )
-    return kind(value)
+    check = check_integer if kind is int else check_number
+    try:
+        return check(value, f"{source} `{section}.{key}`", minimum, maximum)
+    except KerasElmoError as error:
+        raise WeightFileError(str(error)) from None
 
 
 def network_config_to_bilm(config, source):
@@ -294,6 +297,7 @@ def network_config_to_bilm(config, source):
             "max_characters_per_token",
             source,
             minimum=7,
+            maximum=MAX_CHARACTERS_PER_TOKEN,
         ),
         "word_embedding_dim": word_dim or None,
         "units": units,
@@ -430,6 +434,41 @@ def _expected_shapes(arguments, num_chars, num_words):
     return token, encoder
 
 
+def _check_counts(arguments, states, paths, source):
+    """The layer and filter counts of the config, each at most what the
+    weight files hold tensors for (before any loop over them)."""
+    counts = {
+        "encoder.n_layers": (arguments["num_layers"], 1, paths[1]),
+        "token_embedder.n_highway": (
+            arguments["num_highway_layers"],
+            0,
+            paths[0],
+        ),
+        "token_embedder.filters": (len(arguments["filters"]), 1, paths[0]),
+    }
+    for key, (count, smallest, path) in counts.items():
+        state = states[paths.index(path)]
+        if count > smallest and count > len(state):
+            raise WeightFileError(
+                f"{source} has `{key}` {count:,}, but {path} holds only "
+                f"{len(state)} tensors, too few for that many. Is the "
+                "config the one of these weights?"
+            )
+
+
+def _check_dictionary_ids(dictionary, entries, table, path):
+    """A dictionary's ids, each a row of its embedding table in `path`."""
+    rows = None if table is None or table.ndim != 2 else table.shape[0]
+    largest = max(entries.values())
+    if rows is not None and largest >= rows:
+        entry = max(entries, key=entries.get)
+        raise WeightFileError(
+            f"{dictionary} gives {entry[:20]!r} id {largest}, but its "
+            f"embedding table in {path} has {rows} rows (ids 0..{rows - 1})."
+            f" Is {os.path.basename(dictionary)} the one of these weights?"
+        )
+
+
 def load_elmo_for_many_langs(model_dir, **kwargs):
     """Builds the Keras `BiLM` of an ELMoForManyLangs model folder.
 
@@ -467,6 +506,17 @@ def load_elmo_for_many_langs(model_dir, **kwargs):
         for name in ("token_embedder.pkl", "encoder.pkl")
     ]
     states = [read_state_dict(path) for path in paths]
+    _check_counts(arguments, states, paths, source)
+    dictionaries = [("char.dic", characters, "char_emb_layer")]
+    if words is not None:
+        dictionaries.append(("word.dic", words, "word_emb_layer"))
+    for name, entries, table in dictionaries:
+        _check_dictionary_ids(
+            os.path.join(model_dir, name),
+            entries,
+            states[0].get(f"{table}.embedding.weight"),
+            paths[0],
+        )
     for state, shapes, path in zip(
         states, _expected_shapes(arguments, num_chars, num_words), paths
     ):

@@ -22,6 +22,7 @@ the file is imported or called.
 
 import collections
 import io
+import math
 import os
 import pickle
 import struct
@@ -34,6 +35,11 @@ from keras_elmo.errors import WeightFileError
 # torch.save's legacy header: magic number and protocol version.
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
+_BYTE_ORDERS = {"little": "<", "big": ">"}
+# A zip member may decompress to at most this many times its compressed
+# size (PyTorch stores its members uncompressed; float weights compress
+# by less than 2x), so a small hostile zip cannot become gigabytes.
+MAX_COMPRESSION_RATIO = 20
 
 _STORAGE_DTYPES = {
     "FloatStorage": "f4",
@@ -65,11 +71,14 @@ class _StorageRef:
 
 
 class _TensorRef:
+    """A tensor named by the pickle; its values are checked (`_layout`)
+    and read once the storages are."""
+
     def __init__(self, storage, offset, size, stride):
         self.storage = storage
-        self.offset = int(offset)
-        self.size = tuple(int(s) for s in size)
-        self.stride = tuple(int(s) for s in stride)
+        self.offset = offset
+        self.size = size
+        self.stride = stride
 
 
 def _rebuild_tensor(storage, storage_offset, size, stride, *unused):
@@ -91,7 +100,33 @@ _ALLOWED = {
 }
 
 
-class _Unpickler(pickle.Unpickler):
+class _BoundedReader:
+    """A file opened for the unpickler whose reads never ask for more
+    bytes than the file has left: a length declared in the pickle is not
+    allocated before it is known to be there."""
+
+    def __init__(self, file):
+        self.file = file
+        self.size = os.fstat(file.fileno()).st_size
+
+    def left(self):
+        return max(0, self.size - self.file.tell())
+
+    def read(self, n=-1):
+        n = self.left() if n is None or n < 0 else min(n, self.left())
+        return self.file.read(n)
+
+    def readline(self):
+        return self.file.readline()
+
+    def readinto(self, buffer):
+        return self.file.readinto(buffer)
+
+
+class _Unpickler(pickle._Unpickler):
+    # The Python unpickler (not the C one), so that every length in the
+    # pickle goes through `read`, which gets no more than the file holds.
+
     def __init__(self, file, path):
         super().__init__(file)
         self.path = path
@@ -119,13 +154,28 @@ class _Unpickler(pickle.Unpickler):
                 f"{self.path} names storage type {storage_type!r:.60}; "
                 "expected a PyTorch storage class such as FloatStorage."
             )
+        numel = _count(numel, f"storage {key!r:.40} size", self.path)
         view = None
         if len(saved_id) > 5 and saved_id[5] is not None:
             # Legacy layout: (view key, offset, size) of a view into the
             # root storage `key`.
             _, offset, size = saved_id[5]
-            view = (int(offset), int(size))
-        return _StorageRef(storage_type, str(key), int(numel), view)
+            what = f"view of storage {key!r:.40}"
+            view = (
+                _count(offset, f"{what} offset", self.path),
+                _count(size, f"{what} size", self.path),
+            )
+        return _StorageRef(storage_type, str(key), numel, view)
+
+
+def _count(value, what, path):
+    """A size, offset or stride read from the file: an int >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise WeightFileError(
+            f"{path}: {what} is {value!r:.40}; expected an integer >= 0. "
+            "The file is damaged or not a PyTorch weight file."
+        )
+    return value
 
 
 def read_state_dict(path):
@@ -163,6 +213,10 @@ def read_state_dict(path):
         AttributeError,
         struct.error,
         zipfile.BadZipFile,
+        MemoryError,
+        OverflowError,
+        RecursionError,
+        UnicodeDecodeError,
     ) as e:
         raise WeightFileError(
             f"Could not read {path} as a PyTorch state dict "
@@ -197,21 +251,66 @@ def _read_zip(path):
         prefix = pickles[0][: -len("data.pkl")]
         byteorder = "little"
         if prefix + "byteorder" in names:
-            byteorder = archive.read(prefix + "byteorder").decode().strip()
-        unpickler = _Unpickler(io.BytesIO(archive.read(pickles[0])), path)
-        state = unpickler.load()
+            text = _member(archive, prefix + "byteorder", path, limit=16)
+            byteorder = text.decode("ascii", "replace").strip()
+        _check_byteorder(byteorder, path)
+        pickled = _member(archive, pickles[0], path)
+        state = _Unpickler(io.BytesIO(pickled), path).load()
         storages = {}
         for ref in _storage_refs(state):
             if ref.key not in storages:
-                data = archive.read(f"{prefix}data/{ref.key}")
+                name = f"{prefix}data/{ref.key}"
+                if name not in names:
+                    raise WeightFileError(
+                        f"{path} has no member {name} for storage "
+                        f"{ref.key!r}, which a tensor uses; the file is "
+                        "damaged."
+                    )
+                data = _member(
+                    archive, name, path, limit=ref.numel * ref.dtype.itemsize
+                )
                 storages[ref.key] = _storage_array(
-                    data, ref, byteorder, ref.numel
+                    data, ref, byteorder, ref.numel, path
                 )
     return state, storages
 
 
+def _member(archive, name, path, limit=None):
+    """The bytes of a zip member, once its declared size was checked:
+    at most the archive's size (times `MAX_COMPRESSION_RATIO` for a
+    compressed member) and, with `limit`, at most what is needed."""
+    info = archive.getinfo(name)
+    bound = info.compress_size
+    if info.compress_type != zipfile.ZIP_STORED:
+        bound *= MAX_COMPRESSION_RATIO
+    bound = min(bound, os.path.getsize(path) * MAX_COMPRESSION_RATIO)
+    if info.file_size > bound:
+        raise WeightFileError(
+            f"{path}: zip member {name} declares {info.file_size:,} bytes "
+            f"from {info.compress_size:,} compressed bytes, more than "
+            f"{MAX_COMPRESSION_RATIO}x; refusing to decompress it (no "
+            "PyTorch weight file compresses that well)."
+        )
+    if limit is not None and info.file_size > limit:
+        raise WeightFileError(
+            f"{path}: zip member {name} declares {info.file_size:,} bytes; "
+            f"the tensors that use it need {limit:,}. The file is damaged."
+        )
+    with archive.open(name) as member:
+        return member.read(info.file_size)
+
+
+def _check_byteorder(byteorder, path):
+    if byteorder not in _BYTE_ORDERS:
+        raise WeightFileError(
+            f"{path} declares byte order {byteorder!r:.40}; expected "
+            "'little' or 'big'. The file is damaged."
+        )
+
+
 def _read_legacy(path):
-    with open(path, "rb") as f:
+    with open(path, "rb") as raw:
+        f = _BoundedReader(raw)
         magic = _Unpickler(f, path).load()
         if magic != _LEGACY_MAGIC:
             raise WeightFileError(
@@ -222,28 +321,57 @@ def _read_legacy(path):
         protocol = _Unpickler(f, path).load()
         if protocol != _LEGACY_PROTOCOL:
             raise WeightFileError(
-                f"{path} has PyTorch file protocol {protocol!r}; expected "
-                f"{_LEGACY_PROTOCOL}."
+                f"{path} has PyTorch file protocol {protocol!r:.40}; "
+                f"expected {_LEGACY_PROTOCOL}."
             )
         info = _Unpickler(f, path).load()
-        little = not isinstance(info, dict) or info.get("little_endian", True)
+        little = (
+            info.get("little_endian", True) if isinstance(info, dict) else True
+        )
+        if not isinstance(little, bool):
+            _check_byteorder(little, path)
         byteorder = "little" if little else "big"
         state = _Unpickler(f, path).load()
         keys = _Unpickler(f, path).load()
+        if not isinstance(keys, list):
+            raise WeightFileError(
+                f"{path}: its storage list is a {type(keys).__name__}, not "
+                "a list; the file is damaged."
+            )
         refs = {}
         for ref in _storage_refs(state):
             refs.setdefault(ref.key, ref)
         storages = {}
         for key in keys:
             ref = refs.get(str(key))
-            if ref is None:
+            if ref is None or ref.key in storages:
                 raise WeightFileError(
-                    f"{path} stores data for storage {key!r} that no tensor "
-                    "uses; the file looks damaged."
+                    f"{path} stores data for storage {key!r:.40} that no "
+                    "tensor uses (or twice); the file looks damaged."
                 )
-            (numel,) = struct.unpack("<q" if little else ">q", f.read(8))
-            data = f.read(numel * ref.dtype.itemsize)
-            storages[ref.key] = _storage_array(data, ref, byteorder, numel)
+            header = f.read(8)
+            if len(header) < 8:
+                raise WeightFileError(
+                    f"{path} ends before storage {ref.key!r}; the file is "
+                    "truncated."
+                )
+            (numel,) = struct.unpack(_BYTE_ORDERS[byteorder] + "q", header)
+            if numel != ref.numel:
+                raise WeightFileError(
+                    f"{path}: storage {ref.key!r} declares {numel} "
+                    f"elements in the data but {ref.numel} in the pickle; "
+                    "the file is damaged."
+                )
+            size = numel * ref.dtype.itemsize
+            if size > f.left():
+                raise WeightFileError(
+                    f"{path}: storage {ref.key!r} needs {size:,} bytes but "
+                    f"the file has {f.left():,} left; it is truncated."
+                )
+            data = f.read(size)
+            storages[ref.key] = _storage_array(
+                data, ref, byteorder, numel, path
+            )
     return state, storages
 
 
@@ -251,39 +379,85 @@ def _storage_refs(state):
     if isinstance(state, dict):
         for value in state.values():
             if isinstance(value, _TensorRef):
+                if not isinstance(value.storage, _StorageRef):
+                    raise WeightFileError(
+                        "a tensor's storage is a "
+                        f"{type(value.storage).__name__}, not a PyTorch "
+                        "storage; the file is damaged."
+                    )
                 yield value.storage
 
 
-def _storage_array(data, ref, byteorder, numel):
-    dtype = ref.dtype.newbyteorder("<" if byteorder == "little" else ">")
+def _storage_array(data, ref, byteorder, numel, path):
+    dtype = ref.dtype.newbyteorder(_BYTE_ORDERS[byteorder])
     if len(data) < numel * dtype.itemsize:
         raise WeightFileError(
-            f"storage {ref.key} holds {len(data)} bytes, fewer than its "
-            f"{numel} elements need; the file is truncated."
+            f"{path}: storage {ref.key} holds {len(data)} bytes, fewer than "
+            f"its {numel} elements need; the file is truncated."
         )
     array = np.frombuffer(data, dtype=dtype, count=numel)
     return array.astype(ref.dtype.newbyteorder("="))
 
 
-def _tensor_values(tensor, storages, path, name):
-    storage = storages[tensor.storage.key]
-    if tensor.storage.view is not None:
-        offset, numel = tensor.storage.view
-        storage = storage[offset : offset + numel]
-    size, stride = tensor.size, tensor.stride
-    extent = tensor.offset + sum((n - 1) * s for n, s in zip(size, stride))
-    if len(size) != len(stride) or (
-        all(n > 0 for n in size) and extent >= storage.size
+def _layout(tensor, path, name):
+    """(offset, size, stride) of a tensor, checked: integers >= 0, as many
+    strides as sizes, and an element count that cannot overflow."""
+    what = f"tensor {name!r:.60}"
+    if not isinstance(tensor.size, (tuple, list)) or not isinstance(
+        tensor.stride, (tuple, list)
     ):
         raise WeightFileError(
-            f"{path}: tensor {name!r} of shape {size} does not fit its "
-            f"storage of {storage.size} elements; the file looks damaged."
+            f"{path}: {what} has size {tensor.size!r:.40} and stride "
+            f"{tensor.stride!r:.40}; expected tuples of integers."
         )
-    if any(n == 0 for n in size):
+    offset = _count(tensor.offset, f"{what} storage offset", path)
+    size = tuple(_count(n, f"{what} size", path) for n in tensor.size)
+    stride = tuple(_count(s, f"{what} stride", path) for s in tensor.stride)
+    if len(size) != len(stride):
+        raise WeightFileError(
+            f"{path}: {what} has {len(size)} sizes but {len(stride)} "
+            "strides; the file is damaged."
+        )
+    return offset, size, stride
+
+
+def _tensor_values(tensor, storages, path, name):
+    offset, size, stride = _layout(tensor, path, name)
+    if tensor.storage.key not in storages:
+        raise WeightFileError(
+            f"{path}: tensor {name!r} uses storage {tensor.storage.key!r}, "
+            "which the file's storage list omits; the file is damaged."
+        )
+    storage = storages[tensor.storage.key]
+    if tensor.storage.view is not None:
+        view_offset, view_size = tensor.storage.view
+        if view_offset + view_size > storage.size:
+            raise WeightFileError(
+                f"{path}: tensor {name!r} reads a view of elements "
+                f"{view_offset}..{view_offset + view_size} of a storage of "
+                f"{storage.size}; the file is damaged."
+            )
+        storage = storage[view_offset : view_offset + view_size]
+    numel = math.prod(size)
+    if numel == 0:
+        if len(size) > 32 or any(n > 2**31 for n in size):
+            raise WeightFileError(
+                f"{path}: tensor {name!r} has size {size}; no dimension "
+                "of a weight is that large. The file is damaged."
+            )
         return np.zeros(size, storage.dtype)
+    # The last element read: inside the storage, and no more elements
+    # than the storage holds (a weight never repeats its elements).
+    extent = offset + sum((n - 1) * s for n, s in zip(size, stride))
+    if extent >= storage.size or numel > storage.size:
+        raise WeightFileError(
+            f"{path}: tensor {name!r} of shape {size} (offset {offset}, "
+            f"stride {stride}) reaches outside its storage of "
+            f"{storage.size} elements; the file looks damaged."
+        )
     itemsize = storage.dtype.itemsize
     return np.lib.stride_tricks.as_strided(
-        storage[tensor.offset :],
+        storage[offset:],
         shape=size,
         strides=[s * itemsize for s in stride],
         writeable=False,

@@ -3,6 +3,8 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo.checks import check_integer
+from keras_elmo.checks import check_number
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
@@ -157,16 +159,22 @@ class BiLM(keras.layers.Layer):
         encoder_class = get_token_encoder(token_encoder)
         encoder_kwargs = _encoder_arguments(encoder_class, kwargs)
         super().__init__(**kwargs)
-        self.units = int(units)
-        self.projection_dim = int(projection_dim)
-        self.num_layers = int(num_layers)
+        self.units = check_integer(units, "`units`")
+        self.projection_dim = check_integer(projection_dim, "`projection_dim`")
+        self.num_layers = check_integer(num_layers, "`num_layers`")
+        dropout = check_number(dropout, "`dropout`")
+        for name, clip in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
+            if clip is not None:
+                check_number(clip, f"`{name}`", minimum=0.0)
         _check_sizes(self, dropout)
         self.cell_clip = cell_clip
         self.proj_clip = proj_clip
         self.use_skip_connections = bool(use_skip_connections)
         self.dropout = float(dropout)
         self.stateful = bool(stateful)
-        self.max_batch_size = int(max_batch_size)
+        self.max_batch_size = check_integer(
+            max_batch_size, "`max_batch_size`", minimum=1
+        )
 
         # === Token encoder ===
         self.token_encoder = encoder_class.name

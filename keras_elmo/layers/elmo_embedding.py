@@ -1,6 +1,11 @@
 import keras
 from keras import ops
 
+from keras_elmo.checks import check_flag
+from keras_elmo.checks import check_fraction
+from keras_elmo.checks import check_integer
+from keras_elmo.checks import check_number
+from keras_elmo.checks import check_numbers
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.bilm import BiLM
@@ -157,27 +162,27 @@ class ELMoEmbedding(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         bilm = _as_bilm(bilm)
-        if int(num_output_representations) < 1:
-            raise KerasElmoError(
-                "`num_output_representations` must be >= 1. Received: "
-                f"{num_output_representations}"
-            )
-        if not 0.0 <= float(dropout) < 1.0:
-            raise KerasElmoError(
-                f"`dropout` must be in [0, 1). Received: dropout={dropout}"
-            )
         self.bilm = bilm
-        self.num_output_representations = int(num_output_representations)
-        self.dropout = float(dropout)
-        self.l2_coef = float(l2_coef)
-        self.do_layer_norm = bool(do_layer_norm)
-        self.top_layer_only = bool(top_layer_only)
-        self.scalar_mix_weights = (
-            None
-            if scalar_mix_weights is None
-            else [float(w) for w in scalar_mix_weights]
+        self.num_output_representations = check_integer(
+            num_output_representations,
+            "`num_output_representations`",
+            minimum=1,
         )
-        self.fine_tune = bool(fine_tune)
+        self.dropout = check_fraction(dropout, "`dropout`")
+        self.l2_coef = check_number(l2_coef, "`l2_coef`", minimum=0.0)
+        self.do_layer_norm = check_flag(do_layer_norm, "`do_layer_norm`")
+        self.top_layer_only = check_flag(top_layer_only, "`top_layer_only`")
+        self.scalar_mix_weights = None
+        if scalar_mix_weights is not None:
+            # Checked here under its own name (the mixes call it
+            # `initial_scalar_weights`): one weight per biLM layer.
+            self.scalar_mix_weights = check_numbers(
+                scalar_mix_weights,
+                "`scalar_mix_weights`",
+                count=bilm.num_layers + 1,
+                one_per="biLM layer (token layer included)",
+            )
+        self.fine_tune = check_flag(fine_tune, "`fine_tune`")
         self.layer_norm_rule = layer_norm_rule
         self.bilm.trainable = self.fine_tune
         self.vocabulary, self.word_lookup = _word_lookup(bilm, vocabulary)

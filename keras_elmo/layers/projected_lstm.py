@@ -2,6 +2,8 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo.checks import check_integer
+from keras_elmo.checks import check_number
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.recurrence import inference_recurrence
 from keras_elmo.layers.recurrence import recurrence
@@ -81,6 +83,12 @@ class ProjectedLSTM(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        units = check_integer(units, "`units`")
+        if projection_dim is not None:
+            projection_dim = check_integer(projection_dim, "`projection_dim`")
+        for name, value in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
+            if value is not None:
+                check_number(value, f"`{name}`")
         if int(units) < 1:
             raise KerasElmoError(
                 f"`units` must be a positive integer. Received: units={units}"

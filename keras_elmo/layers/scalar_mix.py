@@ -1,6 +1,10 @@
 import keras
+import numpy as np
 from keras import ops
 
+from keras_elmo.checks import check_flag
+from keras_elmo.checks import check_number
+from keras_elmo.checks import check_numbers
 from keras_elmo.errors import KerasElmoError
 
 # Variance floor of the masked layer norm: bilm-tf's; AllenNLP's (since
@@ -97,15 +101,13 @@ class ScalarMix(keras.layers.Layer):
                 f"Received: layer_norm_rule={layer_norm_rule!r}"
             )
         if initial_scalar_weights is not None:
-            initial_scalar_weights = [float(w) for w in initial_scalar_weights]
-        if float(l2_coef) < 0:
-            raise KerasElmoError(
-                f"`l2_coef` must be >= 0. Received: l2_coef={l2_coef}"
+            initial_scalar_weights = check_numbers(
+                initial_scalar_weights, "`initial_scalar_weights`"
             )
         self.initial_scalar_weights = initial_scalar_weights
-        self.l2_coef = float(l2_coef)
-        self.do_layer_norm = bool(do_layer_norm)
-        self.top_layer_only = bool(top_layer_only)
+        self.l2_coef = check_number(l2_coef, "`l2_coef`", minimum=0.0)
+        self.do_layer_norm = check_flag(do_layer_norm, "`do_layer_norm`")
+        self.top_layer_only = check_flag(top_layer_only, "`top_layer_only`")
         self.layer_norm_rule = layer_norm_rule
         self.supports_masking = True
 
@@ -124,6 +126,8 @@ class ScalarMix(keras.layers.Layer):
                     f"{shapes}; every layer to mix must have the same shape "
                     "(batch, time, dim)."
                 )
+        if self.layer_norm_rule == "allennlp":
+            _check_boundaries(inputs, kwargs.get("mask", (*args, None)[0]))
         return super().__call__(inputs, *args, **kwargs)
 
     def build(self, input_shape):
@@ -208,6 +212,42 @@ class ScalarMix(keras.layers.Layer):
             }
         )
         return config
+
+
+def _check_boundaries(inputs, mask):
+    """With the "allennlp" rule the layers must hold `<S>` and `</S>`
+    (`bilm(ids, keep_boundaries=True)`); the mix drops two positions, so
+    layers without them would silently lose their last tokens. Their mask
+    tells: it starts with two present positions (`<S>`, and the first
+    token or `</S>`) in every row, which a token mask does not where a
+    sentence has fewer than two tokens (checked eagerly)."""
+    advice = (
+        "layer_norm_rule='allennlp' mixes the layers of "
+        "bilm(ids, keep_boundaries=True) (time + 2 positions, <S> and </S> "
+        "included) with that call's mask, and drops the two boundaries. "
+    )
+    if isinstance(mask, (list, tuple)):
+        mask = mask[0] if mask else None
+    if mask is None:
+        raise KerasElmoError(
+            advice + "Pass mask=outputs['mask'] of that call: without it the "
+            "boundary positions are unknown."
+        )
+    if not ops.is_tensor(mask) and not hasattr(mask, "shape"):
+        return
+    try:
+        values = np.asarray(mask)
+    except (TypeError, ValueError, NotImplementedError):
+        return  # symbolic: checked by shapes only
+    if values.ndim == 2 and values.dtype != object and values.size:
+        if values.shape[1] < 2 or not values[:, :2].astype(bool).all():
+            counts = values.astype(bool).sum(axis=1).tolist()
+            raise KerasElmoError(
+                advice + "The mask has rows with fewer than two present "
+                f"positions at the start (present per row: {counts[:8]}), "
+                "so these layers have no boundaries; call the biLM with "
+                "keep_boundaries=True, or use layer_norm_rule='bilm-tf'."
+            )
 
 
 def _masked_layer_norm(x, keep, epsilon):

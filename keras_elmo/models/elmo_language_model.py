@@ -3,6 +3,8 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo.checks import check_fraction
+from keras_elmo.checks import check_integer
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.bilm import BiLM
 
@@ -232,6 +234,11 @@ class ELMoLanguageModel(keras.Model):
                 "Train a stateless BiLM (stateful=False): training reads "
                 "shuffled sentences, each from a zero state."
             )
+        vocabulary_size = check_integer(vocabulary_size, "`vocabulary_size`")
+        num_sampled = check_integer(num_sampled, "`num_sampled`")
+        dropout = check_fraction(dropout, "`dropout`")
+        if seed is not None:
+            seed = check_integer(seed, "`seed`", minimum=0)
         table = getattr(bilm, "vocabulary_size", None)
         if table is not None and int(table) != int(vocabulary_size):
             raise KerasElmoError(

@@ -2,7 +2,9 @@
 LiteRT interpreter (no TensorFlow)."""
 
 import mmap
+import struct
 
+from keras_elmo.checks import check_threads
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.runtime.model_file import METADATA_KEY
 from keras_elmo.runtime.model_file import ExportedBiLM
@@ -35,16 +37,51 @@ def read_metadata(path, schema):
                     f"{path} is not a LiteRT (.tflite) model; expected a "
                     "file written by keras-elmo export-litert."
                 )
-            model = schema.Model.GetRootAs(data, 0)
-            for i in range(model.MetadataLength()):
-                entry = model.Metadata(i)
-                if entry.Name() == METADATA_KEY.encode("utf-8"):
-                    buffer = model.Buffers(entry.Buffer())
-                    return buffer.DataAsNumpy().tobytes().decode("utf-8")
-            return None
+            return _metadata_text(schema, data)
+        except (IndexError, ValueError, TypeError, struct.error) as error:
+            # flatbuffers reads offsets from the file: a damaged or
+            # truncated file points outside it.
+            raise KerasElmoError(
+                f"{path} is a damaged or truncated LiteRT (.tflite) file "
+                f"({type(error).__name__}: {str(error)[:100]}); export it "
+                "again with keras-elmo export-litert."
+            ) from None
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
+
+
+def _metadata_text(schema, data):
+    model = schema.Model.GetRootAs(data, 0)
+    for i in range(model.MetadataLength()):
+        entry = model.Metadata(i)
+        if entry.Name() == METADATA_KEY.encode("utf-8"):
+            buffer = model.Buffers(entry.Buffer())
+            return buffer.DataAsNumpy().tobytes().decode("utf-8")
+    return None
+
+
+def _check_complete(path, schema):
+    """Every buffer of the model inside the file (the interpreter maps
+    the file and trusts its offsets; a truncated file must not reach it)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        model = schema.Model.GetRootAs(data, 0)
+        for i in range(model.BuffersLength()):
+            buffer = model.Buffers(i)
+            end = buffer.Offset() + buffer.Size()
+            inline = buffer.DataLength()
+            if end > len(data) or (inline and buffer.DataAsNumpy() is None):
+                raise ValueError(f"buffer {i} ends past the file")
+        for i in range(model.SubgraphsLength()):
+            model.Subgraphs(i).TensorsLength()
+    except (IndexError, ValueError, TypeError, struct.error) as error:
+        raise KerasElmoError(
+            f"{path} is a damaged or truncated LiteRT (.tflite) file "
+            f"({str(error)[:100]}); export it again with keras-elmo "
+            "export-litert."
+        ) from None
 
 
 class LiteRTBiLM(ExportedBiLM):
@@ -79,14 +116,15 @@ class LiteRTBiLM(ExportedBiLM):
     command = "export-litert"
 
     def __init__(self, path, num_threads=None):
+        num_threads = check_threads(num_threads)
         Interpreter, schema = _import_litert()
         path = self._check_file(path)
         text = read_metadata(path, schema)
         metadata = parse_metadata(text, path, "LiteRT", self.command)
+        _check_complete(path, schema)
         try:
             self.interpreter = Interpreter(
-                model_path=path,
-                num_threads=None if num_threads is None else int(num_threads),
+                model_path=path, num_threads=num_threads
             )
             self.runner = self.interpreter.get_signature_runner()
         except (ValueError, RuntimeError) as error:

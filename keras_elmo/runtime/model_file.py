@@ -9,6 +9,8 @@ import numpy as np
 from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import batch_to_ids
+from keras_elmo.checks import check_integer
+from keras_elmo.checks import check_strings
 from keras_elmo.errors import KerasElmoError
 
 # The metadata key and format version written by keras_elmo.export.portable
@@ -55,7 +57,28 @@ def parse_metadata(text, path, fmt, command):
             f"version {FORMAT_VERSION}. Export it again with this version, "
             "or install the version that wrote it."
         )
+    _check_metadata_values(info, path, command)
     return info
+
+
+def _check_metadata_values(info, path, command):
+    """The values the runtime reads from the metadata, each of its kind."""
+    try:
+        for key in ("num_layers", "projection_dim"):
+            check_integer(info.get(key), f"`{key}`", minimum=1, maximum=2**20)
+        for key in ("precision", "input"):
+            check_strings([info.get(key)], f"`{key}`")
+        options = info.get("export_options")
+        if not isinstance(options, dict):
+            raise KerasElmoError(
+                f"`export_options` is {options!r:.40}, not an object."
+            )
+        check_strings(options.get("outputs", []), "`export_options.outputs`")
+    except KerasElmoError as error:
+        raise KerasElmoError(
+            f"{path}: its keras_elmo metadata is damaged ({error}); export "
+            f"it again with keras-elmo {command}."
+        ) from None
 
 
 def character_ids(inputs):
@@ -76,6 +99,13 @@ def character_ids(inputs):
                 "keras_elmo.runtime.batch_to_ids."
             )
         return ids.astype(np.int32, copy=False)
+    if hasattr(inputs, "dtype") and hasattr(inputs, "shape"):
+        raise KerasElmoError(
+            "character ids must be an integer array (int32) of shape "
+            f"(batch, time, {MAX_CHARACTERS_PER_TOKEN}); received dtype "
+            f"{inputs.dtype}, shape {tuple(inputs.shape)}. Build them with "
+            "keras_elmo.runtime.batch_to_ids, or pass the token lists."
+        )
     return batch_to_ids(inputs)
 
 

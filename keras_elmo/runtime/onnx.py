@@ -1,6 +1,7 @@
 """`ONNXBiLM`: a biLM exported by `keras-elmo export-onnx`, run by ONNX
 Runtime (no TensorFlow)."""
 
+from keras_elmo.checks import check_threads
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.runtime.model_file import METADATA_KEY
 from keras_elmo.runtime.model_file import ExportedBiLM
@@ -50,11 +51,12 @@ class ONNXBiLM(ExportedBiLM):
     command = "export-onnx"
 
     def __init__(self, path, num_threads=None):
+        num_threads = check_threads(num_threads)
         ort = _import_onnxruntime()
         path = self._check_file(path)
         options = ort.SessionOptions()
         if num_threads is not None:
-            options.intra_op_num_threads = int(num_threads)
+            options.intra_op_num_threads = num_threads
             options.inter_op_num_threads = 1
         try:
             self.session = ort.InferenceSession(

@@ -217,6 +217,32 @@ def _check_arguments(checkpoint_every, jit_compile, epochs, steps):
         raise KerasElmoError(f"steps (--steps) must be >= 1; got {steps}.")
 
 
+def _check_validate_every(validate_every, checkpoint_every, config):
+    """Validation runs at checkpoints: `validate_every` must be a multiple
+    of `checkpoint_every`, and needs held-out files."""
+    if validate_every is None:
+        return
+    from keras_elmo.checks import check_integer
+
+    validate_every = check_integer(
+        validate_every, "validate_every (--validate-every)", minimum=1
+    )
+    if not config.validation_files:
+        raise KerasElmoError(
+            "validate_every (--validate-every) needs held-out files to "
+            "validate on: give them with --validation, or drop the flag."
+        )
+    if validate_every % int(checkpoint_every):
+        multiple = round(validate_every / checkpoint_every) or 1
+        raise KerasElmoError(
+            f"validate_every (--validate-every) {validate_every} is not a "
+            f"multiple of checkpoint_every (--checkpoint-every) "
+            f"{checkpoint_every}: validation runs at checkpoints. Use a "
+            f"multiple, e.g. --validate-every {multiple * checkpoint_every}, "
+            f"or --checkpoint-every {validate_every}."
+        )
+
+
 def _resolve_jit(strategy, jit_compile):
     """XLA is not used by the distributed loop."""
     if strategy is None:
@@ -317,6 +343,7 @@ def train(
         The trained `ELMoLanguageModel`.
     """
     _check_arguments(checkpoint_every, jit_compile, epochs, steps)
+    _check_validate_every(validate_every, checkpoint_every, config)
     # First: the multi-worker runtime starts here.
     strategy = resolve_strategy(strategy, cluster_timeout)
     jit_compile = _resolve_jit(strategy, jit_compile)
@@ -332,6 +359,10 @@ def train(
             f"batches of {replicas} x {config.tokens_per_batch:,} tokens",
         )
     total_steps = int(steps or math.ceil((epochs or 1) * scan.steps_per_epoch))
+    # The seed reaches the initial weights too (Keras draws unseeded
+    # initializers' seeds from Python's generator), so that two runs with
+    # the same seed and flags start, and end, alike.
+    keras.utils.set_random_seed(config.seed)
     with strategy.scope() if strategy else contextlib.nullcontext():
         model = build_model(config, total_steps, jit_compile)
     if model.bilm.encoder.needs_vocabulary:

@@ -6,7 +6,13 @@ flags, or the size of the weights a run starts from) into one such dict,
 checking each value under its own name.
 """
 
+import inspect
+import os
+
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
+from keras_elmo.characters import NUM_CHARACTER_IDS
+from keras_elmo.checks import check_integer
+from keras_elmo.checks import check_number
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
 from keras_elmo.layers.char_cnn import check_filters
@@ -78,18 +84,129 @@ def check_size_value(name, value, where=None):
     the user, e.g. the flag or the options key)."""
     where = where or _flag(name)
     kind, smallest = SIZE_ARGUMENTS[name]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise KerasElmoError(
-            f"{where} must be a number; received {value!r} "
-            f"({type(value).__name__})."
+    if kind is int:
+        return check_integer(value, where, minimum=smallest)
+    return check_number(value, where, minimum=smallest)
+
+
+# Bytes one float32 weight takes in training: the weight, its gradient and
+# up to two optimizer slots (Adam's moments).
+TRAINING_BYTES_PER_WEIGHT = 16
+# The bound where the machine's memory cannot be read.
+DEFAULT_MEMORY_BYTES = 2**40
+
+
+def _bilm_defaults(token_encoder):
+    """The defaults of `BiLM` and of its token encoder's arguments."""
+    from keras_elmo.layers.bilm import BiLM
+    from keras_elmo.layers.token_encoders import get_token_encoder
+
+    defaults = {}
+    for function in (BiLM.__init__, get_token_encoder(token_encoder).__init__):
+        for name, p in inspect.signature(function).parameters.items():
+            if p.default is not inspect.Parameter.empty:
+                defaults[name] = p.default
+    return defaults
+
+
+def parameter_count(size, vocabulary_size):
+    """The weights of a biLM of `size` (`BiLM` arguments; missing ones
+    take BiLM's defaults) and of its softmax over `vocabulary_size`."""
+    kind = size.get("token_encoder", DEFAULT_TOKEN_ENCODER)
+    size = dict(_bilm_defaults(kind), **size)
+    units, projection = size["units"], size["projection_dim"]
+    projected = projection < units
+    recurrent_input = projection if projected else units
+    lstm = (projection + recurrent_input + 1) * 4 * units
+    lstm += units * projection if projected else 0
+    count = 2 * size["num_layers"] * lstm
+    count += (projection + 1) * vocabulary_size  # the softmax
+    if size.get("token_encoder") == "words":
+        return count + vocabulary_size * projection
+    dim = size["char_embedding_dim"]
+    features = sum(n for _, n in size["filters"])
+    count += NUM_CHARACTER_IDS * dim
+    count += sum((width * dim + 1) * n for width, n in size["filters"])
+    count += size["num_highway_layers"] * 2 * (features + 1) * features
+    return count + (features + 1) * projection
+
+
+def activation_bytes_per_token(size, num_sampled=0):
+    """A lower estimate of the float32 activations one token of a batch
+    keeps for the backward pass: each LSTM layer's gates, cell, output and
+    projection in both directions, the char CNN's feature maps over the
+    characters, and the sampled softmax's logits."""
+    kind = size.get("token_encoder", DEFAULT_TOKEN_ENCODER)
+    size = dict(_bilm_defaults(kind), **size)
+    units, projection = size["units"], size["projection_dim"]
+    values = 2 * size["num_layers"] * (6 * units + projection)
+    values += num_sampled
+    if size.get("token_encoder") != "words":
+        features = sum(n for _, n in size["filters"])
+        values += MAX_CHARACTERS_PER_TOKEN * (
+            size["char_embedding_dim"] + features
         )
-    if kind is int and value != int(value):
-        raise KerasElmoError(f"{where} must be an integer; received {value!r}.")
-    if value < smallest:
+    return 4 * values
+
+
+def memory_bytes():
+    """The machine's physical memory (or `DEFAULT_MEMORY_BYTES`)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return DEFAULT_MEMORY_BYTES
+
+
+def check_bilm_size(
+    size,
+    vocabulary_size,
+    where="the biLM size",
+    tokens_per_batch=0,
+    num_sampled=0,
+):
+    """Each size value of its kind, and the whole model within memory:
+    its weights in training (`TRAINING_BYTES_PER_WEIGHT` each) and the
+    activations of a batch of `tokens_per_batch` at most the machine's
+    memory, checked before anything is allocated."""
+    if not isinstance(size, dict):
         raise KerasElmoError(
-            f"{where} must be >= {smallest}; received {value!r}."
+            f"{where} must be a dict of BiLM arguments; received "
+            f"{type(size).__name__}."
         )
-    return kind(value)
+    checked = dict(size)
+    for name in SIZE_ARGUMENTS:
+        if checked.get(name) is not None:
+            checked[name] = check_size_value(name, checked[name])
+    if "filters" in checked:
+        checked["filters"] = _check_filters_flag(checked["filters"])
+    weights = parameter_count(checked, vocabulary_size)
+    needed = weights * TRAINING_BYTES_PER_WEIGHT
+    available = memory_bytes()
+    batch = tokens_per_batch * activation_bytes_per_token(checked, num_sampled)
+    if needed <= available < needed + batch:
+        raise KerasElmoError(
+            f"A batch of {tokens_per_batch:,} tokens (--tokens-per-batch) "
+            f"of {where} keeps about {batch / 2**30:,.1f} GiB of "
+            f"activations, beside {needed / 2**30:,.1f} GiB of weights and "
+            f"optimizer state; this machine has {available / 2**30:,.1f} "
+            "GiB. Give a smaller --tokens-per-batch (the original recipe "
+            "uses 4096 per device)."
+        )
+    if needed > available:
+        flags = ", ".join(
+            f"{_flag(name)} {checked[name]}"
+            for name in ("units", "projection_dim", "num_layers")
+            if name in checked
+        )
+        raise KerasElmoError(
+            f"{where} ({flags}, a vocabulary of {vocabulary_size:,}) has "
+            f"{weights:,} weights, which need {needed / 2**30:,.1f} GiB "
+            f"to train ({TRAINING_BYTES_PER_WEIGHT} bytes each: weight, "
+            f"gradient, optimizer state); this machine has "
+            f"{available / 2**30:,.1f} GiB. Choose smaller sizes (the "
+            "published 'original' has 4096 units, 512 dims, 2 layers)."
+        )
+    return checked
 
 
 def size_of(config):
@@ -115,6 +232,22 @@ def _check_filters_flag(filters):
         ]
     except KerasElmoError as error:
         raise KerasElmoError(f"--filters: {error}") from None
+
+
+def _check_options_kind(options_config, token_encoder):
+    """--options of one kind of biLM with --token-encoder of the other
+    would silently drop half of the options file."""
+    if options_config is None or token_encoder is None:
+        return
+    kind = options_config.get("token_encoder", DEFAULT_TOKEN_ENCODER)
+    if kind != token_encoder:
+        raise KerasElmoError(
+            f"--options describes a biLM that reads {kind}, but "
+            f"--token-encoder is {token_encoder}; the options' "
+            f"{'char CNN' if kind == 'characters' else 'word table'} sizes "
+            "would be ignored. Drop --token-encoder to take the options' "
+            "kind, or give options of that kind."
+        )
 
 
 def bilm_size(
@@ -151,6 +284,7 @@ def bilm_size(
             f" received {token_encoder!r}."
         )
     flags = dict(flags or {})
+    _check_options_kind(options_config, token_encoder)
     if size_name is not None and size_name not in SIZES:
         raise KerasElmoError(
             f"Unknown training size {size_name!r}; expected one of "

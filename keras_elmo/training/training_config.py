@@ -9,6 +9,9 @@ import dataclasses
 
 import keras
 
+from keras_elmo.checks import check_fraction
+from keras_elmo.checks import check_integer
+from keras_elmo.checks import check_number
 from keras_elmo.data.datasets import check_batch_budget
 from keras_elmo.data.text import ON_BAD_LINE
 from keras_elmo.errors import KerasElmoError
@@ -17,6 +20,7 @@ from keras_elmo.models.elmo_language_model import ELMoLanguageModel
 from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from keras_elmo.optimizers.sparse_adagrad import SparseAdagrad
 from keras_elmo.optimizers.sparse_adam import SparseAdam
+from keras_elmo.training.sizes import check_bilm_size
 
 # Optimizer name -> its default learning rate.
 OPTIMIZERS = {"adagrad": 0.2, "adam": 0.001}
@@ -75,21 +79,27 @@ class TrainingConfig:
         _choice(self, "learning_rate_schedule", LEARNING_RATE_SCHEDULES)
         _choice(self, "on_bad_line", ON_BAD_LINE)
         _choice(self, "mixed_precision", MIXED_PRECISION)
-        if not 0.0 <= float(self.dropout) < 1.0:
-            raise KerasElmoError(
-                f"dropout (--dropout) must be in [0, 1); received "
-                f"{self.dropout}."
-            )
-        if self.learning_rate is not None and not self.learning_rate > 0:
-            raise KerasElmoError(
-                "learning_rate (--learning-rate) must be > 0; received "
-                f"{self.learning_rate}."
+        self.dropout = check_fraction(self.dropout, "dropout (--dropout)")
+        if self.learning_rate is not None:
+            self.learning_rate = check_number(
+                self.learning_rate,
+                "learning_rate (--learning-rate)",
+                minimum=0.0,
+                above=True,
             )
         for name in ("initial_accumulator_value", "clip_norm"):
-            if not getattr(self, name) >= 0:
-                raise KerasElmoError(
-                    f"{name} must be >= 0; received {getattr(self, name)}."
-                )
+            value = check_number(getattr(self, name), name, minimum=0.0)
+            setattr(self, name, value)
+        # NumPy's and TensorFlow's seeds are 32-bit and not negative.
+        self.seed = check_integer(
+            self.seed, "seed (--seed)", minimum=0, maximum=2**31 - 1
+        )
+        check_bilm_size(
+            self.bilm,
+            self.vocabulary_size,
+            tokens_per_batch=self.tokens_per_batch,
+            num_sampled=min(self.num_sampled, self.vocabulary_size),
+        )
         check_batch_budget(self.max_length, self.tokens_per_batch)
 
     def to_json(self):

@@ -1,5 +1,7 @@
 """The word token encoder (bilm-tf's word-input biLM)."""
 
+import os
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -142,7 +144,8 @@ def check_vocabulary(vocabulary, encoder, source=None):
             "trained with, one token a line) to turn words into ids; pass "
             "vocabulary=..."
         )
-    if isinstance(vocabulary, str):
+    if isinstance(vocabulary, (str, os.PathLike)):
+        vocabulary = os.fspath(vocabulary)
         source = source or f"Vocabulary file {vocabulary}"
         vocabulary = Vocabulary.from_file(vocabulary)
     elif not isinstance(vocabulary, Vocabulary):

@@ -1,0 +1,241 @@
+"""Builders of hostile and damaged input files (issue 18), so that each
+class of bad file stays covered: PyTorch `torch.save` files with bad
+offsets, strides, sizes, byte orders and storage lists (written without
+PyTorch), zip bombs, and model configurations with absurd values.
+
+`torch_file` writes both layouts `keras_elmo.formats.torch_pickle` reads:
+the legacy one (five pickles, then each storage as an int64 count and its
+bytes) and the zip one (`archive/data.pkl`, `archive/data/<key>`,
+`archive/byteorder`). Each tensor is a dict: its `values` (a NumPy array,
+flattened into its own storage) and optionally the `offset`, `size`,
+`stride` and `storage` key the pickle declares instead of the true ones.
+"""
+
+import collections
+import contextlib
+import io
+import json
+import pickle
+import struct
+import sys
+import types
+import zipfile
+
+import numpy as np
+
+LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+LEGACY_PROTOCOL = 1001
+_STORAGE_NAMES = {
+    np.dtype("float32"): "FloatStorage",
+    np.dtype("float64"): "DoubleStorage",
+    np.dtype("int64"): "LongStorage",
+}
+
+
+def _rebuild_tensor_v2(*args):
+    raise AssertionError("only pickled, never called")
+
+
+@contextlib.contextmanager
+def _fake_torch():
+    """Modules `torch` and `torch._utils` holding the names a state dict
+    pickle refers to, so that pickle can write them without PyTorch."""
+    torch = types.ModuleType("torch")
+    utils = types.ModuleType("torch._utils")
+    _rebuild_tensor_v2.__module__ = "torch._utils"
+    utils._rebuild_tensor_v2 = _rebuild_tensor_v2
+    torch._utils = utils
+    for name in _STORAGE_NAMES.values():
+        storage = type(name, (), {"__module__": "torch"})
+        setattr(torch, name, storage)
+    saved = {name: sys.modules.get(name) for name in ("torch", "torch._utils")}
+    sys.modules.update({"torch": torch, "torch._utils": utils})
+    try:
+        yield torch
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
+class _Storage:
+    def __init__(self, key, dtype, numel, view=None):
+        self.key, self.dtype, self.numel, self.view = key, dtype, numel, view
+
+
+class _Tensor:
+    def __init__(self, storage, offset, size, stride):
+        self.args = (storage, offset, size, stride)
+
+    def __reduce__(self):
+        return _rebuild_tensor_v2, (
+            *self.args,
+            False,
+            collections.OrderedDict(),
+        )
+
+
+class _Pickler(pickle.Pickler):
+    def __init__(self, file, torch, legacy):
+        super().__init__(file, protocol=2)
+        self.torch, self.legacy = torch, legacy
+
+    def persistent_id(self, obj):
+        if not isinstance(obj, _Storage):
+            return None
+        kind = getattr(self.torch, _STORAGE_NAMES[obj.dtype])
+        if self.legacy:
+            return ("storage", kind, obj.key, "cpu", obj.numel, obj.view)
+        return ("storage", kind, obj.key, "cpu", obj.numel)
+
+
+def _contiguous_stride(shape):
+    stride, step = [], 1
+    for n in reversed(shape):
+        stride.insert(0, step)
+        step *= n
+    return tuple(stride)
+
+
+def _state(tensors, byteorder="little"):
+    """(state dict of _Tensor, {key: (dtype, bytes, declared numel)})."""
+    state, storages = collections.OrderedDict(), {}
+    order = ">" if byteorder == "big" else "<"
+    for index, (name, spec) in enumerate(tensors.items()):
+        values = np.asarray(spec["values"])
+        key = str(spec.get("storage", index))
+        numel = spec.get("numel", values.size)
+        data = values.astype(values.dtype.newbyteorder(order)).tobytes()
+        storages[key] = (values.dtype, data, numel)
+        storage = _Storage(key, values.dtype, numel, spec.get("view"))
+        state[name] = _Tensor(
+            storage,
+            spec.get("offset", 0),
+            spec.get("size", values.shape),
+            spec.get("stride", _contiguous_stride(values.shape)),
+        )
+    return state, storages
+
+
+def torch_file(
+    path,
+    tensors,
+    layout="legacy",
+    byteorder="little",
+    omit_storages=(),
+    compress=False,
+):
+    """Writes a `torch.save`-like file of `tensors` (see the module doc);
+    `omit_storages` are storage keys left out of the storage list (legacy)
+    or of the archive (zip). Returns `path`."""
+    state, storages = _state(tensors, byteorder)
+    with _fake_torch() as torch:
+        pickled = io.BytesIO()
+        _Pickler(pickled, torch, layout == "legacy").dump(state)
+    kept = [k for k in storages if k not in omit_storages]
+    if layout == "legacy":
+        with open(path, "wb") as f:
+            for value in (
+                LEGACY_MAGIC,
+                LEGACY_PROTOCOL,
+                {"little_endian": byteorder == "little"},
+            ):
+                pickle.dump(value, f, protocol=2)
+            f.write(pickled.getvalue())
+            pickle.dump(kept, f, protocol=2)
+            order = "<" if byteorder == "little" else ">"
+            for key in kept:
+                dtype, data, numel = storages[key]
+                f.write(struct.pack(order + "q", numel))
+                f.write(data)
+        return path
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(path, "w", method) as archive:
+        archive.writestr("archive/data.pkl", pickled.getvalue())
+        archive.writestr("archive/byteorder", byteorder)
+        for key in kept:
+            archive.writestr(f"archive/data/{key}", storages[key][1])
+    return path
+
+
+def raw_legacy_file(path, state_pickle):
+    """A legacy file whose state-dict pickle is the raw bytes given."""
+    with open(path, "wb") as f:
+        for value in (LEGACY_MAGIC, LEGACY_PROTOCOL, {"little_endian": True}):
+            pickle.dump(value, f, protocol=2)
+        f.write(state_pickle)
+        pickle.dump([], f, protocol=2)
+    return path
+
+
+def huge_bytes_pickle(length=2**40):
+    """A pickle (protocol 4) declaring a bytes object of `length` bytes,
+    holding 3."""
+    return b"\x80\x04\x8e" + struct.pack("<Q", length) + b"abc"
+
+
+def zip_bomb(path, size=40 * 2**20):
+    """A zip-layout weight file whose storage member inflates from a few
+    kB to `size` zero bytes (declared in the pickle as that many floats)."""
+    tensors = {"w": {"values": np.zeros(2, "float32"), "numel": size // 4}}
+    state, _ = _state(tensors)
+    with _fake_torch() as torch:
+        pickled = io.BytesIO()
+        _Pickler(pickled, torch, False).dump(state)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("archive/data.pkl", pickled.getvalue())
+        archive.writestr("archive/data/0", bytes(size))
+    return path
+
+
+def edited_json(source, target, changes):
+    """Copies JSON file `source` to `target` with `changes` applied:
+    {"a.b": value} sets options["a"]["b"] (a raw string value replaces the
+    whole text when the key is "")."""
+    with open(source) as f:
+        text = f.read()
+    if "" in changes:
+        text = changes[""]
+    else:
+        values = json.loads(text)
+        for path, value in changes.items():
+            *parents, key = path.split(".")
+            section = values
+            for parent in parents:
+                section = section[parent]
+            section[key] = value
+        text = json.dumps(values)
+    with open(target, "w") as f:
+        f.write(text)
+    return target
+
+
+# Absurd values for the size keys of a model configuration: each would
+# take minutes or all memory if layers were built from it.
+ABSURD_SIZES = {
+    "billion": 10**9,
+    "string": "512",
+    "nan": float("nan"),
+    "infinity": float("inf"),
+    "fraction": 2.5,
+}
+
+
+def hdf5_with_declared_shapes(source, target, shapes):
+    """A copy of hdf5 file `source` whose datasets `shapes` ({name:
+    shape}) are replaced by chunked ones of that shape: a tiny file that
+    declares gigabytes (their chunks are never written)."""
+    import shutil
+
+    import h5py
+
+    shutil.copy(source, target)
+    with h5py.File(target, "a") as f:
+        for name, shape in shapes.items():
+            del f[name]
+            f.create_dataset(
+                name, shape=shape, dtype="float32", chunks=(1,) * len(shape)
+            )
+    return target

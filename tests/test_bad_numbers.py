@@ -1,0 +1,166 @@
+"""Numbers that are not numbers, and arguments of the wrong type (issue 18,
+section 2): each refused with the argument named and what it received,
+never a raw int() / float() / NumPy error, never another argument blamed.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from keras_elmo.checks import check_fraction
+from keras_elmo.checks import check_integer
+from keras_elmo.checks import check_number
+from keras_elmo.checks import check_numbers
+from keras_elmo.checks import check_strings
+from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.export.portable import scalar_mix_layer
+from keras_elmo.layers import BiLM
+from keras_elmo.layers import ELMoEmbedding
+from keras_elmo.layers import ProjectedLSTM
+from keras_elmo.layers import ScalarMix
+from keras_elmo.models import ELMoLanguageModel
+from keras_elmo.training.training_config import TrainingConfig
+from tests.helpers import tiny_bilm_kwargs
+
+NAN, INF = float("nan"), float("inf")
+SPECIALS = ["<S>", "</S>", "<UNK>"]
+
+
+@pytest.fixture(scope="module")
+def bilm():
+    return BiLM(**tiny_bilm_kwargs(num_layers=1))
+
+
+@pytest.fixture(scope="module")
+def word_bilm():
+    return BiLM(
+        token_encoder="words", vocabulary_size=4, units=8, projection_dim=4
+    )
+
+
+def _config(**changes):
+    values = dict(train_files=["data.txt"], bilm={}, vocabulary_size=10)
+    return TrainingConfig(**dict(values, **changes))
+
+
+# (id, call(bilm, word_bilm), words of the message)
+CASES = [
+    # --- ELMoEmbedding ---
+    ("embedding-representations-str",
+     lambda b, w: ELMoEmbedding(b, num_output_representations="2"),
+     ["`num_output_representations` must be an integer; received '2' (str)"]),
+    ("embedding-representations-fraction",
+     lambda b, w: ELMoEmbedding(b, num_output_representations=1.5),
+     ["`num_output_representations` must be an integer; received 1.5"]),
+    ("embedding-dropout-none", lambda b, w: ELMoEmbedding(b, dropout=None),
+     ["`dropout` must be a number; received None (NoneType)"]),
+    ("embedding-dropout-nan", lambda b, w: ELMoEmbedding(b, dropout=NAN),
+     ["`dropout` must be a finite number; received nan"]),
+    ("embedding-l2-inf", lambda b, w: ELMoEmbedding(b, l2_coef=INF),
+     ["`l2_coef` must be a finite number; received inf"]),
+    ("embedding-mix-nan",
+     lambda b, w: ELMoEmbedding(b, scalar_mix_weights=[NAN, 0, 0]),
+     ["`scalar_mix_weights`[0] must be a finite number; received nan"]),
+    ("embedding-mix-str",
+     lambda b, w: ELMoEmbedding(b, scalar_mix_weights="0,0,0"),
+     ["`scalar_mix_weights` must be a list of numbers; received '0,0,0'"]),
+    ("embedding-mix-count",
+     lambda b, w: ELMoEmbedding(b, scalar_mix_weights=[0, 0, 0]),
+     ["`scalar_mix_weights` has 3 values; expected 2, one per biLM"]),
+    ("embedding-layer-norm-str",
+     lambda b, w: ELMoEmbedding(b, do_layer_norm="no"),
+     ["`do_layer_norm` must be True or False; received 'no'"]),
+    ("embedding-vocabulary-int", lambda b, w: ELMoEmbedding(w, vocabulary=5),
+     ["the vocabulary must be a list of strings; received 5 (int)"]),
+    ("embedding-vocabulary-ints",
+     lambda b, w: ELMoEmbedding(w, vocabulary=[*SPECIALS, 7]),
+     ["the vocabulary[3] must be a string; received 7 (int)"]),
+    # --- ScalarMix ---
+    ("mix-weights-nan", lambda b, w: ScalarMix(initial_scalar_weights=[NAN]),
+     ["`initial_scalar_weights`[0] must be a finite number; received nan"]),
+    ("mix-weights-none-entry",
+     lambda b, w: ScalarMix(initial_scalar_weights=[0, None]),
+     ["`initial_scalar_weights`[1] must be a number; received None"]),
+    ("mix-l2-str", lambda b, w: ScalarMix(l2_coef="0.1"),
+     ["`l2_coef` must be a number; received '0.1' (str)"]),
+    # --- BiLM ---
+    ("bilm-units-str", lambda b, w: BiLM(**tiny_bilm_kwargs(units="16")),
+     ["`units` must be an integer; received '16' (str)"]),
+    ("bilm-layers-nan", lambda b, w: BiLM(**tiny_bilm_kwargs(num_layers=NAN)),
+     ["`num_layers` must be an integer; received nan"]),
+    ("bilm-dropout-none", lambda b, w: BiLM(dropout=None),
+     ["`dropout` must be a number; received None"]),
+    ("bilm-cell-clip-nan", lambda b, w: BiLM(cell_clip=NAN),
+     ["`cell_clip` must be a finite number; received nan"]),
+    ("lstm-units-str", lambda b, w: ProjectedLSTM(units="8"),
+     ["`units` must be an integer; received '8' (str)"]),
+    ("lstm-cell-clip-nan", lambda b, w: ProjectedLSTM(8, cell_clip=NAN),
+     ["`cell_clip` must be a finite number; received nan"]),
+    ("lm-vocabulary-size-str",
+     lambda b, w: ELMoLanguageModel(b, vocabulary_size="10"),
+     ["`vocabulary_size` must be an integer; received '10' (str)"]),
+    ("lm-dropout-nan",
+     lambda b, w: ELMoLanguageModel(b, vocabulary_size=10, dropout=NAN),
+     ["`dropout` must be a finite number; received nan"]),
+    # --- TrainingConfig ---
+    ("config-dropout-nan", lambda b, w: _config(dropout=NAN),
+     ["dropout (--dropout) must be a finite number; received nan"]),
+    ("config-learning-rate-inf", lambda b, w: _config(learning_rate=INF),
+     ["learning_rate (--learning-rate) must be a finite number"]),
+    ("config-learning-rate-str", lambda b, w: _config(learning_rate="0.1"),
+     ["learning_rate (--learning-rate) must be a number; received '0.1'"]),
+    ("config-clip-nan", lambda b, w: _config(clip_norm=NAN),
+     ["clip_norm must be a finite number; received nan"]),
+    ("config-accumulator-none",
+     lambda b, w: _config(initial_accumulator_value=None),
+     ["initial_accumulator_value must be a number; received None"]),
+    ("config-seed-str", lambda b, w: _config(seed="1"),
+     ["seed (--seed) must be an integer; received '1'"]),
+    ("config-units-billion",
+     lambda b, w: _config(bilm={"units": 10**9, "projection_dim": 128}),
+     ["--units 1000000000", "GiB to train", "this machine has"]),
+    ("config-cell-clip-nan", lambda b, w: _config(bilm={"cell_clip": NAN}),
+     ["--cell-clip must be a finite number; received nan"]),
+    # --- the export's scalar mix ---
+    ("export-mix-nan", lambda b, w: scalar_mix_layer([NAN, 0, 0], 3, "ONNX"),
+     ["ONNX export: `scalar_mix`", "[0] must be a finite number"]),
+    ("export-mix-str", lambda b, w: scalar_mix_layer("0,0", 3, "ONNX"),
+     ["`scalar_mix` (a ScalarMix layer or a list of weights) must be a list"]),
+    # --- Vocabulary ---
+    ("vocabulary-int", lambda b, w: Vocabulary(5),
+     ["the vocabulary must be a list of strings; received 5 (int)"]),
+    ("vocabulary-bytes-token",
+     lambda b, w: Vocabulary([*SPECIALS, b"cat"]),
+     ["the vocabulary[3] must be a string; received b'cat' (bytes)"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_numbers_and_types_name_the_argument(bilm, word_bilm, case):
+    name, call, words = case
+    with pytest.raises(KerasElmoError) as raised:
+        call(bilm, word_bilm)
+    message = str(raised.value)
+    for word in words:
+        assert word in message, message
+    if not name.startswith("mix-"):  # only ScalarMix itself says this
+        assert "initial_scalar_weights" not in message, message
+
+
+def test_each_check_accepts_what_it_should():
+    assert check_integer(np.int64(3), "n") == 3
+    assert check_integer(4.0, "n") == 4  # JSON may write 4.0
+    assert check_number(np.float32(0.5), "x") == 0.5
+    assert check_fraction(0, "p") == 0.0
+    assert check_numbers(np.zeros(3), "w", count=3) == [0.0, 0.0, 0.0]
+    assert check_strings(("a", "b"), "t") == ["a", "b"]
+    for value in (True, "1", None, NAN, INF, -INF, [1]):
+        with pytest.raises(KerasElmoError):
+            check_number(value, "x")
+    with pytest.raises(KerasElmoError, match="must be >= 1 and <= 5"):
+        check_integer(6, "n", minimum=1, maximum=5)
+    with pytest.raises(KerasElmoError, match="must be > 0"):
+        check_number(0, "x", minimum=0, above=True)
+    assert math.isfinite(check_number(1e308, "x"))

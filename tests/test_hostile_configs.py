@@ -1,0 +1,212 @@
+"""Model configurations with absurd values (issue 18, section 1).
+
+bilm-tf `options.json` and ELMoForManyLangs `config.json` / network JSON
+/ `char.dic` that name 10^9 layers, units, filters or characters, strings
+where numbers belong, NaN or infinity: each is a `WeightFileError` naming
+the file and the key, raised before any layer is built (so each case takes
+milliseconds, not minutes or all memory).
+"""
+
+import json
+import os
+import shutil
+import time
+
+import pytest
+
+import keras_elmo
+from keras_elmo.errors import WeightFileError
+from tests import hostile_files
+from tests.helpers import OPTIONS
+from tests.helpers import WEIGHTS
+
+EFML = os.path.join(
+    os.path.dirname(__file__), "fixtures", "elmo_for_many_langs", "char_model"
+)
+WORDS = os.path.join(
+    os.path.dirname(__file__), "fixtures", "bilm-tf-words", "model"
+)
+BILLION = 10**9
+NAN = float("nan")
+
+
+def _options(**changes):
+    with open(OPTIONS) as f:
+        options = json.load(f)
+    for path, value in changes.items():
+        *parents, key = path.split(".")
+        section = options
+        for parent in parents:
+            section = section[parent]
+        section[key] = value
+    return options
+
+
+# (id, options changes, words of the message)
+BILM_TF = [
+    ("units-billion", {"lstm.dim": BILLION},
+     ["'RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell/W_0'", "`lstm.dim`",
+      "(32, 4000000000)"]),
+    ("projection-billion",
+     {"lstm.projection_dim": BILLION, "lstm.dim": BILLION},
+     ["W_0", "(2000000000, 4000000000)"]),
+    ("layers-billion", {"lstm.n_layers": BILLION},
+     ["`lstm.n_layers` = 1,000,000,000", "holds 2 such entries"]),
+    ("highway-billion", {"char_cnn.n_highway": BILLION},
+     ["`char_cnn.n_highway` = 1,000,000,000"]),
+    ("char-dim-billion", {"char_cnn.embedding.dim": BILLION},
+     ["'char_embed'", "(261, 1000000000)"]),
+    ("filter-count-billion", {"char_cnn.filters": [[1, BILLION]]},
+     ["'CNN/W_cnn_0'", "(1, 1, 4, 1000000000)", "char_cnn.filters[0]"]),
+    ("many-filters", {"char_cnn.filters": [[1, 4]] * 10000},
+     ["`char_cnn.filters` = 10,000", "holds 10 such entries"]),
+    ("chars-per-token-billion",
+     {"char_cnn.max_characters_per_token": BILLION},
+     ["max_characters_per_token=1000000000", "supports 50"]),
+    ("units-string", {"lstm.dim": "4096"}, ["`lstm.dim` = '4096' (str)"]),
+    ("units-nan", {"lstm.dim": NAN}, ["`lstm.dim` = nan (float)"]),
+    ("units-infinity", {"lstm.dim": float("inf")},
+     ["`lstm.dim` = inf (float)"]),
+    ("cell-clip-nan", {"lstm.cell_clip": NAN},
+     ["`lstm.cell_clip` = nan (float)", "expected a number"]),
+    ("layers-fraction", {"lstm.n_layers": 1.5},
+     ["`lstm.n_layers` = 1.5 (float)"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "changes, words",
+    [case[1:] for case in BILM_TF],
+    ids=[case[0] for case in BILM_TF],
+)
+def test_absurd_bilm_tf_options_are_refused_at_once(tmp_path, changes, words):
+    path = str(tmp_path / "options.json")
+    with open(path, "w") as f:
+        json.dump(_options(**changes), f)  # NaN and inf as JSON allows
+    started = time.perf_counter()
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(path, WEIGHTS)
+    assert time.perf_counter() - started < 5
+    message = str(raised.value)
+    assert path in message or WEIGHTS in message, message
+    for word in words:
+        assert word in message, message
+
+
+def test_word_options_with_absurd_table_size(tmp_path):
+    path = hostile_files.edited_json(
+        os.path.join(WORDS, "options.json"),
+        str(tmp_path / "options.json"),
+        {"n_tokens_vocab": "many"},
+    )
+    weights = os.path.join(WORDS, "lm_weights.hdf5")
+    with pytest.raises(WeightFileError, match="`n_tokens_vocab` = 'many'"):
+        keras_elmo.load_bilm(path, weights)
+    hostile_files.edited_json(path, path, {"n_tokens_vocab": BILLION})
+    with pytest.raises(WeightFileError, match="n_tokens_vocab=1000000000"):
+        keras_elmo.load_bilm(path, weights)
+
+
+@pytest.fixture
+def efml(tmp_path):
+    path = tmp_path / "model"
+    shutil.copytree(EFML, path)
+    return path
+
+
+# (id, {section.key: value} of the network config, words of the message)
+EFML_CASES = [
+    ("layers-billion", {"encoder.n_layers": BILLION},
+     ["`encoder.n_layers` 1,000,000,000", "encoder.pkl holds only 16"]),
+    ("highway-billion", {"token_embedder.n_highway": BILLION},
+     ["`token_embedder.n_highway` 1,000,000,000"]),
+    ("many-filters", {"token_embedder.filters": [[1, 4]] * 100000},
+     ["`token_embedder.filters` 100,000", "token_embedder.pkl holds only"]),
+    ("units-billion", {"encoder.dim": BILLION},
+     ["'forward_layer_0.input_linearity.weight'", "(4000000000, 6)"]),
+    ("char-dim-billion", {"token_embedder.char_dim": BILLION},
+     ["'char_emb_layer.embedding.weight'", "(81, 1000000000)"]),
+    ("chars-per-token-billion",
+     {"token_embedder.max_characters_per_token": BILLION},
+     ["`token_embedder.max_characters_per_token` must be >= 7 and <= "
+      "1000; received 1000000000"]),
+    ("units-string", {"encoder.dim": "10"},
+     ["`encoder.dim` must be an integer; received '10' (str)"]),
+    ("units-nan", {"encoder.dim": NAN},
+     ["`encoder.dim` must be an integer; received nan (float)"]),
+    ("cell-clip-nan", {"encoder.cell_clip": NAN},
+     ["`encoder.cell_clip` must be a finite number; received nan"]),
+    ("cell-clip-infinity", {"encoder.cell_clip": float("inf")},
+     ["`encoder.cell_clip` must be a finite number; received inf"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "changes, words",
+    [case[1:] for case in EFML_CASES],
+    ids=[case[0] for case in EFML_CASES],
+)
+def test_absurd_efml_configs_are_refused_at_once(efml, changes, words):
+    network = str(efml / "tiny_cnn.json")
+    hostile_files.edited_json(network, network, changes)
+    started = time.perf_counter()
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(str(efml))
+    assert time.perf_counter() - started < 5
+    message = str(raised.value)
+    assert str(efml) in message, message
+    for word in words:
+        assert word in message, message
+
+
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ("x\t-3\n", ["char.dic, line", "id -3 of 'x' is not in 0.."]),
+        ("x\t99999999999\n", ["char.dic, line", "is not in 0..999999999"]),
+        ("x\t500\n", ["char.dic gives 'x' id 500", "table in", "has 81 rows"]),
+    ],
+    ids=["negative", "huge", "past-the-table"],
+)
+def test_char_dic_with_bad_ids_is_blamed(efml, line, words):
+    with open(efml / "char.dic", "a", encoding="utf-8") as f:
+        f.write(line)
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(str(efml))
+    message = str(raised.value)
+    for word in words:
+        assert word in message, message
+
+
+def test_hdf5_datasets_that_declare_more_than_the_file_holds(tmp_path):
+    units = 10**6
+    cells = [f"RNN_0/RNN/MultiRNNCell/Cell{i}/LSTMCell/W_0" for i in range(2)]
+    weights = hostile_files.hdf5_with_declared_shapes(
+        WEIGHTS,
+        str(tmp_path / "weights.hdf5"),
+        {name: (32, 4 * units) for name in cells},
+    )
+    assert os.path.getsize(weights) < 2 * os.path.getsize(WEIGHTS)
+    options = str(tmp_path / "options.json")
+    with open(options, "w") as f:
+        json.dump(_options(**{"lstm.dim": units}), f)
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(options, weights)
+    message = str(raised.value)
+    assert f"{cells[0]!r} in {weights} declares shape (32, 4000000)" in message
+    assert "512,000,000 bytes" in message
+
+
+def test_hostile_weight_file_in_a_model_folder_names_it(efml):
+    import numpy as np
+
+    path = str(efml / "token_embedder.pkl")
+    values = np.zeros((81, 4), "float32")
+    tensors = {"char_emb_layer.embedding.weight": {
+        "values": values, "offset": 400, "stride": (-4, 1)}}  # fmt: skip
+    hostile_files.torch_file(path, tensors)
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(str(efml))
+    message = str(raised.value)
+    assert path in message, message
+    assert "tensor 'char_emb_layer.embedding.weight' stride is -4" in message

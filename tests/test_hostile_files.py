@@ -1,0 +1,148 @@
+"""Hostile and damaged PyTorch weight files (issue 18, section 1).
+
+The reader of `torch.save` files must refuse, naming the file and the
+tensor, every layout that would read outside a buffer or allocate more
+than the file can back, and read a good file written the same way back
+exactly (so the builders in tests/hostile_files.py write what the reader
+reads).
+"""
+
+import os
+import resource
+
+import numpy as np
+import pytest
+
+from keras_elmo.errors import WeightFileError
+from keras_elmo.formats.torch_pickle import read_state_dict
+from tests import hostile_files
+
+VALUES = np.arange(12, dtype="float32").reshape(3, 4)
+
+
+def _tensor(**changes):
+    return {"w": dict({"values": VALUES}, **changes)}
+
+
+@pytest.mark.parametrize("layout", ["legacy", "zip"])
+@pytest.mark.parametrize("byteorder", ["little", "big"])
+def test_good_files_read_back_exactly(tmp_path, layout, byteorder):
+    tensors = {
+        "w": {"values": VALUES},
+        # A transposed view: strides that are not contiguous.
+        "t": {"values": VALUES, "size": (4, 3), "stride": (1, 4)},
+        "b": {"values": np.array([1.5, -2.0], "float64")},
+        "empty": {"values": np.zeros((0, 3), "float32")},
+    }
+    path = hostile_files.torch_file(
+        str(tmp_path / "w.pkl"), tensors, layout, byteorder
+    )
+    state = read_state_dict(path)
+    np.testing.assert_array_equal(state["w"], VALUES)
+    np.testing.assert_array_equal(state["t"], VALUES.T)
+    np.testing.assert_array_equal(state["b"], [1.5, -2.0])
+    assert state["empty"].shape == (0, 3)
+
+
+# (id, tensors, torch_file arguments, words of the message)
+HOSTILE = [
+    ("negative-offset", _tensor(offset=-1), {},
+     ["tensor 'w' storage offset is -1"]),
+    ("negative-stride", _tensor(offset=11, stride=(-4, -1)), {},
+     ["tensor 'w' stride is -4"]),
+    ("negative-size", _tensor(size=(-3, 4)), {}, ["tensor 'w' size is -3"]),
+    ("size-past-storage", _tensor(size=(4, 4)), {},
+     ["tensor 'w' of shape (4, 4)", "reaches outside its storage of 12"]),
+    ("offset-past-storage", _tensor(offset=1), {},
+     ["tensor 'w'", "(offset 1", "outside its storage"]),
+    ("stride-past-storage", _tensor(stride=(5, 1)), {},
+     ["tensor 'w'", "stride (5, 1)", "outside its storage"]),
+    ("zero-stride-billions", _tensor(size=(10**12,), stride=(0,)), {},
+     ["tensor 'w' of shape (1000000000000,)", "outside its storage"]),
+    ("element-count-overflow",
+     _tensor(size=(2**40, 2**40, 2**40), stride=(0, 0, 0)), {},
+     ["tensor 'w'", "outside its storage"]),
+    ("empty-tensor-huge-dims", _tensor(size=(0, 2**62), stride=(1, 1)), {},
+     ["tensor 'w' has size (0, 4611686018427387904)"]),
+    ("size-not-a-tuple", _tensor(size="12"), {},
+     ["tensor 'w' has size '12'"]),
+    ("size-is-string", _tensor(size=("3", 4)), {},
+     ["tensor 'w' size is '3'"]),
+    ("fewer-strides", _tensor(stride=(4,)), {},
+     ["tensor 'w' has 2 sizes but 1 strides"]),
+    ("storage-count-past-file", _tensor(numel=10**12), {},
+     ["storage '0' needs 4,000,000,000,000 bytes but the file has 48"]),
+    ("negative-storage-count", _tensor(numel=-5), {},
+     ["storage '0' size is -5"]),
+    ("storage-list-omits-one", _tensor(), {"omit_storages": ["0"]},
+     ["tensor 'w' uses storage '0', which the file's storage list omits"]),
+    ("view-past-storage", _tensor(view=("v", 8, 8)), {},
+     ["tensor 'w' reads a view of elements 8..16 of a storage of 12"]),
+    ("view-negative-offset", _tensor(view=("v", -8, 8)), {},
+     ["view of storage '0' offset is -8"]),
+    ("zip-unknown-byte-order", _tensor(),
+     {"layout": "zip", "byteorder": "middle"},
+     ["declares byte order 'middle'"]),
+    ("zip-member-missing", _tensor(), {"layout": "zip", "omit_storages": "0"},
+     ["no member archive/data/0 for storage '0'"]),
+    ("zip-storage-past-member", _tensor(numel=10**12), {"layout": "zip"},
+     ["storage 0 holds 48 bytes, fewer than its 1000000000000 elements"]),
+    ("zip-negative-offset", _tensor(offset=-2), {"layout": "zip"},
+     ["tensor 'w' storage offset is -2"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "tensors, arguments, words",
+    [case[1:] for case in HOSTILE],
+    ids=[case[0] for case in HOSTILE],
+)
+def test_hostile_layouts_are_refused(tmp_path, tensors, arguments, words):
+    path = hostile_files.torch_file(
+        str(tmp_path / "w.pkl"), tensors, **arguments
+    )
+    with pytest.raises(WeightFileError) as raised:
+        read_state_dict(path)
+    message = str(raised.value)
+    assert path in message, message
+    for word in words:
+        assert word in message, message
+
+
+def _memory_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def test_declared_lengths_are_not_allocated(tmp_path):
+    """A pickle that declares a 1 TiB bytes object (holding 3 bytes)."""
+    path = hostile_files.raw_legacy_file(
+        str(tmp_path / "w.pkl"), hostile_files.huge_bytes_pickle()
+    )
+    before = _memory_mib()
+    with pytest.raises(WeightFileError, match="Could not read .*w.pkl"):
+        read_state_dict(path)
+    assert _memory_mib() - before < 100
+
+
+def test_truncated_storage_is_refused(tmp_path):
+    path = hostile_files.torch_file(str(tmp_path / "w.pkl"), _tensor())
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.truncate(size - 8)
+    with pytest.raises(WeightFileError) as raised:
+        read_state_dict(path)
+    assert "storage '0' needs 48 bytes but the file has 40 left" in str(
+        raised.value
+    )
+
+
+def test_zip_bomb_is_refused_before_decompression(tmp_path):
+    path = hostile_files.zip_bomb(str(tmp_path / "bomb.pt"))
+    assert os.path.getsize(path) < 2**20  # 40 MiB inside
+    before = _memory_mib()
+    with pytest.raises(WeightFileError) as raised:
+        read_state_dict(path)
+    message = str(raised.value)
+    assert "zip member archive/data/0 declares 41,943,040 bytes" in message
+    assert "refusing to decompress" in message
+    assert _memory_mib() - before < 30
