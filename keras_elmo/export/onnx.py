@@ -179,7 +179,15 @@ def _quantize(onnx, quantization, model, per_channel):
     The cost: half the weight resolution (about twice the quantization
     error, measured in the README). tests/test_export_onnx.py checks the
     bound on every exported weight tensor.
+
+    The highway layers and the token projection stay float32: with 7-bit
+    weights they put 1.7-2.1 % mean relative error on layer 0 of the
+    original size (random weights), and every LSTM layer inherits it; in
+    float32 layer 0 is exact and the LSTM layers stay near 1.4 %. They run
+    once per distinct token of a batch, not once per time step and
+    direction, so this costs about 5 % of int8 throughput.
     """
+    keep_float = onnx_graph.token_encoder_matmuls(model.graph)
     with tempfile.TemporaryDirectory() as directory:
         source = os.path.join(directory, "float32.onnx")
         target = os.path.join(directory, "int8.onnx")
@@ -196,6 +204,7 @@ def _quantize(onnx, quantization, model, per_channel):
                 op_types_to_quantize=["MatMul"],
                 per_channel=per_channel,
                 reduce_range=True,
+                nodes_to_exclude=keep_float,
                 extra_options={
                     "EnableSubgraph": True,
                     "MatMulConstBOnly": True,

@@ -13,6 +13,8 @@ protobufs only (no TensorFlow session, no ONNX Runtime):
   and outputs instead of tf2onnx's `unk__NNNN`.
 """
 
+import re
+
 import numpy as np
 
 
@@ -126,3 +128,21 @@ def name_dimensions(model):
     for value in [*model.graph.input, *model.graph.output]:
         _set_dims(value, ("batch", "time"))
     _clear_unknown_names(model.graph)
+
+
+# The Keras layers of the token encoder after the char CNN (layer names of
+# keras_elmo.layers.token_encoders.character_encoder, as tf2onnx scopes
+# them: "bi_lm_1/highway_0_1/MatMul").
+_TOKEN_ENCODER_SCOPE = re.compile(
+    r"(^|/)(highway_\d+|token_projection)(_\d+)?/"
+)
+
+
+def token_encoder_matmuls(graph):
+    """The names of the top-level MatMuls of the highway layers and the
+    token projection (the int8 export keeps them float32)."""
+    return [
+        node.name
+        for node in graph.node
+        if node.op_type == "MatMul" and _TOKEN_ENCODER_SCOPE.search(node.name)
+    ]
