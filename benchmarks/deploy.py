@@ -1,13 +1,16 @@
 """What the ONNX and LiteRT exports cost and save, against TensorFlow.
 
-    python benchmarks/deploy.py [--configs small,original] [--threads 2]
-                                [--batch 64] [--max-length 25]
+    python benchmarks/deploy.py [--configs fixture,small,original]
+                                [--threads 2] [--batch 64] [--max-length 25]
                                 [--repeats 5] [--latency-runs 50]
                                 [--variants onnx:float32,onnx:int8,...]
-                                [--skip-downstream] [--json results.json]
+                                [--embed-sentences 1500]
+                                [--skip-downstream] [--downstream-bilm DIR]
+                                [--json results.json]
 
-For each configuration (random weights, seed 0; `small` is H=1024, P=128,
-one highway layer, `original` the published 5.5B model's size) it exports
+For each configuration (`fixture` is the trained bilm-tf test biLM; the
+others random weights, seed 0: `small` is H=1024, P=128, one highway
+layer, `original` the published 5.5B model's size) it exports
 the biLM with `keras_elmo.export.to_onnx` / `to_litert` at each precision
 and measures, each variant in its own process (one at a time, so that the
 peak resident memory is that of one serving process, model load included)
@@ -20,14 +23,29 @@ float32 biLM (the reference):
 - latency: p50 and p95 over `--latency-runs` calls on one 20-token
   sentence (batch 1);
 - file size, and the peak resident memory of the serving process;
+- the export itself: its time and peak resident memory (a child process
+  that loads the biLM and exports it; VmHWM, biLM load included);
 - accuracy: per biLM layer the max abs error and the mean relative error
   (|x - x_tf| / |x_tf| per token vector) against TensorFlow float32, and
   the cosine of the top-layer vectors (mean and minimum).
 
+A variant is `runtime:precision`, or `onnx:int8:per-channel` for one
+weight scale per column.
+
+End to end (`--embed-sentences N`, 0 to skip): `keras-elmo embed` on the
+first N held-out sentences, start-up included, with TensorFlow float32
+(`--options/--weights`) and with each exported file (`--model FILE`):
+tokens/s of the whole command.
+
+The CPU (model name and SIMD flags from /proc/cpuinfo) is printed with the
+results: int8 speed and accuracy depend on it.
+
 Downstream cost (unless `--skip-downstream`): tagger (b) of
 `examples/pos_tagging.py` (word embeddings + ELMo at the input, UPOS on UD
 English-EWT) is trained once on the main job's biLM
-(`runs/gutenberg/export/`, from `python examples/pretrain_gutenberg.py`)
+(`runs/gutenberg/export/`, from `python examples/pretrain_gutenberg.py`;
+`--downstream-bilm DIR` names another directory with options.json and
+weights.hdf5, e.g. the bilm-tf fixture)
 with the example's full settings and seed 1, and its dev accuracy is
 measured with TensorFlow float32 and again with the biLM swapped for each
 export of that biLM at evaluation time (same trained tagger, same scalar
@@ -51,8 +69,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 TEXT = os.path.join(ROOT, "data", "gutenberg_lm", "valid.txt.gz")
 MAIN_JOB_EXPORT = os.path.join(ROOT, "runs", "gutenberg", "export")
+FIXTURE = os.path.join(ROOT, "tests", "fixtures", "bilm-tf", "model")
 CONFIGS = {
-    # name: BiLM arguments (the others are the published defaults)
+    # name: BiLM arguments (the others are the published defaults); None:
+    # the trained bilm-tf fixture.
+    "fixture": None,
     "small": dict(units=1024, projection_dim=128, num_highway_layers=1),
     "original": {},
 }
@@ -212,7 +233,8 @@ def export(args):
     bilm = keras_elmo.load_bilm(args.options, args.weights)
     write = {"onnx": exports.to_onnx, "litert": exports.to_litert}
     started = time.perf_counter()
-    write[args.runtime](bilm, args.model, precision=args.precision)
+    options = {"per_channel": True} if args.per_channel else {}
+    write[args.runtime](bilm, args.model, precision=args.precision, **options)
     peak = peak_rss_mib()
     seconds = time.perf_counter() - started
     print(json.dumps({"export_s": seconds, "export_peak_rss_mib": peak}))
@@ -223,6 +245,11 @@ def save_random_bilm(config, directory):
 
     import keras_elmo
 
+    if CONFIGS[config] is None:
+        return (
+            os.path.join(FIXTURE, "options.json"),
+            os.path.join(FIXTURE, "lm_weights.hdf5"),
+        )
     keras.utils.set_random_seed(0)
     bilm = keras_elmo.BiLM(**CONFIGS[config])
     bilm.build()
@@ -306,15 +333,17 @@ def bench_config(config, args, directory):
     print(f"  tensorflow:float32 {results['tensorflow:float32']}", flush=True)
     reference = dict(np.load(reference_file))
     for variant in args.variants:
-        runtime, precision = variant.split(":")
-        model = os.path.join(directory, f"{precision}{SUFFIX[runtime]}")
+        runtime, precision, *option = variant.split(":")
+        name = "-".join([precision, *option])
+        model = os.path.join(directory, f"{name}{SUFFIX[runtime]}")
         flags = ["--runtime", runtime, "--precision", precision]
         out = _child(
-            ["--export", *flags, *source, "--model", model],
+            ["--export", *flags, *source, "--model", model]
+            + (["--per-channel"] if option == ["per-channel"] else []),
             f"export {variant}",
         )
         result = json.loads(out)
-        outputs_file = os.path.join(directory, f"{runtime}-{precision}.npz")
+        outputs_file = os.path.join(directory, f"{runtime}-{name}.npz")
         out = _child(
             ["--serve", *flags, "--model", model, *serve_flags,
              "--outputs", outputs_file],
@@ -325,15 +354,85 @@ def bench_config(config, args, directory):
         result.update(
             errors_against(reference, dict(np.load(outputs_file)), len(batches))
         )
+        result["model"] = model
         results[variant] = result
         print(f"  {variant} {result}", flush=True)
+    if args.embed_sentences:
+        embed_end_to_end(args, results, source, directory)
     base = results["tensorflow:float32"]
     for result in results.values():
+        if "embed_tokens_per_s" in base:
+            result["embed_speedup"] = (
+                result["embed_tokens_per_s"] / base["embed_tokens_per_s"]
+            )
         result["speedup"] = result["tokens_per_s"] / base["tokens_per_s"]
         result["latency_speedup"] = (
             base["latency_p50_ms"] / result["latency_p50_ms"]
         )
     return results
+
+
+# === End to end: keras-elmo embed, start-up included ===
+
+
+def embed_end_to_end(args, results, source, directory):
+    """Times `keras-elmo embed` on the first `--embed-sentences` held-out
+    sentences: TensorFlow float32, then each exported file as --model."""
+    sentences = real_sentences(args.embed_sentences, args.max_length)
+    text = os.path.join(directory, "embed.txt")
+    with open(text, "w", encoding="utf-8") as f:
+        f.writelines(" ".join(s) + "\n" for s in sentences)
+    tokens = sum(len(s) for s in sentences)
+    runs = {"tensorflow:float32": source}
+    for variant, result in results.items():
+        if "model" in result:
+            runs[variant] = ["--model", result["model"]]
+    env = dict(
+        os.environ,
+        TF_CPP_MIN_LOG_LEVEL="3",
+        OMP_NUM_THREADS=str(args.threads),
+    )
+    for variant, model in runs.items():
+        output = os.path.join(directory, "embed.hdf5")
+        command = [sys.executable, "-m", "keras_elmo.cli", "embed", *model]
+        command += ["--input", text, "--output", output, "--quiet"]
+        started = time.perf_counter()
+        done = subprocess.run(
+            ["taskset", "-c", ",".join(map(str, range(args.threads)))]
+            + command,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        seconds = time.perf_counter() - started
+        if done.returncode != 0:
+            sys.exit(f"embed {variant} failed:\n{done.stderr[-3000:]}")
+        os.remove(output)
+        results[variant]["embed_s"] = seconds
+        results[variant]["embed_tokens_per_s"] = tokens / seconds
+        print(
+            f"  embed {variant}: {tokens / seconds:,.0f} tokens/s", flush=True
+        )
+
+
+def cpu_description():
+    """The CPU model and its SIMD flags that matter to int8 kernels."""
+    model, flags = "unknown", []
+    wanted = ("avx2", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni")
+    wanted += ("amx_int8", "asimd", "asimddp")
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if (
+                key in ("model name", "Model", "CPU part")
+                and model == "unknown"
+            ):
+                model = value.strip()
+            elif key in ("flags", "Features") and not flags:
+                flags = [x for x in value.split() if x in wanted]
+    return f"{model} [{' '.join(flags) or 'no AVX2'}], {os.cpu_count()} CPUs"
 
 
 # === Downstream: tagger (b) with the biLM swapped at evaluation ===
@@ -413,12 +512,15 @@ def run_downstream(args, work):
     from keras_elmo import runtime
 
     print("\n== downstream: UPOS tagger (b), main job's biLM ==", flush=True)
-    options = os.path.join(MAIN_JOB_EXPORT, "options.json")
-    weights = os.path.join(MAIN_JOB_EXPORT, "weights.hdf5")
+    where = args.downstream_bilm or MAIN_JOB_EXPORT
+    options = os.path.join(where, "options.json")
+    weights = os.path.join(where, "weights.hdf5")
+    if not os.path.exists(weights):  # the bilm-tf fixture's name
+        weights = os.path.join(where, "lm_weights.hdf5")
     if not (os.path.exists(options) and os.path.exists(weights)):
         sys.exit(
-            f"No biLM at {MAIN_JOB_EXPORT}/; run python "
-            "examples/pretrain_gutenberg.py first, or pass --skip-downstream."
+            f"No biLM at {where}/; run python examples/pretrain_gutenberg.py "
+            "first, pass --downstream-bilm DIR, or --skip-downstream."
         )
     directory = os.path.join(work, "downstream")
     os.makedirs(directory, exist_ok=True)
@@ -435,11 +537,13 @@ def run_downstream(args, work):
     elmo = model.get_layer("elmo")
     cls = {"onnx": runtime.ONNXBiLM, "litert": runtime.LiteRTBiLM}
     for variant in args.variants:
-        name, precision = variant.split(":")
-        path = os.path.join(directory, f"{precision}{SUFFIX[name]}")
+        name, precision, *option = variant.split(":")
+        stem = "-".join([precision, *option])
+        path = os.path.join(directory, f"{stem}{SUFFIX[name]}")
         _child(
             ["--export", "--runtime", name, "--precision", precision,
-             "--options", options, "--weights", weights, "--model", path],
+             "--options", options, "--weights", weights, "--model", path]
+            + (["--per-channel"] if option == ["per-channel"] else []),
             f"export {variant}",
         )  # fmt: skip
         exported = cls[name](path, num_threads=args.threads)
@@ -448,20 +552,26 @@ def run_downstream(args, work):
         results[variant] = dev_accuracy(pos, model, dev_batches)
         object.__setattr__(elmo, "bilm", bilm)
         print(f"  {variant} {results[variant]:.4f}", flush=True)
-    return {"epochs": settings["epochs"], "dev_accuracy": results}
+    return {
+        "epochs": settings["epochs"],
+        "bilm": where,
+        "dev_accuracy": results,
+    }
 
 
 def print_table(results):
+    print(f"\nCPU: {results['cpu']}")
     for config, variants in results["configs"].items():
         print(f"\n{config} ({results['threads']} threads)")
         print(
             "| runtime | precision | tokens/s | vs TF | p50 ms | p95 ms "
             "| p50 vs TF | file MiB | peak RSS MiB | max abs err "
-            "(layers 0/1/2) | mean rel err (0/1/2) | top cos mean/min |"
+            "(layers 0/1/2) | mean rel err (0/1/2) | top cos mean/min "
+            "| export s | export peak MiB | embed tokens/s (vs TF) |"
         )
-        print("|" + "---|" * 12)
+        print("|" + "---|" * 15)
         for variant, r in variants.items():
-            name, precision = variant.split(":")
+            name, precision = variant.split(":", 1)
             layers = r.get("layers")
             errors = relatives = cosine = "-"
             if layers:
@@ -475,7 +585,11 @@ def print_table(results):
                 f"| {r['speedup']:.2f}x | {r['latency_p50_ms']:.1f} "
                 f"| {r['latency_p95_ms']:.1f} | {r['latency_speedup']:.2f}x "
                 f"| {r['file_mib']:.1f} | {r['peak_rss_mib']:,.0f} "
-                f"| {errors} | {relatives} | {cosine} |"
+                f"| {errors} | {relatives} | {cosine} "
+                f"| {r.get('export_s', 0):.0f} "
+                f"| {r.get('export_peak_rss_mib', 0):,.0f} "
+                f"| {r.get('embed_tokens_per_s', 0):,.0f} "
+                f"({r.get('embed_speedup', 0):.2f}x) |"
             )
     if "downstream" in results:
         accuracy = results["downstream"]["dev_accuracy"]
@@ -487,7 +601,7 @@ def print_table(results):
         print("| runtime | precision | dev accuracy | vs TF float32 |")
         print("|---|---|---|---|")
         for variant, value in accuracy.items():
-            name, precision = variant.split(":")
+            name, precision = variant.split(":", 1)
             print(
                 f"| {name} | {precision} | {100 * value:.2f} "
                 f"| {100 * (value - base):+.2f} |"
@@ -504,7 +618,12 @@ def main():
     parser.add_argument("--max-length", type=int, default=25)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--latency-runs", type=int, default=50)
+    parser.add_argument("--embed-sentences", type=int, default=1500)
     parser.add_argument("--skip-downstream", action="store_true")
+    parser.add_argument(
+        "--downstream-bilm",
+        help="directory of the tagger's biLM (default: the main job's)",
+    )
     parser.add_argument(
         "--downstream-epochs",
         type=int,
@@ -515,6 +634,9 @@ def main():
     # Internal: the child processes.
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--export", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--per-channel", action="store_true", help=argparse.SUPPRESS
+    )
     for name in ("--runtime", "--precision", "--model", "--options"):
         parser.add_argument(name, help=argparse.SUPPRESS)
     for name in ("--weights", "--inputs", "--outputs"):
@@ -526,7 +648,8 @@ def main():
         return export(args)
     args.variants = args.variants.split(",")
     work = args.work_dir or tempfile.mkdtemp(prefix="keras-elmo-deploy-")
-    results = {"threads": args.threads, "configs": {}}
+    results = {"threads": args.threads, "cpu": cpu_description()}
+    results["configs"] = {}
     for config in filter(None, args.configs.split(",")):
         results["configs"][config] = bench_config(
             config, args, os.path.join(work, config)

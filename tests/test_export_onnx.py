@@ -18,7 +18,7 @@ import keras_elmo  # noqa: E402
 from keras_elmo.errors import KerasElmoError  # noqa: E402
 from keras_elmo.errors import OutputPathError  # noqa: E402
 from keras_elmo.export import to_onnx  # noqa: E402
-from keras_elmo.export.onnx import hoist_loop_invariants  # noqa: E402
+from keras_elmo.export.onnx_graph import hoist_loop_invariants  # noqa: E402
 from tests.deploy_helpers import assert_bilm_outputs_close  # noqa: E402
 from tests.deploy_helpers import batches  # noqa: E402
 from tests.deploy_helpers import fixture_bilm  # noqa: E402
@@ -64,9 +64,8 @@ def _run(path, ids):
 
 
 def test_float32_matches_keras_on_padded_batches_of_any_shape(bilm, exported):
-    # Without the batch of empty sentences: ONNX Runtime cannot reduce an
-    # empty time axis (ONNXBiLM answers such batches itself).
-    for sentences in batches()[:2] + batches()[3:]:
+    # The batch of empty sentences included: the graph itself answers it.
+    for sentences in batches():
         ids = keras_elmo.batch_to_ids(sentences)
         got = _run(exported["float32"], ids)
         want = bilm(ids)
@@ -97,11 +96,93 @@ def test_int8_stays_within_its_bound(bilm, exported):
     ids = keras_elmo.batch_to_ids(batches()[0])
     errors = relative_errors(_run(exported["int8"], ids), bilm(ids))
     for max_abs, mean_relative, cosine in errors:
-        # Measured on this fixture: max abs <= 0.004, mean relative
-        # <= 0.006, cosine >= 0.9999.
-        assert max_abs < 0.02 and mean_relative < 0.02 and cosine > 0.999
+        # Worst measured (7-bit LSTM weights, token encoder float32) on an
+        # Intel Xeon (AVX-512 + VNNI + AMX): max abs 0.012 (top layer),
+        # mean relative 0.0064, cosine 0.99997; layer 0 exact. On AVX2
+        # without VNNI (not measured here) the integer products are the
+        # same: the weights keep every u8 * s8 pair sum within int16 (the
+        # test below), so no kernel saturates and only float rounding
+        # (~1e-6) differs; 8-bit weights gave 0.071 max abs there.
+        assert max_abs < 0.03 and mean_relative < 0.02 and cosine > 0.999
     # Quantized, so not exact either.
     assert max(e[0] for e in errors) > 1e-5
+
+
+def _graphs(graph):
+    yield graph
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                yield from _graphs(attribute.g)
+
+
+def test_int8_pair_sums_fit_int16_on_every_cpu(exported):
+    # ONNX Runtime's u8 x s8 kernels on AVX2 / AVX-512 without VNNI add
+    # two adjacent products in a saturating int16 (vpmaddubsw). Read from
+    # the file: every MatMulInteger multiplies uint8 activations (0..255,
+    # any zero point) by int8 weights of zero point 0 with |w| <= 64, so a
+    # pair is at most 2 * 255 * 64 = 32640 <= 32767 whatever the inputs.
+    model = onnx.load(exported["int8"])
+    initializers = {}
+    for graph in _graphs(model.graph):
+        initializers.update({t.name: t for t in graph.initializer})
+    matmuls = [
+        node
+        for graph in _graphs(model.graph)
+        for node in graph.node
+        if node.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")
+    ]
+    # 2 layers x 2 directions x (input, recurrent, projection): every
+    # MatMul of the LSTMs.
+    assert len(matmuls) == 12
+    producers = {
+        output: node
+        for graph in _graphs(model.graph)
+        for node in graph.node
+        for output in node.output
+    }
+    for node in matmuls:
+        a, b, a_zero, b_zero = node.input
+        assert producers[a].op_type == "DynamicQuantizeLinear", node.name
+        weights = onnx.numpy_helper.to_array(initializers[b])
+        assert weights.dtype == np.int8, node.name
+        zero = onnx.numpy_helper.to_array(initializers[b_zero])
+        assert not zero.any(), node.name
+        worst = 2 * 255 * int(np.abs(weights.astype(np.int32)).max())
+        assert worst <= 2**15 - 1, (node.name, worst)
+    assert json.loads(
+        {p.key: p.value for p in model.metadata_props}["keras_elmo"]
+    )["export_options"]["reduce_range"]
+
+
+def test_files_stand_alone_in_plain_onnxruntime(exported):
+    for path in exported.values():
+        model = onnx.load(path)
+        onnx.checker.check_model(model, full_check=True)
+        assert model.producer_name == "keras-elmo"
+        assert model.producer_version == keras_elmo.__version__
+        dims = {
+            value.name: [
+                d.dim_param or d.dim_value
+                for d in value.type.tensor_type.shape.dim
+            ]
+            for value in [*model.graph.input, *model.graph.output]
+        }
+        assert dims["character_ids"] == ["batch", "time", 50]
+        assert dims["mask"] == ["batch", "time"]
+        for name in ("layer_0", "layer_2", "elmo"):
+            assert dims[name] == ["batch", "time", 32]
+        assert "unk__" not in str(model.graph)
+        # All-empty batches, straight into ONNX Runtime (no wrapper).
+        session = onnxruntime.InferenceSession(
+            path, providers=["CPUExecutionProvider"]
+        )
+        for shape in [(1, 0, 50), (0, 3, 50), (2, 0, 50)]:
+            ids = np.zeros(shape, np.int32)
+            values = session.run(None, {"character_ids": ids})
+            for output, value in zip(session.get_outputs(), values):
+                assert value.shape[:2] == shape[:2], (output.name, shape)
+                assert not value.any()
 
 
 def _loop_bodies(graph):
@@ -128,9 +209,14 @@ def test_int8_loop_bodies_hold_integer_matmuls(exported):
         # ... both integer in the int8 model, none left in float32.
         assert int8_ops.count("MatMulInteger") == 2, int8_ops
         assert "MatMul" not in int8_ops
-    # And outside the loops: the input products and the highway layers.
-    top = [n.op_type for n in int8.graph.node]
-    assert "MatMul" not in top and "MatMulInteger" in top
+    # Outside the loops: the input products integer; the highway layers
+    # and the token projection float32 (the token layer stays exact).
+    integer = [n.name for n in int8.graph.node if n.op_type == "MatMulInteger"]
+    floating = [n.name for n in int8.graph.node if n.op_type == "MatMul"]
+    assert len(integer) == 4, integer
+    # 2 highway layers x (carry, transform) + the projection.
+    assert len(floating) == 5, floating
+    assert all("highway" in n or "token_projection" in n for n in floating)
 
 
 def test_without_the_hoisting_the_quantizer_leaves_loops_in_float(
@@ -197,7 +283,7 @@ def test_missing_extra_names_it(bilm, tmp_path, monkeypatch):
 
 @pytest.mark.large
 def test_float32_matches_keras_at_original_size(tmp_path):
-    # tf2onnx needs ~16 GB of memory for the original size.
+    # About 3.5 GB of memory and 30 s at the original size.
     bilm = keras_elmo.BiLM()
     bilm.build()
     path = to_onnx(bilm, str(tmp_path / "original.onnx"))

@@ -214,3 +214,79 @@ def test_missing_runtimes_name_their_extra(files, monkeypatch):
 def test_python_api_is_exported():
     assert keras_elmo.export.to_onnx is to_onnx
     assert keras_elmo.export.to_litert is to_litert
+
+
+def _write_lines(path, lines):
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("runtime", sorted(RUNTIMES))
+def test_commands_take_an_exported_file_as_model(
+    bilm, files, runtime, tmp_path, capsys
+):
+    from keras_elmo.dump import dump_token_embeddings
+
+    lines = [" ".join(s) for s in batches()[0]] + ["", "one more line"]
+    text = _write_lines(tmp_path / "sentences.txt", lines)
+    vocab = _write_lines(tmp_path / "vocab.txt", ["<S>", "</S>", "cat", "日本"])
+    # The TensorFlow path on the same biLM is the reference.
+    want = str(tmp_path / "tf.hdf5")
+    embed_file(bilm, text, want, batch_size=3, verbose=0)
+    want_tokens = str(tmp_path / "tf-tokens.hdf5")
+    dump_token_embeddings(bilm, vocab, want_tokens, verbose=0)
+    got = str(tmp_path / "rt.hdf5")
+    model = ["--model", files[runtime]]
+    argv = ["embed", *model, "--input", text, "--output", got, "--quiet"]
+    assert main([*argv, "--batch-size", "3"]) == 0
+    got_tokens = str(tmp_path / "rt-tokens.hdf5")
+    argv = ["dump-token-embeddings", *model, "--vocab", vocab]
+    assert main([*argv, "--output", got_tokens, "--quiet"]) == 0
+    for a, b in [(want, got), (want_tokens, got_tokens)]:
+        with h5py.File(a) as a, h5py.File(b) as b:
+            assert sorted(a) == sorted(b)
+            for key in a:
+                assert a[key].shape == b[key].shape, key
+                np.testing.assert_allclose(b[key][...], a[key][...], atol=1e-5)
+    capsys.readouterr()
+    # What contradicts the file: one line each, exit 2, nothing written.
+    bad = str(tmp_path / "bad.hdf5")
+    argv = ["embed", *model, "--input", text, "--output", bad]
+    other = "litert" if runtime == "onnx" else "onnx"
+    for extra, message in [
+        (["--runtime", other], f"is a {runtime} model but --runtime"),
+        (["--precision", "int8"], "was exported in float32"),
+        (["--options", OPTIONS], "--options does not apply"),
+    ]:
+        assert main([*argv, *extra]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "bad.hdf5").exists()
+
+
+def test_an_exported_file_embeds_without_tensorflow(files, tmp_path):
+    text = _write_lines(tmp_path / "sentences.txt", ["The cat sat .", ""])
+    output = str(tmp_path / "out.hdf5")
+    code = (
+        "import sys\n"
+        "import keras_elmo.data.text\n"
+        "if 'tensorflow' in sys.modules: print('SKIP'); sys.exit(0)\n"
+        "from keras_elmo.cli import main\n"
+        f"argv = ['embed', '--model', {files['onnx']!r}, '--input', {text!r}]\n"
+        f"assert main([*argv, '--output', {output!r}, '--quiet']) == 0\n"
+        "loaded = [m for m in ('tensorflow', 'keras') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    if result.stdout.startswith("SKIP"):
+        pytest.skip(
+            "keras_elmo.data imports TensorFlow on this branch (the lazy "
+            "imports of issue 19.5 make this path TensorFlow-free)"
+        )
+    with h5py.File(output) as f:
+        assert f["0"].shape == (3, 4, 32) and f["1"].shape == (3, 0, 32)

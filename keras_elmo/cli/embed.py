@@ -84,12 +84,54 @@ def _open_source(args, *inputs):
     return source
 
 
+def _exported_model(args):
+    """The `.onnx` / `.tflite` file that `--model` names, loaded by its
+    runtime (no TensorFlow), or None for any other biLM source."""
+    from keras_elmo.runtime import text_file
+
+    if text_file.runtime_of(args.model) is None:
+        return None
+    for flag, value in (
+        ("--options", args.options),
+        ("--weights", args.weights),
+        ("--bilm-vocab", args.bilm_vocab),
+    ):
+        if value:
+            raise KerasElmoError(
+                f"--model {args.model} is an exported model file; {flag} "
+                "does not apply to it (it holds its options and weights, and "
+                "reads characters). Drop " + flag + "."
+            )
+    return text_file.open_model(
+        args.model,
+        getattr(args, "runtime", None),
+        getattr(args, "precision", None),
+    )
+
+
 def run_embed(args):
+    from keras_elmo.runtime import text_file
+
+    # Before the biLM source is resolved: an exported file runs as it is.
+    model = _exported_model(args)
+    if model is not None:
+        count = text_file.embed_file(
+            model,
+            args.input,
+            args.output,
+            args.batch_size,
+            verbose=verbosity(args),
+            on_bad_line=args.on_bad_line,
+        )
+        print(f"Wrote the biLM layers of {count} sentences to {args.output}")
+        return
     from keras_elmo.dump import embed_file
 
     source = _open_source(args, args.input)
     vocabulary = bilm_vocabulary(args, source)
-    bilm = runtime_bilm(source.bilm(), args.runtime, args.precision)
+    bilm = runtime_bilm(
+        source.bilm(), args.runtime or "tensorflow", args.precision or "float32"
+    )
     count = embed_file(
         bilm,
         args.input,
@@ -103,6 +145,19 @@ def run_embed(args):
 
 
 def run_dump_token_embeddings(args):
+    from keras_elmo.runtime import text_file
+
+    model = _exported_model(args)
+    if model is not None:
+        count = text_file.dump_token_embeddings(
+            model,
+            args.vocab,
+            args.output,
+            args.batch_size,
+            verbose=verbosity(args),
+        )
+        print(f"Wrote {count} token embeddings to {args.output}")
+        return
     from keras_elmo.dump import dump_token_embeddings
 
     source = _open_source(args, args.vocab)
@@ -123,16 +178,18 @@ def add_runtime_arguments(parser):
     group.add_argument(
         "--runtime",
         choices=RUNTIMES,
-        default="tensorflow",
         help="run the biLM in TensorFlow (default), or export it first and "
-        "run it with ONNX Runtime or LiteRT",
+        "run it with ONNX Runtime or LiteRT (exporting takes a while at the "
+        "original size: export once with keras-elmo export-onnx / "
+        "export-litert and pass the file as --model FILE.onnx|.tflite, "
+        "which runs without TensorFlow)",
     )
     group.add_argument(
         "--precision",
         choices=PRECISIONS,
-        default="float32",
         help="with --runtime onnx (float32, int8) or litert (all): the "
-        "precision of the export (default %(default)s)",
+        "precision of the export (default float32; a --model file has its "
+        "own)",
     )
 
 

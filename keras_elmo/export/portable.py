@@ -154,10 +154,21 @@ class CharacterIdModel(tf.Module):
             token (needs the converter to map `UniqueV2`).
         scalar_mix: None, a built `ScalarMix`, or a list of floats (the
             mix's scalar weights, softmax-normalised, gamma 1).
+        fmt: str. The export's name, for error messages.
+        pad_empty_batches: bool. Run a batch without rows or positions on
+            one padding row and position (for ONNX Runtime).
     """
 
-    def __init__(self, bilm, deduplicate_tokens, scalar_mix=None, fmt=""):
+    def __init__(
+        self,
+        bilm,
+        deduplicate_tokens,
+        scalar_mix=None,
+        fmt="",
+        pad_empty_batches=False,
+    ):
         super().__init__()
+        self.pad_empty_batches = bool(pad_empty_batches)
         self.bilm = frozen_bilm(bilm, deduplicate_tokens)
         self.num_outputs = self.bilm.num_layers + 1
         self.scalar_mix = scalar_mix_layer(scalar_mix, self.num_outputs, fmt)
@@ -176,7 +187,22 @@ class CharacterIdModel(tf.Module):
         ]
     )
     def embed(self, character_ids):
-        outputs = self.bilm(character_ids, training=False)
+        if not self.pad_empty_batches:
+            return self._outputs(character_ids)
+        # ONNX Runtime returns an empty input of ReduceSum unreduced, which
+        # breaks the graph on a batch without rows or positions: such a
+        # batch gets one all-padding row and position, cut off again.
+        # (LiteRT runs such batches as they are, and refuses to return
+        # the sliced empty outputs.)
+        shape = tf.shape(character_ids)
+        batch, time = shape[0], shape[1]
+        pads = tf.maximum(1 - shape[:2], 0)
+        ids = tf.pad(character_ids, [[0, pads[0]], [0, pads[1]], [0, 0]])
+        outputs = self._outputs(ids)
+        return {name: x[:batch, :time] for name, x in outputs.items()}
+
+    def _outputs(self, ids):
+        outputs = self.bilm(ids, training=False)
         layers = outputs["layer_outputs"]
         result = {layer_name(i): x for i, x in enumerate(layers)}
         result[MASK_NAME] = outputs["mask"]

@@ -110,8 +110,9 @@ def character_ids(inputs):
 
 
 def empty_outputs(ids, metadata):
-    """The named outputs for a batch without tokens (no model call: ONNX
-    Runtime cannot reduce the empty time axis)."""
+    """The named outputs for a batch without tokens (no model call: LiteRT
+    cannot return empty outputs; ONNX files answer such batches in the
+    graph since this release, earlier ones failed on them)."""
     batch, time = ids.shape[:2]
     width = 2 * int(metadata["projection_dim"])
     named = {

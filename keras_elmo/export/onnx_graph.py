@@ -1,0 +1,148 @@
+"""Graph passes of the ONNX export (`keras_elmo.export.onnx`), each on
+protobufs only (no TensorFlow session, no ONNX Runtime):
+
+- `weights_as_initializers`: tf2onnx converts the graph with every
+  weight as a graph input (`keras_elmo.export.onnx`), and the weights go
+  in as initializers afterwards. Converting the frozen graph with its
+  weights as constants made tf2onnx (grappler, its constant folding and
+  its own graph copies) peak at 16.4 GB resident for the 357 MB original
+  size; without them the conversion holds only the graph structure.
+- `hoist_loop_invariants`: what the quantizer needs to see the LSTM
+  weights inside `Loop` bodies.
+- `name_dimensions`: `batch` / `time` for the dynamic axes of the inputs
+  and outputs instead of tf2onnx's `unk__NNNN`.
+"""
+
+import re
+
+import numpy as np
+
+
+def weights_as_initializers(model, weights):
+    """Turns the graph inputs named in `weights` (`name:0` or `name`)
+    into initializers holding their values (arrays or variables, read one
+    at a time); empties `weights`."""
+    from onnx import numpy_helper
+
+    by_input = {}
+    for name in list(weights):
+        by_input[f"{name}:0"] = name
+        by_input[name] = name
+    kept = []
+    for value in model.graph.input:
+        name = by_input.get(value.name)
+        if name is None:
+            kept.append(value)
+            continue
+        array = np.ascontiguousarray(weights.pop(name), np.float32)
+        model.graph.initializer.append(
+            numpy_helper.from_array(array, value.name)
+        )
+        del array
+    del model.graph.input[:]
+    model.graph.input.extend(kept)
+    if weights:
+        raise AssertionError(f"weights lost in conversion: {list(weights)}")
+
+
+def _subgraphs(node):
+    for attribute in node.attribute:
+        if attribute.g.ByteSize():
+            yield attribute.g
+        yield from attribute.graphs
+
+
+def _rename_uses(graph, old, new):
+    """Points every node input `old` in `graph` (nested graphs included)
+    to `new`; graph outputs are left alone."""
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            if name == old:
+                node.input[i] = new
+        for subgraph in _subgraphs(node):
+            _rename_uses(subgraph, old, new)
+
+
+def hoist_loop_invariants(graph):
+    """Turns pass-through loop-carried values into outer-scope references.
+
+    A value that a `Loop` body returns unchanged (body output k + 1 is body
+    input k + 2) is the same in every iteration: the body can read the
+    outer value directly, and the loop no longer carries it. Graph outputs
+    are never rewritten. Works on nested graphs, in place.
+
+    Returns:
+        The number of loop-carried values removed.
+    """
+    removed = 0
+    for node in graph.node:
+        for subgraph in _subgraphs(node):
+            removed += hoist_loop_invariants(subgraph)
+    graph_outputs = {output.name for output in graph.output}
+    for node in graph.node:
+        if node.op_type != "Loop":
+            continue
+        body = next(a.g for a in node.attribute if a.name == "body")
+        invariant = [
+            k
+            for k in range(len(node.input) - 2)
+            if node.input[k + 2]
+            and body.input[k + 2].name == body.output[k + 1].name
+            and node.output[k] not in graph_outputs
+        ]
+        for k in invariant:
+            _rename_uses(body, body.input[k + 2].name, node.input[k + 2])
+            _rename_uses(graph, node.output[k], node.input[k + 2])
+        for k in reversed(invariant):
+            del body.input[k + 2]
+            del body.output[k + 1]
+            del node.input[k + 2]
+            del node.output[k]
+        removed += len(invariant)
+    return removed
+
+
+def _set_dims(value, names):
+    dims = value.type.tensor_type.shape.dim
+    for dim, name in zip(dims, names):
+        if name is not None:
+            dim.ClearField("dim_value")
+            dim.dim_param = name
+
+
+def _clear_unknown_names(graph):
+    """Drops tf2onnx's `unk__NNNN` names left on inner values (they stay
+    dynamic, unnamed)."""
+    for value in [*graph.value_info, *graph.input, *graph.output]:
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.dim_param.startswith("unk__"):
+                dim.ClearField("dim_param")
+    for node in graph.node:
+        for subgraph in _subgraphs(node):
+            _clear_unknown_names(subgraph)
+
+
+def name_dimensions(model):
+    """`batch` and `time` on the dynamic axes of every graph input and
+    output; no `unk__` names anywhere."""
+    for value in [*model.graph.input, *model.graph.output]:
+        _set_dims(value, ("batch", "time"))
+    _clear_unknown_names(model.graph)
+
+
+# The Keras layers of the token encoder after the char CNN (layer names of
+# keras_elmo.layers.token_encoders.character_encoder, as tf2onnx scopes
+# them: "bi_lm_1/highway_0_1/MatMul").
+_TOKEN_ENCODER_SCOPE = re.compile(
+    r"(^|/)(highway_\d+|token_projection)(_\d+)?/"
+)
+
+
+def token_encoder_matmuls(graph):
+    """The names of the top-level MatMuls of the highway layers and the
+    token projection (the int8 export keeps them float32)."""
+    return [
+        node.name
+        for node in graph.node
+        if node.op_type == "MatMul" and _TOKEN_ENCODER_SCOPE.search(node.name)
+    ]
