@@ -51,11 +51,17 @@ def add_bilm_source(parser):
     )
     group.add_argument(
         "--model",
-        help="a training run directory (keras-elmo train --output) or a "
-        "directory holding options.json and weights.hdf5 (an export)",
+        help="a pretrained model name (keras-elmo presets), a training run "
+        "directory (keras-elmo train --output), a directory holding "
+        "options.json and weights.hdf5 (an export), an ELMoForManyLangs "
+        "model folder, or OPTIONS.json,WEIGHTS.hdf5 (paths or URLs)",
     )
-    group.add_argument("--options", help="official options.json of the biLM")
-    group.add_argument("--weights", help="official hdf5 weights of the biLM")
+    group.add_argument(
+        "--options", help="official options.json of the biLM (path or URL)"
+    )
+    group.add_argument(
+        "--weights", help="official hdf5 weights of the biLM (path or URL)"
+    )
     group.add_argument(
         "--bilm-vocab",
         help="the vocabulary of a word-input biLM (default: the run's, or "

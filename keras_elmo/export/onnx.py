@@ -37,10 +37,11 @@ import tempfile
 
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import portable
+from keras_elmo.export.choices import ONNX_PRECISIONS
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
 
-PRECISIONS = ("float32", "int8")
+PRECISIONS = ONNX_PRECISIONS
 DEFAULT_OPSET = 17
 
 

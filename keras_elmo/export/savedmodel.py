@@ -36,15 +36,12 @@ from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.dump import encode_tokens_in_batches
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import OutputPathError
+from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_directory
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
-
-# Requests above this many token positions (batch x max_len) are refused
-# with a message rather than risking the server's memory.
-DEFAULT_MAX_BATCH_TOKENS = 200_000
 
 
 def _check_max_batch_tokens(max_batch_tokens):

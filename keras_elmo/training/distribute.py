@@ -49,9 +49,8 @@ import tensorflow as tf
 from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.errors import ClusterError
 from keras_elmo.errors import KerasElmoError
-
-STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
-DEFAULT_CLUSTER_TIMEOUT = 600.0
+from keras_elmo.training.training_config import DEFAULT_CLUSTER_TIMEOUT
+from keras_elmo.training.training_config import STRATEGIES
 
 _TF_CONFIG_EXAMPLE = (
     '{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '

@@ -27,7 +27,6 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 from keras_elmo.progress import Progress
 from keras_elmo.progress import batch_callback
-from keras_elmo.training.distribute import DEFAULT_CLUSTER_TIMEOUT
 from keras_elmo.training.distribute import DistributedLoop
 from keras_elmo.training.distribute import agree_on_step
 from keras_elmo.training.distribute import describe
@@ -39,10 +38,11 @@ from keras_elmo.training.run_directory import LOGS_DIR
 from keras_elmo.training.run_directory import VOCAB_FILE
 from keras_elmo.training.run_directory import RunDirectory
 from keras_elmo.training.run_directory import load_run
+from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
+from keras_elmo.training.training_config import DEFAULT_CLUSTER_TIMEOUT
 from keras_elmo.training.training_config import JIT_COMPILE
 from keras_elmo.training.training_config import build_model
 
-DEFAULT_CHECKPOINT_EVERY = 200
 # Seconds between training progress lines.
 PROGRESS_INTERVAL = 15.0
 

@@ -6,10 +6,10 @@ flags, or the size of the weights a run starts from) into one such dict,
 checking each value under its own name.
 """
 
+from keras_elmo.char_cnn_filters import DEFAULT_FILTERS
+from keras_elmo.char_cnn_filters import check_filters
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
-from keras_elmo.layers.char_cnn import check_filters
 
 _PUBLISHED = dict(
     filters=[list(f) for f in DEFAULT_FILTERS],
