@@ -12,6 +12,7 @@ import importlib
 _EXPORTS = {
     "DEFAULT_MAX_BATCH_TOKENS": "keras_elmo.export.choices",
     "ELMoServing": "keras_elmo.export.savedmodel",
+    "SavedModelLayer": "keras_elmo.export.saved_model_layer",
     "export_savedmodel": "keras_elmo.export.savedmodel",
     "keras_layer": "keras_elmo.export.savedmodel",
     "to_litert": "keras_elmo.export.litert",
