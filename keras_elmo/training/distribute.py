@@ -460,13 +460,16 @@ class DistributedLoop:
         logs["loss"] = float(values[0])
         return logs
 
-    def evaluate(self, dataset, steps):
-        """Held-out perplexities of `steps` global batches (full softmax)."""
+    def evaluate(self, dataset, steps, progress=None):
+        """Held-out perplexities of `steps` global batches (full softmax),
+        reported to a `keras_elmo.progress.Progress` if given."""
         with self._lost_workers("an evaluation"):
             self.model.reset_metrics()
             iterator = iter(dataset)
-            for _ in range(steps):
+            for step in range(steps):
                 self._test_function(iterator)
+                if progress is not None:
+                    progress.update(step + 1)
             totals = self._totals_function().numpy()
         return self._perplexities(totals)
 
