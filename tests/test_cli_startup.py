@@ -166,3 +166,21 @@ def test_train_reports_steps_and_validation_in_a_log(tmp_path, capsys):
     assert validation and "batch" in validation[-1]
     assert any(line.startswith("validation at step 4") for line in out)
     assert os.path.isfile(tmp_path / "run" / "history.json")
+
+
+def test_embed_runtime_says_it_is_exporting(monkeypatch, capsys):
+    from keras_elmo import export
+    from keras_elmo import runtime
+    from keras_elmo.cli.embed import runtime_bilm
+
+    written = []
+    monkeypatch.setattr(
+        export, "to_onnx", lambda bilm, path, precision: written.append(path)
+    )
+    monkeypatch.setattr(runtime, "ONNXBiLM", lambda path: ("loaded", path))
+    assert runtime_bilm("bilm", "onnx", "int8")[0] == "loaded"
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("exporting the biLM to onnx (int8)")
+    assert out[1].startswith("exported in ")
+    assert runtime_bilm("bilm", "onnx", "int8", quiet=True)[0] == "loaded"
+    assert capsys.readouterr().out == "" and len(written) == 2
