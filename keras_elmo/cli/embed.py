@@ -27,7 +27,8 @@ def add_parser(commands):
         help="write the biLM layers of each sentence of a text file to hdf5",
         description="Reads one whitespace-tokenised sentence per line "
         "(UTF-8, .gz allowed) and writes hdf5 dataset str(i) for line i "
-        "(from 0), float32 (num_layers + 1, n_i, 2 * projection_dim), and "
+        "(from 0), float32 (num_layers + 1, n_i, 2 * projection_dim) "
+        "(--top, --average: one layer), and "
         f"'{dump.SENTENCE_INDEX}' (JSON: sentence -> dataset key): the "
         "layout of `allennlp elmo`. Stateless: each sentence starts from a "
         "zero state. The output is written to OUTPUT.partial and renamed "
