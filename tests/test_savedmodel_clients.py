@@ -167,3 +167,31 @@ def test_keras_layer_frozen_and_on_tokens(saved):
     )
     assert out["elmo"].shape == (1, 3, 32)
     assert os.path.isdir(saved)
+
+
+def test_int64_lengths_equal_int32_and_are_checked(tmp_path):
+    path = str(tmp_path / "cached")
+    bilm = keras_elmo.load_bilm(OPTIONS, WEIGHTS)
+    export_savedmodel(bilm, path, vocabulary=["<S>", "</S>", "the", "cat"])
+    module = tf.saved_model.load(path)
+    tokens = tf.constant([["the", "cat", ""], ["cat", "", ""]])
+    ids = tf.constant([[2, 3, 0], [3, 0, 0]])
+    for dtype in (tf.int32, tf.int64):
+        lengths = tf.constant([2, 1], dtype)
+        by_tokens = module.embed_tokens(tokens, lengths)["elmo"]
+        by_ids = module.embed_token_ids(ids, lengths)["elmo"]
+        by_call = module({"tokens": tokens, "sequence_len": lengths})["elmo"]
+        want = module.signatures["tokens"](
+            tokens=tokens, sequence_len=tf.constant([2, 1])
+        )["elmo"]
+        for got in (by_tokens, by_ids, by_call):
+            np.testing.assert_allclose(got, want, atol=1e-6)
+    # An int64 length too long for the batch is refused in its own dtype
+    # (2**32 + 1 would read as 1 once cast to int32).
+    too_long = tf.constant([2**32 + 1, 1], tf.int64)
+    with pytest.raises(tf.errors.InvalidArgumentError) as raised:
+        module.embed_tokens(tokens, too_long)
+    assert "must not exceed the padded length" in str(raised.value)
+    with pytest.raises(tf.errors.InvalidArgumentError) as raised:
+        module.embed_token_ids(ids, too_long)
+    assert "must not exceed the padded length" in str(raised.value)

@@ -168,7 +168,7 @@ class ELMoServing(_Trackable):
         if self.bilm.encoder.needs_vocabulary:
             words = check_vocabulary(vocabulary, self.bilm.encoder)
             self.word_lookup = words.lookup_table()
-            self.embed_token_ids = tf.function(self._embed_word_ids)
+            self._serve_ids(self._embed_word_ids)
         elif vocabulary is not None:
             vocabulary = list(vocabulary)
             if len(set(vocabulary)) != len(vocabulary):
@@ -191,7 +191,7 @@ class ELMoServing(_Trackable):
                 default_value=-1,
             )
             # Only a module with a cache has this entry point.
-            self.embed_token_ids = tf.function(self._embed_token_ids)
+            self._serve_ids(self._embed_token_ids)
 
     # === Entry points (also the signatures) ===
 
@@ -202,12 +202,21 @@ class ELMoServing(_Trackable):
         lengths = tf.cast(tokens.row_lengths(), tf.int32)
         return self._outputs(tokens.to_tensor(""), lengths)
 
-    # No input signature: traced at export for int32 and int64 lengths.
-    @tf.function
-    def embed_tokens(self, tokens, sequence_len):
+    @tf.function(input_signature=[TOKENS, LENGTHS[0]])
+    def serve_tokens(self, tokens, sequence_len):
         tokens = _check_rank(tokens, "tokens", "[batch, max_len]")
         sequence_len = self._check_lengths(tokens, sequence_len)
         return self._outputs(tokens, sequence_len)
+
+    # No input signature: traced at export for int32 and int64 lengths.
+    @tf.function
+    def embed_tokens(self, tokens, sequence_len):
+        if sequence_len.dtype != tf.int32:
+            # Checked in their own dtype (a huge int64 must not wrap
+            # around), then served by the one int32 graph of the biLM.
+            tokens = _check_rank(tokens, "tokens", "[batch, max_len]")
+            sequence_len = self._check_lengths(tokens, sequence_len)
+        return self.serve_tokens(tokens, sequence_len)
 
     @tf.function
     def __call__(self, inputs, training=False):
@@ -237,17 +246,29 @@ class ELMoServing(_Trackable):
         """The serving signatures, named as TF Hub's ELMo module's."""
         signatures = {
             "default": self.embed_sentences,
-            "tokens": self.embed_tokens.get_concrete_function(
-                TOKENS, LENGTHS[0]
-            ),
+            "tokens": self.serve_tokens,
         }
         if self.embed_token_ids is not None:
-            signatures["token_ids"] = (
-                self.embed_token_ids.get_concrete_function(
-                    TOKEN_IDS, LENGTHS[0]
-                )
-            )
+            signatures["token_ids"] = self.serve_token_ids
         return signatures
+
+    def _serve_ids(self, embed):
+        """Sets the token-id entry points around `embed`: `serve_token_ids`
+        (int32 lengths, the signature) and `embed_token_ids` (int32 or
+        int64 lengths, checked in their own dtype, then served by it)."""
+        self.serve_token_ids = tf.function(
+            embed, input_signature=[TOKEN_IDS, LENGTHS[0]]
+        )
+
+        def any_lengths(token_ids, sequence_len):
+            if sequence_len.dtype != tf.int32:
+                token_ids = _check_rank(
+                    token_ids, "token_ids", "[batch, max_len]"
+                )
+                sequence_len = self._check_lengths(token_ids, sequence_len)
+            return self.serve_token_ids(token_ids, sequence_len)
+
+        self.embed_token_ids = tf.function(any_lengths)
 
     def _embed_token_ids(self, token_ids, sequence_len):
         token_ids = _check_rank(token_ids, "token_ids", "[batch, max_len]")
