@@ -14,18 +14,17 @@ import tensorflow as tf
 
 from keras_elmo.data.text import count_lines
 from keras_elmo.data.text import iter_sentences
-from keras_elmo.data.text import read_lines
+from keras_elmo.dump_layout import DEFAULT_OUTPUT_LAYERS
+from keras_elmo.dump_layout import DEFAULT_SENTENCE_BATCH
+from keras_elmo.dump_layout import DEFAULT_TOKEN_BATCH
+from keras_elmo.dump_layout import OUTPUT_LAYERS
+from keras_elmo.dump_layout import TOKEN_EMBEDDINGS
+from keras_elmo.dump_layout import write_sentence_embeddings
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
 from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 from keras_elmo.progress import Progress
-
-DEFAULT_SENTENCE_BATCH = 64
-DEFAULT_TOKEN_BATCH = 1024
-# Sentences read at a time; sorted by length inside a chunk so that batches
-# carry little padding.
-_BATCHES_PER_CHUNK = 16
 
 
 def _check_batch_size(batch_size):
@@ -70,16 +69,20 @@ def embed_file(
     verbose=1,
     on_bad_line="error",
     vocabulary=None,
+    output_layers=DEFAULT_OUTPUT_LAYERS,
+    sentence_index=True,
 ):
-    """Writes the biLM layers of every sentence of a text file to hdf5.
+    """Writes the biLM layers of every sentence of a text file to hdf5, in
+    the layout of `allennlp elmo` (`keras_elmo.dump_layout`).
 
     Args:
         bilm: a stateless `keras_elmo.layers.BiLM`, or a runtime model
             (`keras_elmo.runtime.ONNXBiLM`, `LiteRTBiLM`).
         input_file: str. One whitespace-tokenised sentence per line, UTF-8.
-        output_file: str. hdf5 file with one float32 dataset `str(i)` of
-            shape `(num_layers + 1, n_i, 2 * projection_dim)` for line `i`
-            (from 0); an empty line gives `n_i = 0`.
+        output_file: str. hdf5 file with one float32 dataset `str(i)` for
+            line `i` (from 0), of shape `(num_layers + 1, n_i,
+            2 * projection_dim)` (an empty line gives `n_i = 0`), and the
+            `sentence_to_index` dataset.
         batch_size: int. Sentences per biLM call. Defaults to `64`.
         verbose: 0 (silent) or 1 (progress). Defaults to `1`.
         on_bad_line: `"error"` (default) stops, before any work, at the
@@ -88,11 +91,22 @@ def embed_file(
         vocabulary: the vocabulary of a word-input biLM (path, list or
             `keras_elmo.data.Vocabulary`); required for one, unused
             otherwise. Defaults to `None`.
+        output_layers: `"all"` (default), `"top"` (the top layer,
+            `(n_i, 2 * projection_dim)`) or `"average"` (the mean of the
+            layers, same shape): AllenNLP's `--all` / `--top` / `--average`.
+        sentence_index: bool. Write `sentence_to_index` (it holds the text
+            of every sentence, in memory until the end); False is
+            AllenNLP's `--forget-sentences`. Defaults to `True`.
 
     Returns:
         The number of sentences written.
     """
     batch_size = _check_batch_size(batch_size)
+    if output_layers not in OUTPUT_LAYERS:
+        raise KerasElmoError(
+            f"output_layers must be one of {sorted(OUTPUT_LAYERS)}; received "
+            f"{output_layers!r}."
+        )
     vocabulary = _word_vocabulary(bilm, vocabulary)
     check_output_file(output_file, inputs=[input_file])
     if bilm.stateful:
@@ -100,35 +114,23 @@ def embed_file(
             "embed_file needs a stateless BiLM (outputs must not depend on "
             "the order of lines); load it without stateful=True."
         )
-    # Reads the whole input first: bad UTF-8 or gzip fails before any work.
-    total = count_lines(input_file, on_bad_line)
     layers = _compiled_layers(bilm)
-    width = 2 * bilm.projection_dim
-    progress = Progress(total, "sentence", verbose, label="embed")
-    sentences = read_lines(input_file, on_bad_line)
-    with atomic_output(output_file) as temporary:
-        with h5py.File(temporary, "w") as out:
-            done = 0
-            while chunk := list(
-                itertools.islice(sentences, batch_size * _BATCHES_PER_CHUNK)
-            ):
-                chunk.sort(key=lambda item: len(item[1]))
-                for start in range(0, len(chunk), batch_size):
-                    batch = chunk[start : start + batch_size]
-                    ids = bilm.encoder.batch_to_inputs(
-                        [tokens for _, tokens in batch], vocabulary
-                    )
-                    values = np.asarray(layers(ids))
-                    for row, (line_number, tokens) in enumerate(batch):
-                        out.create_dataset(
-                            str(line_number - 1),
-                            data=values[row, :, : len(tokens)].reshape(
-                                bilm.num_layers + 1, len(tokens), width
-                            ),
-                        )
-                done += len(chunk)
-                progress.update(done)
-    return total
+
+    def layers_of(sentences):
+        return np.asarray(
+            layers(bilm.encoder.batch_to_inputs(sentences, vocabulary))
+        )
+
+    return write_sentence_embeddings(
+        layers_of,
+        input_file,
+        output_file,
+        batch_size,
+        verbose,
+        on_bad_line,
+        output_layers,
+        sentence_index,
+    )
 
 
 def encode_tokens_in_batches(bilm, tokens, batch_size=1024, vocabulary=None):
@@ -186,7 +188,7 @@ def dump_token_embeddings(
     with atomic_output(output_file) as temporary:
         with h5py.File(temporary, "w") as out:
             embedding = out.create_dataset(
-                "embedding",
+                TOKEN_EMBEDDINGS,
                 shape=(total, bilm.projection_dim),
                 dtype="float32",
             )

@@ -27,6 +27,9 @@ class Progress:
         label: str. Prefix of the plain lines.
         interval: float. Seconds between plain lines.
         stream: file. Defaults to `sys.stdout`.
+        amount: callable or None. Writes a count of units for the plain
+            lines (e.g. bytes as `1.2 MiB`). Defaults to None: `1,234
+            units`.
     """
 
     def __init__(
@@ -37,6 +40,7 @@ class Progress:
         label="progress",
         interval=LOG_INTERVAL,
         stream=None,
+        amount=None,
     ):
         self.total = total
         self.unit = unit
@@ -44,41 +48,89 @@ class Progress:
         self.label = label
         self.interval = float(interval)
         self.stream = stream or sys.stdout
+        self.amount = amount
         self.started = self.last = time.time()
         self.done = 0
+        # The rate (and so the ETA) is measured from the first update on:
+        # the first unit carries the start-up cost (tracing, compiling),
+        # which would put the first ETA far off.
+        self.origin = None
         self.bar = None
-        if self.verbose and _is_terminal(self.stream):
-            import keras
+        self.terminal = bool(self.verbose and _is_terminal(self.stream))
 
-            self.bar = keras.utils.Progbar(total, unit_name=unit)
-
-    def update(self, done):
-        """Sets the number of units done so far."""
+    def update(self, done, values=None):
+        """Sets the number of units done so far; `values` is an optional
+        list of `(name, number)` pairs to show beside it (e.g. the loss)."""
         self.done = done
         if not self.verbose:
             return
-        if self.bar is not None:
-            self.bar.update(done)
-            return
         now = time.time()
+        first = self.origin is None
+        if first:
+            self.origin = (done, now)
+        if self.terminal:
+            self._update_bar(done, values)
+            return
         finished = self.total is not None and done >= self.total
-        if finished or now - self.last >= self.interval:
+        if first or finished or now - self.last >= self.interval:
             self.last = now
-            self._print_line(now)
+            self._print_line(now, values)
 
-    def _print_line(self, now):
-        units = self.unit + ("es" if self.unit.endswith(("s", "ch")) else "s")
-        elapsed = max(now - self.started, 1e-9)
-        rate = self.done / elapsed
-        line = f"{self.label}: {self.done:,}"
+    def _update_bar(self, done, values):
+        if self.bar is None:
+            import keras
+
+            self.bar = keras.utils.Progbar(
+                self.total,
+                unit_name=self.unit,
+                stateful_metrics=[name for name, _ in values or []],
+            )
+        self.bar.update(done, values=values)
+
+    def rate(self, now=None):
+        """Units a second since the first update (None before a second)."""
+        if self.origin is None:
+            return None
+        first_done, since = self.origin
+        now = time.time() if now is None else now
+        if self.done <= first_done or now <= since:
+            return None
+        return (self.done - first_done) / (now - since)
+
+    def _print_line(self, now, values=None):
+        rate = self.rate(now)
+        line = f"{self.label}: {self._amount(self.done, self.total)}"
         if self.total:
-            line += f"/{self.total:,} {units} ({self.done / self.total:.0%})"
-            if rate > 0 and self.done < self.total:
-                line += f", ETA {(self.total - self.done) / rate:.0f}s"
-        else:
-            line += f" {units}"
-        line += f", {rate:,.1f} {units}/s"
+            line += f" ({self.done / self.total:.0%})"
+        for name, value in values or []:
+            line += f", {name} {value:,.4g}"
+        if rate is not None:
+            line += f", {self._amount(rate)}/s"
+            if self.total and self.done < self.total:
+                line += f", ETA {_duration((self.total - self.done) / rate)}"
         print(line, file=self.stream, flush=True)
+
+    def _amount(self, done, total=None):
+        """`done` (of `total`) in the units of the plain lines."""
+        if self.amount is not None:
+            text = self.amount(int(done))
+            return f"{text} of {self.amount(int(total))}" if total else text
+        units = self.unit + ("es" if self.unit.endswith(("s", "ch")) else "s")
+        if isinstance(done, float):
+            text = f"{done:,.2f}"
+        else:
+            text = f"{done:,}"
+        return f"{text}/{total:,} {units}" if total else f"{text} {units}"
+
+
+def _duration(seconds):
+    """`seconds` in words a log reader takes in at once: 45s, 12.5 min,
+    3.2 h."""
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def batch_callback(progress):

@@ -811,6 +811,6 @@ def test_embed_killed_part_way_loses_nothing(processes, work, capsys):
     assert main([a.format(**work) for a in argv]) == 0
     assert not os.path.exists(output + ".partial")
     with h5py.File(output) as f:
-        assert sorted(f) == ["0", "1"]
+        assert sorted(f) == ["0", "1", "sentence_to_index"]
         assert f["1"].shape == (3, 6, 32)
     capsys.readouterr()

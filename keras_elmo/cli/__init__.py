@@ -7,7 +7,13 @@ modules parse and delegate: every default and rule lives in the library.
 
 User mistakes (`KerasElmoError` and the OS errors that user paths cause)
 are caught here, once, and printed as `keras-elmo CMD: error: ...` with
-exit status 2; anything else is a bug and keeps its traceback.
+exit status 2; anything else is a bug and keeps its traceback. A usage
+mistake prints the command's one-line usage and the error, also with exit
+status 2.
+
+Parsing imports no TensorFlow (`--help`, `--version` and usage errors
+answer at once): the parsers read their defaults from modules that do not
+import it, and TensorFlow is imported only to run a command.
 """
 
 import argparse
@@ -64,8 +70,24 @@ def _import_tensorflow_quietly():
         os.close(saved)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are two lines: the command's
+    one-line usage and the error (argparse's default prints the whole
+    usage block, 30 lines for `train`)."""
+
+    def error(self, message):
+        usage = f"usage: {self.prog} [OPTIONS]"
+        if self._subparsers is not None:
+            usage = f"usage: {self.prog} COMMAND [OPTIONS]"
+        self.exit(
+            2,
+            f"{usage} (`{self.prog} --help` lists them)\n"
+            f"{self.prog}: error: {message}\n",
+        )
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="keras-elmo",
         description="ELMo biLMs in Keras 3: embed text with official or "
         "trained weights, pretrain on your corpus, export for serving.",
@@ -91,11 +113,12 @@ def _describe(error):
 
 def main(argv=None):
     """Runs `keras-elmo ARGV`; returns the exit status."""
-    _import_tensorflow_quietly()
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exit:  # argparse: --help, or a usage error
         return exit.code
+    if getattr(args, "needs_tensorflow", True):
+        _import_tensorflow_quietly()
     try:
         args.run(args)
     except USER_ERRORS as error:

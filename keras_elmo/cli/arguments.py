@@ -75,8 +75,12 @@ def add_bilm_source(parser):
         "OPTIONS.json,WEIGHTS.hdf5, an ELMoForManyLangs model folder or a "
         ".keras file (see keras_elmo.loading)",
     )
-    group.add_argument("--options", help="official options.json of the biLM")
-    group.add_argument("--weights", help="official hdf5 weights of the biLM")
+    group.add_argument(
+        "--options", help="official options.json of the biLM (path or URL)"
+    )
+    group.add_argument(
+        "--weights", help="official hdf5 weights of the biLM (path or URL)"
+    )
     group.add_argument(
         "--bilm-vocab",
         help="the vocabulary of a word-input biLM (default: the run's, or "

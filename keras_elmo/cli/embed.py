@@ -3,6 +3,7 @@ runtime choice (`--runtime`, `--precision`)."""
 
 import os
 import tempfile
+import time
 
 from keras_elmo.cli.arguments import add_bilm_source
 from keras_elmo.cli.arguments import add_quiet
@@ -18,7 +19,7 @@ _SUFFIX = {"onnx": ".onnx", "litert": ".tflite"}
 
 
 def add_parser(commands):
-    from keras_elmo import dump
+    from keras_elmo import dump_layout as dump
     from keras_elmo.data.text import ON_BAD_LINE
 
     embed = commands.add_parser(
@@ -26,10 +27,12 @@ def add_parser(commands):
         help="write the biLM layers of each sentence of a text file to hdf5",
         description="Reads one whitespace-tokenised sentence per line "
         "(UTF-8, .gz allowed) and writes hdf5 dataset str(i) for line i "
-        "(from 0), float32 (num_layers + 1, n_i, 2 * projection_dim), the "
-        "bilm-tf dump layout. Stateless: each sentence starts from a zero "
-        "state. The output is written to OUTPUT.partial and renamed when "
-        "complete.",
+        "(from 0), float32 (num_layers + 1, n_i, 2 * projection_dim) "
+        "(--top, --average: one layer), and "
+        f"'{dump.SENTENCE_INDEX}' (JSON: sentence -> dataset key): the "
+        "layout of `allennlp elmo`. Stateless: each sentence starts from a "
+        "zero state. The output is written to OUTPUT.partial and renamed "
+        "when complete.",
     )
     add_bilm_source(embed)
     io = embed.add_argument_group("input and output")
@@ -47,6 +50,25 @@ def add_parser(commands):
         default="error",
         help="a line that is not UTF-8: stop with an error naming it "
         "(default), or skip it (no dataset for that line)",
+    )
+    layers = embed.add_argument_group(
+        "layers of each sentence (allennlp elmo's options)"
+    ).add_mutually_exclusive_group()
+    for name, shape in dump.OUTPUT_LAYERS.items():
+        default = " (default)" if name == dump.DEFAULT_OUTPUT_LAYERS else ""
+        layers.add_argument(
+            f"--{name}",
+            dest="output_layers",
+            action="store_const",
+            const=name,
+            help=f"dataset shape {shape}{default}",
+        )
+    embed.set_defaults(output_layers=dump.DEFAULT_OUTPUT_LAYERS)
+    io.add_argument(
+        "--forget-sentences",
+        action="store_true",
+        help=f"leave out '{dump.SENTENCE_INDEX}' (it holds the text of "
+        "every sentence)",
     )
     add_runtime_arguments(embed)
     add_quiet(embed)
@@ -122,6 +144,8 @@ def run_embed(args):
             args.batch_size,
             verbose=verbosity(args),
             on_bad_line=args.on_bad_line,
+            output_layers=args.output_layers,
+            sentence_index=not args.forget_sentences,
         )
         print(f"Wrote the biLM layers of {count} sentences to {args.output}")
         return
@@ -130,7 +154,10 @@ def run_embed(args):
     source = _open_source(args, args.input)
     vocabulary = bilm_vocabulary(args, source)
     bilm = runtime_bilm(
-        source.bilm(), args.runtime or "tensorflow", args.precision or "float32"
+        source.bilm(),
+        args.runtime or "tensorflow",
+        args.precision or "float32",
+        quiet=args.quiet,
     )
     count = embed_file(
         bilm,
@@ -140,6 +167,8 @@ def run_embed(args):
         verbose=verbosity(args),
         on_bad_line=args.on_bad_line,
         vocabulary=vocabulary,
+        output_layers=args.output_layers,
+        sentence_index=not args.forget_sentences,
     )
     print(f"Wrote the biLM layers of {count} sentences to {args.output}")
 
@@ -193,8 +222,9 @@ def add_runtime_arguments(parser):
     )
 
 
-def runtime_bilm(bilm, runtime, precision):
-    """`bilm` itself, or its export run by ONNX Runtime or LiteRT."""
+def runtime_bilm(bilm, runtime, precision, quiet=False):
+    """`bilm` itself, or its export run by ONNX Runtime or LiteRT (the
+    export takes a while: it says so unless `quiet`)."""
     if runtime == "tensorflow":
         if precision != "float32":
             raise KerasElmoError(
@@ -209,6 +239,15 @@ def runtime_bilm(bilm, runtime, precision):
     load = {"onnx": runtimes.ONNXBiLM, "litert": runtimes.LiteRTBiLM}
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, f"bilm{_SUFFIX[runtime]}")
+        if not quiet:
+            print(
+                f"exporting the biLM to {runtime} ({precision}) for "
+                f"--runtime {runtime}; this can take a minute ...",
+                flush=True,
+            )
+        started = time.monotonic()
         write(bilm, path, precision=precision)
+        if not quiet:
+            print(f"exported in {time.monotonic() - started:.0f} s")
         # Both runtimes hold the model once loaded; the file can go.
         return load[runtime](path)

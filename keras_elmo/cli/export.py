@@ -11,7 +11,7 @@ from keras_elmo.errors import KerasElmoError
 
 
 def add_parser(commands):
-    from keras_elmo.export.savedmodel import DEFAULT_MAX_BATCH_TOKENS
+    from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS
 
     weights = commands.add_parser(
         "export-weights",
@@ -139,8 +139,8 @@ def _add_common(parser, precisions):
 
 
 def _add_deploy_parsers(commands):
-    from keras_elmo.export.litert import PRECISIONS as LITERT
-    from keras_elmo.export.onnx import PRECISIONS as ONNX
+    from keras_elmo.export.choices import LITERT_PRECISIONS as LITERT
+    from keras_elmo.export.choices import ONNX_PRECISIONS as ONNX
 
     onnx = commands.add_parser(
         "export-onnx",
@@ -161,7 +161,8 @@ def _add_deploy_parsers(commands):
     onnx.add_argument(
         "--per-channel",
         action="store_true",
-        help="int8: one scale per weight column instead of one a matrix",
+        help="ONNX int8 only: one scale per weight column instead of one "
+        "a matrix",
     )
     onnx.set_defaults(run=run_export_onnx)
 

@@ -42,7 +42,7 @@ def add_parser(commands):
         "keras_elmo.load_bilm(NAME) and ELMoEmbedding(NAME) accept, their "
         "download sizes and whether they are in the cache.",
     )
-    presets.set_defaults(run=run_presets)
+    presets.set_defaults(run=run_presets, needs_tensorflow=False)
 
 
 def run_download(args):

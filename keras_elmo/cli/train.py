@@ -47,7 +47,11 @@ def _add_data_arguments(parser):
         metavar="PATTERN",
         help="held-out files, evaluated once an epoch",
     )
-    data.add_argument("--vocab", help="output vocabulary file")
+    data.add_argument(
+        "--vocab",
+        help="the vocabulary to train with (an input: one token a line, "
+        "<S> </S> <UNK> first); or --build-vocab",
+    )
     data.add_argument(
         "--build-vocab",
         action="store_true",
@@ -131,7 +135,7 @@ def _add_size_arguments(parser):
 
 
 def _add_training_arguments(parser):
-    from keras_elmo.training.fit import DEFAULT_CHECKPOINT_EVERY
+    from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
     from keras_elmo.training.training_config import LEARNING_RATE_SCHEDULES
     from keras_elmo.training.training_config import OPTIMIZERS
     from keras_elmo.training.training_config import TrainingConfig
@@ -205,16 +209,17 @@ def _add_training_arguments(parser):
     )
     fit.add_argument(
         "--init-from",
-        help="start from weights: a run dir, an export dir, or "
-        "OPTIONS.json,WEIGHTS.hdf5 (official)",
+        help="start from weights: a pretrained model name (keras-elmo "
+        "presets), a run dir, an export dir, or OPTIONS.json,WEIGHTS.hdf5 "
+        "(official; paths or URLs)",
     )
 
 
 def _add_device_arguments(parser):
-    from keras_elmo.training.distribute import DEFAULT_CLUSTER_TIMEOUT
-    from keras_elmo.training.distribute import STRATEGIES
+    from keras_elmo.training.training_config import DEFAULT_CLUSTER_TIMEOUT
     from keras_elmo.training.training_config import JIT_COMPILE
     from keras_elmo.training.training_config import MIXED_PRECISION
+    from keras_elmo.training.training_config import STRATEGIES
 
     devices = parser.add_argument_group("devices")
     devices.add_argument(

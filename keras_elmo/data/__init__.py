@@ -1,19 +1,34 @@
-"""Character ids, vocabularies and tf.data pipelines."""
+"""Character ids, vocabularies and tf.data pipelines.
 
-from keras_elmo.data.character_ids import batch_to_ids
-from keras_elmo.data.character_ids import tokens_to_char_ids
-from keras_elmo.data.datasets import lm_dataset
-from keras_elmo.data.datasets import resolve_files
-from keras_elmo.data.datasets import scan_corpus
-from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.data.vocabulary import tokens_to_word_ids
+The names load on first use, so that the TensorFlow-free modules here
+(`keras_elmo.data.text`) import without TensorFlow: the command line's
+`--help` reads their facts.
+"""
 
-__all__ = [
-    "Vocabulary",
-    "batch_to_ids",
-    "lm_dataset",
-    "resolve_files",
-    "scan_corpus",
-    "tokens_to_char_ids",
-    "tokens_to_word_ids",
-]
+import importlib
+
+# Public name -> the module that defines it.
+_EXPORTS = {
+    "Vocabulary": "keras_elmo.data.vocabulary",
+    "batch_to_ids": "keras_elmo.data.character_ids",
+    "lm_dataset": "keras_elmo.data.datasets",
+    "resolve_files": "keras_elmo.data.datasets",
+    "scan_corpus": "keras_elmo.data.datasets",
+    "tokens_to_char_ids": "keras_elmo.data.character_ids",
+    "tokens_to_word_ids": "keras_elmo.data.vocabulary",
+}
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'keras_elmo.data' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))
+
+
+__all__ = sorted(_EXPORTS)

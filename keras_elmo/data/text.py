@@ -55,7 +55,16 @@ def _bad_line_error(path, line_number, raw, error):
 def read_lines(path, on_bad_line="error", skipped=None):
     """Yields `(line_number, tokens)` for each line of `path`.
 
-    Lines are numbered from 1; an empty line is an empty sentence.
+    Lines are numbered from 1; an empty line is an empty sentence. The
+    arguments are those of `read_text_lines`.
+    """
+    for line_number, text in read_text_lines(path, on_bad_line, skipped):
+        yield line_number, text.split()
+
+
+def read_text_lines(path, on_bad_line="error", skipped=None):
+    """Yields `(line_number, text)` for each line of `path`, the text
+    decoded, its line ending kept.
 
     Args:
         path: str. A text file, `.gz` allowed.
@@ -78,7 +87,7 @@ def read_lines(path, on_bad_line="error", skipped=None):
                     if skipped is not None:
                         skipped.append((path, line_number))
                     continue
-                yield line_number, text.split()
+                yield line_number, text
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
         raise TextFileError(
             f"{path} is not a readable .gz file ({error}); it looks damaged "

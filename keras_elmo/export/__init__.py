@@ -1,19 +1,37 @@
 """Exports of a biLM for serving: a TensorFlow SavedModel that takes raw
 text (`export_savedmodel`), and ONNX and LiteRT models over character ids
-(`to_onnx`, `to_litert`; run them with `keras_elmo.runtime`)."""
+(`to_onnx`, `to_litert`; run them with `keras_elmo.runtime`).
 
-from keras_elmo.export.litert import to_litert
-from keras_elmo.export.onnx import to_onnx
-from keras_elmo.export.savedmodel import DEFAULT_MAX_BATCH_TOKENS
-from keras_elmo.export.savedmodel import ELMoServing
-from keras_elmo.export.savedmodel import export_savedmodel
-from keras_elmo.export.savedmodel import keras_layer
+The names load on first use, so that `keras_elmo.export.choices` (the
+precisions and limits that `--help` shows) imports without TensorFlow.
+"""
 
-__all__ = [
-    "DEFAULT_MAX_BATCH_TOKENS",
-    "ELMoServing",
-    "export_savedmodel",
-    "keras_layer",
-    "to_litert",
-    "to_onnx",
-]
+import importlib
+
+# Public name -> the module that defines it.
+_EXPORTS = {
+    "DEFAULT_MAX_BATCH_TOKENS": "keras_elmo.export.choices",
+    "ELMoServing": "keras_elmo.export.savedmodel",
+    "SavedModelLayer": "keras_elmo.export.saved_model_layer",
+    "export_savedmodel": "keras_elmo.export.savedmodel",
+    "keras_layer": "keras_elmo.export.savedmodel",
+    "to_litert": "keras_elmo.export.litert",
+    "to_onnx": "keras_elmo.export.onnx",
+}
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(
+        f"module 'keras_elmo.export' has no attribute {name!r}"
+    )
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))
+
+
+__all__ = sorted(_EXPORTS)

@@ -39,10 +39,11 @@ import tempfile
 
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import portable
+from keras_elmo.export.choices import LITERT_PRECISIONS
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
 
-PRECISIONS = ("float32", "float16", "int8")
+PRECISIONS = LITERT_PRECISIONS
 
 
 def _import_litert():

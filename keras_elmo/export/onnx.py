@@ -49,11 +49,12 @@ import tempfile
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import onnx_graph
 from keras_elmo.export import portable
+from keras_elmo.export.choices import ONNX_PRECISIONS
 from keras_elmo.export.onnx_graph import hoist_loop_invariants
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
 
-PRECISIONS = ("float32", "int8")
+PRECISIONS = ONNX_PRECISIONS
 DEFAULT_OPSET = 17
 
 

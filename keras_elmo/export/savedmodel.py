@@ -18,17 +18,20 @@ Each returns `word_emb` `[B, T, P]`, `lstm_outputs1` ... `lstm_outputsL`
 mean of `elmo` over the real tokens) and `sequence_len` `[B]`; positions
 past a sentence's end are zero. Everything is stateless.
 
-The same functions are attributes of the loaded object
-(`embed_sentences`, `embed_tokens`, `embed_token_ids`), callable with
-positional arguments, e.g. from `keras.layers.TFSMLayer`. Trainable: the
-scalar-mix weights and `gamma` (the only variables saved as trainable);
-the biLM weights are saved frozen.
+It is a reusable SavedModel (the TF Hub convention): the loaded object is
+callable, `obj(sentences)` or `obj({"tokens": ..., "sequence_len": ...})`,
+with a `training` argument, and carries `variables`, `trainable_variables`
+(the scalar-mix weights and `gamma`, the only variables saved as
+trainable; the biLM weights are saved frozen) and `regularization_losses`
+(none), so `hub.KerasLayer(path, trainable=True)` trains the mix. The
+entry points are also attributes (`embed_sentences`, `embed_tokens`,
+`embed_token_ids`); `__call__`, `embed_tokens` and `embed_token_ids` take
+int32 or int64 lengths, the signatures int32 (as TF Hub's module).
 """
 
 import numbers
 import os
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -36,15 +39,12 @@ from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.dump import encode_tokens_in_batches
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import OutputPathError
+from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_directory
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
-
-# Requests above this many token positions (batch x max_len) are refused
-# with a message rather than risking the server's memory.
-DEFAULT_MAX_BATCH_TOKENS = 200_000
 
 
 def _check_max_batch_tokens(max_batch_tokens):
@@ -62,27 +62,39 @@ def _check_max_batch_tokens(max_batch_tokens):
 
 
 def _check_rank(tensor, name, layout):
-    """`tensor`, once checked at run time to have the rank of `layout`."""
+    """`tensor`, once checked at run time to have the rank of `layout`.
+
+    The signatures declare the rank, but a loaded signature still runs a
+    request of another rank (TensorFlow falls back to the raw tensors).
+    `tf.rank` would be folded to the declared rank, so the dimensions are
+    counted from the run-time shape instead.
+    """
     rank = layout.count(",") + 1
+    dimensions = tf.where(tf.shape(tensor) >= 0)
     check = tf.debugging.assert_equal(
-        tf.rank(tensor),
+        tf.shape(dimensions, out_type=tf.int32)[0],
         rank,
         message=f"{name} must have shape {layout} (rank {rank}); the "
         "request's rank differs.",
     )
     with tf.control_dependencies([check]):
-        checked = tf.identity(tensor)
-    # Reshaped to `rank` dimensions whatever the request's rank (for a valid
-    # request, to its own shape): grappler infers shapes with the request's
-    # shapes before anything runs, and an op that needs this rank (or a
-    # `tf.ensure_shape`) would fail there, ahead of the check, with a
-    # message that does not name the input.
-    shape = tf.concat([tf.ones([rank], tf.int32), tf.shape(tensor)], 0)
-    last = shape[-rank:]
-    first = tf.reduce_prod(shape[:-rank], keepdims=True) * last[:1]
-    checked = tf.reshape(checked, tf.concat([first, last[1:]], 0))
-    checked.set_shape([None] * rank)
-    return checked
+        return tf.identity(tensor)
+
+
+# The inputs, with their ranks (`saved_model_cli show` prints them).
+SENTENCES = tf.TensorSpec([None], tf.string, name="sentences")
+TOKENS = tf.TensorSpec([None, None], tf.string, name="tokens")
+TOKEN_IDS = tf.TensorSpec([None, None], tf.int32, name="token_ids")
+# `sequence_len` dtypes: int32 (the signatures', as TF Hub's) and int64.
+LENGTHS = tuple(
+    tf.TensorSpec([None], dtype, name="sequence_len")
+    for dtype in (tf.int32, tf.int64)
+)
+
+
+def _untracked(module, name, value):
+    """Sets `module.name` without adding `value` to the object graph."""
+    object.__setattr__(module, name, value)
 
 
 def _not_trainable(next_creator, **kwargs):
@@ -129,31 +141,34 @@ class ELMoServing(_Trackable):
         self, bilm, vocabulary=None, max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS
     ):
         super().__init__()
-        self.bilm = _frozen_copy(bilm)
+        # The Keras layers are kept out of the SavedModel's object graph
+        # (set without tracking); only their TensorFlow variables are in
+        # it, through the lists below. A tracked Keras variable is saved as
+        # a second copy of its TensorFlow variable: the restored lists then
+        # held copies that the functions did not read (no gradient reached
+        # them), and TF1 loaders (saved_model_cli run) restored one copy
+        # and read the other.
+        _untracked(self, "bilm", _frozen_copy(bilm))
         self.num_layers = self.bilm.num_layers
         self.max_batch_tokens = _check_max_batch_tokens(max_batch_tokens)
         width = 2 * self.bilm.projection_dim
-        self.scalar_mix = ScalarMix(dtype="float32", name="elmo_scalar_mix")
-        self.scalar_mix.build([(None, None, width)] * (self.num_layers + 1))
+        mix = ScalarMix(dtype="float32", name="elmo_scalar_mix")
+        mix.build([(None, None, width)] * (self.num_layers + 1))
+        _untracked(self, "scalar_mix", mix)
         self.trainable_variables = [
-            self.scalar_mix.scalar_weights.value,
-            self.scalar_mix.gamma.value,
+            mix.scalar_weights.value,
+            mix.gamma.value,
         ]
         self.variables = [w.value for w in self.bilm.weights]
         self.variables += self.trainable_variables
         self.regularization_losses = []
         self.token_cache = None
         self.word_lookup = None
+        self.embed_token_ids = None
         if self.bilm.encoder.needs_vocabulary:
             words = check_vocabulary(vocabulary, self.bilm.encoder)
             self.word_lookup = words.lookup_table()
-            self.embed_token_ids = tf.function(
-                self._embed_word_ids,
-                input_signature=[
-                    tf.TensorSpec(None, tf.int32),
-                    tf.TensorSpec(None, tf.int32),
-                ],
-            )
+            self._serve_ids(self._embed_word_ids)
         elif vocabulary is not None:
             vocabulary = list(vocabulary)
             if len(set(vocabulary)) != len(vocabulary):
@@ -176,36 +191,84 @@ class ELMoServing(_Trackable):
                 default_value=-1,
             )
             # Only a module with a cache has this entry point.
-            self.embed_token_ids = tf.function(
-                self._embed_token_ids,
-                input_signature=[
-                    tf.TensorSpec(None, tf.int32),
-                    tf.TensorSpec(None, tf.int32),
-                ],
-            )
+            self._serve_ids(self._embed_token_ids)
 
     # === Entry points (also the signatures) ===
 
-    # The signatures declare no rank, so that a request of the wrong rank
-    # reaches the checks below (which name the input) instead of failing
-    # deep inside the graph (TensorFlow does not check a signature's shapes).
-    @tf.function(input_signature=[tf.TensorSpec(None, tf.string)])
+    @tf.function(input_signature=[SENTENCES])
     def embed_sentences(self, sentences):
         sentences = _check_rank(sentences, "sentences", "[batch]")
         tokens = tf.strings.split(sentences)
         lengths = tf.cast(tokens.row_lengths(), tf.int32)
         return self._outputs(tokens.to_tensor(""), lengths)
 
-    @tf.function(
-        input_signature=[
-            tf.TensorSpec(None, tf.string),
-            tf.TensorSpec(None, tf.int32),
-        ]
-    )
-    def embed_tokens(self, tokens, sequence_len):
+    @tf.function(input_signature=[TOKENS, LENGTHS[0]])
+    def serve_tokens(self, tokens, sequence_len):
         tokens = _check_rank(tokens, "tokens", "[batch, max_len]")
         sequence_len = self._check_lengths(tokens, sequence_len)
         return self._outputs(tokens, sequence_len)
+
+    # No input signature: traced at export for int32 and int64 lengths.
+    @tf.function
+    def embed_tokens(self, tokens, sequence_len):
+        if sequence_len.dtype != tf.int32:
+            # Checked in their own dtype (a huge int64 must not wrap
+            # around), then served by the one int32 graph of the biLM.
+            tokens = _check_rank(tokens, "tokens", "[batch, max_len]")
+            sequence_len = self._check_lengths(tokens, sequence_len)
+        return self.serve_tokens(tokens, sequence_len)
+
+    @tf.function
+    def __call__(self, inputs, training=False):
+        """The reusable-SavedModel entry point (`hub.KerasLayer(path)`,
+        `hub.load(path)(x)`): `inputs` is a tf.string `[batch]` of
+        sentences, or a dict of `tokens` and `sequence_len` (int32 or
+        int64). `training` changes nothing (the export has no dropout);
+        the mix trains either way when its variables are trainable."""
+        del training
+        if isinstance(inputs, dict):
+            return self.embed_tokens(inputs["tokens"], inputs["sequence_len"])
+        return self.embed_sentences(inputs)
+
+    def trace(self):
+        """Traces every form of the polymorphic entry points, so that the
+        SavedModel holds them (a SavedModel keeps only traced forms)."""
+        for lengths in LENGTHS:
+            self.embed_tokens.get_concrete_function(TOKENS, lengths)
+            for training in (False, True):
+                self.__call__.get_concrete_function(SENTENCES, training)
+                inputs = {"tokens": TOKENS, "sequence_len": lengths}
+                self.__call__.get_concrete_function(inputs, training)
+            if self.embed_token_ids is not None:
+                self.embed_token_ids.get_concrete_function(TOKEN_IDS, lengths)
+
+    def signatures(self):
+        """The serving signatures, named as TF Hub's ELMo module's."""
+        signatures = {
+            "default": self.embed_sentences,
+            "tokens": self.serve_tokens,
+        }
+        if self.embed_token_ids is not None:
+            signatures["token_ids"] = self.serve_token_ids
+        return signatures
+
+    def _serve_ids(self, embed):
+        """Sets the token-id entry points around `embed`: `serve_token_ids`
+        (int32 lengths, the signature) and `embed_token_ids` (int32 or
+        int64 lengths, checked in their own dtype, then served by it)."""
+        self.serve_token_ids = tf.function(
+            embed, input_signature=[TOKEN_IDS, LENGTHS[0]]
+        )
+
+        def any_lengths(token_ids, sequence_len):
+            if sequence_len.dtype != tf.int32:
+                token_ids = _check_rank(
+                    token_ids, "token_ids", "[batch, max_len]"
+                )
+                sequence_len = self._check_lengths(token_ids, sequence_len)
+            return self.serve_token_ids(token_ids, sequence_len)
+
+        self.embed_token_ids = tf.function(any_lengths)
 
     def _embed_token_ids(self, token_ids, sequence_len):
         token_ids = _check_rank(token_ids, "token_ids", "[batch, max_len]")
@@ -249,10 +312,10 @@ class ELMoServing(_Trackable):
         """`sequence_len`, once checked against `tokens` (the checks run
         before anything that reads it)."""
         sequence_len = _check_rank(sequence_len, "sequence_len", "[batch]")
-        shape = tf.shape(tokens)
+        shape = tf.shape(tokens, out_type=sequence_len.dtype)
         checks = [
             tf.debugging.assert_equal(
-                tf.shape(sequence_len)[0],
+                tf.shape(sequence_len, out_type=sequence_len.dtype)[0],
                 shape[0],
                 message="sequence_len must have one entry per row of the "
                 "batch.",
@@ -268,7 +331,7 @@ class ELMoServing(_Trackable):
             ),
         ]
         with tf.control_dependencies(checks):
-            return tf.identity(sequence_len)
+            return tf.cast(sequence_len, tf.int32)
 
     def _mask(self, tokens, lengths):
         return tf.range(tf.shape(tokens)[1])[None, :] < lengths[:, None]
@@ -358,21 +421,17 @@ def export_savedmodel(
             "SavedModel."
         )
     module = ELMoServing(bilm, vocabulary, max_batch_tokens)
-    signatures = {
-        "default": module.embed_sentences,
-        "tokens": module.embed_tokens,
-    }
-    if vocabulary is not None:
-        signatures["token_ids"] = module.embed_token_ids
+    module.trace()
     with atomic_output(path, directory=True) as temporary:
-        tf.saved_model.save(module, temporary, signatures=signatures)
+        tf.saved_model.save(module, temporary, signatures=module.signatures())
     return path
 
 
 def keras_layer(path, trainable=True):
-    """The exported model as a Keras layer (`keras.layers.TFSMLayer`) that
-    takes untokenised sentences and returns the output dict; with
-    `trainable=True` the scalar mix trains with the task."""
-    return keras.layers.TFSMLayer(
-        path, call_endpoint="embed_sentences", trainable=trainable
-    )
+    """The exported model as a Keras 3 layer (`SavedModelLayer`) that takes
+    untokenised sentences (or a dict of `tokens` and `sequence_len`) and
+    returns the output dict; with `trainable=True` the scalar mix trains
+    with the task, with any optimizer."""
+    from keras_elmo.export.saved_model_layer import SavedModelLayer
+
+    return SavedModelLayer(path, trainable=trainable)

@@ -2,42 +2,13 @@ import keras
 from keras import ops
 
 from keras_elmo import characters
+from keras_elmo.char_cnn_filters import DEFAULT_FILTERS
+from keras_elmo.char_cnn_filters import check_filters
 from keras_elmo.characters import NUM_CHARACTER_IDS
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.validation import check_character_ids
 
-# Published ELMo models all use these filters (SPEC §1).
-DEFAULT_FILTERS = (
-    (1, 32),
-    (2, 32),
-    (3, 64),
-    (4, 128),
-    (5, 256),
-    (6, 512),
-    (7, 1024),
-)
 _ACTIVATIONS = ("relu", "tanh")
-
-
-def check_filters(filters, max_characters_per_token):
-    """Validates `[(width, num_filters), ...]` and returns it as tuples."""
-    try:
-        filters = tuple((int(w), int(n)) for w, n in filters)
-    except (TypeError, ValueError):
-        raise KerasElmoError(
-            "`filters` must be a list of [width, num_filters] pairs, e.g. "
-            f"[[1, 32], [2, 32]]. Received: filters={filters!r}"
-        ) from None
-    if not filters:
-        raise KerasElmoError("`filters` must name at least one filter width.")
-    for width, num in filters:
-        if not 1 <= width <= max_characters_per_token or num < 1:
-            raise KerasElmoError(
-                f"Each filter needs 1 <= width <= {max_characters_per_token} "
-                f"and num_filters >= 1. Received: [{width}, {num}] in "
-                f"filters={list(map(list, filters))}"
-            )
-    return filters
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")

@@ -289,28 +289,14 @@ def _announce(url, source, offset, total):
     print(f"{verb}: {_named(url, source)}", flush=True)
 
 
-class _ByteProgress(progress_output.Progress):
-    """Progress lines (off a terminal) in human units: `1.2/357.1 MiB`."""
-
-    def _print_line(self, now):
-        rate = self.done / max(now - self.started, 1e-9)
-        line = f"{self.label}: {human_size(self.done)}"
-        if self.total:
-            line += f" of {human_size(self.total)} "
-            line += f"({self.done / self.total:.0%})"
-            if rate > 0 and self.done < self.total:
-                line += f", ETA {(self.total - self.done) / rate:.0f}s"
-        line += f", {human_size(int(rate))}/s"
-        print(line, file=self.stream, flush=True)
-
-
 def _copy(response, partial, offset, total, progress):
-    bar = _ByteProgress(
+    bar = progress_output.Progress(
         total,
         "byte",
         verbose=int(progress),
         label="download",
         interval=progress_output.LOG_INTERVAL,
+        amount=human_size,
     )
     done = offset
     bar.update(done)

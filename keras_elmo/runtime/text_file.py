@@ -14,13 +14,12 @@ import os
 
 import numpy as np
 
+from keras_elmo.dump_layout import DEFAULT_OUTPUT_LAYERS
+from keras_elmo.dump_layout import write_sentence_embeddings
 from keras_elmo.errors import KerasElmoError
 
 # File suffix -> the runtime that runs it.
 RUNTIMES = {".onnx": "onnx", ".tflite": "litert"}
-# Sentences read at a time; sorted by length inside a chunk so that batches
-# carry little padding (as keras_elmo.dump).
-_BATCHES_PER_CHUNK = 16
 
 
 def runtime_of(path):
@@ -64,50 +63,38 @@ def open_model(path, runtime=None, precision=None, num_threads=None):
     return model
 
 
-def _batches(sentences, batch_size):
-    """Batches of `(line_number, tokens)`, sorted by length per chunk."""
-    while chunk := list(
-        itertools.islice(sentences, batch_size * _BATCHES_PER_CHUNK)
-    ):
-        chunk.sort(key=lambda item: len(item[1]))
-        for start in range(0, len(chunk), batch_size):
-            yield chunk[start : start + batch_size]
-
-
 def embed_file(
-    model, input_file, output_file, batch_size, verbose=1, on_bad_line="error"
+    model,
+    input_file,
+    output_file,
+    batch_size,
+    verbose=1,
+    on_bad_line="error",
+    output_layers=DEFAULT_OUTPUT_LAYERS,
+    sentence_index=True,
 ):
     """`keras_elmo.dump.embed_file` for an exported model.
 
     Returns:
         The number of sentences written.
     """
-    import h5py
-
-    from keras_elmo.data.text import count_lines
-    from keras_elmo.data.text import read_lines
-    from keras_elmo.files import atomic_output
     from keras_elmo.files import check_output_file
-    from keras_elmo.progress import Progress
 
     check_output_file(output_file, inputs=[input_file, model.path])
-    total = count_lines(input_file, on_bad_line)
-    progress = Progress(total, "sentence", verbose, label="embed")
-    sentences = read_lines(input_file, on_bad_line)
-    done = 0
-    with atomic_output(output_file) as temporary:
-        with h5py.File(temporary, "w") as out:
-            for batch in _batches(sentences, batch_size):
-                layers = model([tokens for _, tokens in batch])
-                values = np.stack(layers["layer_outputs"], axis=1)
-                for row, (line_number, tokens) in enumerate(batch):
-                    out.create_dataset(
-                        str(line_number - 1),
-                        data=values[row, :, : len(tokens)],
-                    )
-                done += len(batch)
-                progress.update(done)
-    return total
+
+    def layers_of(sentences):
+        return np.stack(model(sentences)["layer_outputs"], axis=1)
+
+    return write_sentence_embeddings(
+        layers_of,
+        input_file,
+        output_file,
+        batch_size,
+        verbose,
+        on_bad_line,
+        output_layers,
+        sentence_index,
+    )
 
 
 def dump_token_embeddings(

@@ -49,9 +49,8 @@ import tensorflow as tf
 from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.errors import ClusterError
 from keras_elmo.errors import KerasElmoError
-
-STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
-DEFAULT_CLUSTER_TIMEOUT = 600.0
+from keras_elmo.training.training_config import DEFAULT_CLUSTER_TIMEOUT
+from keras_elmo.training.training_config import STRATEGIES
 
 _TF_CONFIG_EXAMPLE = (
     '{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
@@ -461,13 +460,16 @@ class DistributedLoop:
         logs["loss"] = float(values[0])
         return logs
 
-    def evaluate(self, dataset, steps):
-        """Held-out perplexities of `steps` global batches (full softmax)."""
+    def evaluate(self, dataset, steps, progress=None):
+        """Held-out perplexities of `steps` global batches (full softmax),
+        reported to a `keras_elmo.progress.Progress` if given."""
         with self._lost_workers("an evaluation"):
             self.model.reset_metrics()
             iterator = iter(dataset)
-            for _ in range(steps):
+            for step in range(steps):
                 self._test_function(iterator)
+                if progress is not None:
+                    progress.update(step + 1)
             totals = self._totals_function().numpy()
         return self._perplexities(totals)
 

@@ -27,7 +27,6 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 from keras_elmo.progress import Progress
 from keras_elmo.progress import batch_callback
-from keras_elmo.training.distribute import DEFAULT_CLUSTER_TIMEOUT
 from keras_elmo.training.distribute import DistributedLoop
 from keras_elmo.training.distribute import agree_on_step
 from keras_elmo.training.distribute import describe
@@ -39,12 +38,10 @@ from keras_elmo.training.run_directory import LOGS_DIR
 from keras_elmo.training.run_directory import VOCAB_FILE
 from keras_elmo.training.run_directory import RunDirectory
 from keras_elmo.training.run_directory import load_run
+from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
+from keras_elmo.training.training_config import DEFAULT_CLUSTER_TIMEOUT
 from keras_elmo.training.training_config import JIT_COMPILE
 from keras_elmo.training.training_config import build_model
-
-DEFAULT_CHECKPOINT_EVERY = 200
-# Seconds between training progress lines.
-PROGRESS_INTERVAL = 15.0
 
 
 class _Training(keras.callbacks.Callback):
@@ -71,35 +68,27 @@ class _Training(keras.callbacks.Callback):
         self.elapsed = self.history[-1]["elapsed_s"] if self.history else 0.0
 
     def on_train_begin(self, logs=None):
-        self.started = self.last_print = time.time()
-        self._restart_rate()
+        self.started = time.time()
+        self._restart_progress()
 
-    def _restart_rate(self):
-        # Training speed is measured from here (validation time excluded).
-        self.rate_since = (self.step, time.time())
+    def _restart_progress(self):
+        # A bar on a terminal, else a line every LOG_INTERVAL seconds; the
+        # speed is measured from here (validation time excluded).
+        self.progress = Progress(
+            self.total_steps, "step", self.verbose, label="train"
+        )
 
     def on_train_batch_end(self, batch, logs=None):
         self.step += 1
-        now = time.time()
-        due = now - self.last_print > PROGRESS_INTERVAL or self.step == 1
-        if self.verbose and due:
-            self.last_print = now
-            self._print_progress(logs or {}, now)
+        logs = logs or {}
+        values = [
+            ("epoch", self.step / self.steps_per_epoch),
+            ("loss", float(logs.get("loss", float("nan")))),
+            ("sampled ppl", float(logs.get("perplexity", float("nan")))),
+        ]
+        self.progress.update(self.step, values)
         if self.step >= self.total_steps:
             self.model.stop_training = True
-
-    def _print_progress(self, logs, now):
-        first_step, since = self.rate_since
-        rate = (self.step - first_step) / max(now - since, 1e-9)
-        eta = (self.total_steps - self.step) / max(rate, 1e-9)
-        print(
-            f"step {self.step:,}/{self.total_steps:,} "
-            f"(epoch {self.step / self.steps_per_epoch:.2f}) "
-            f"loss {logs.get('loss', float('nan')):.3f} "
-            f"train ppl {logs.get('perplexity', float('nan')):.1f} "
-            f"(sampled) | {rate:.2f} steps/s | ETA {eta / 60:.1f} min",
-            flush=True,
-        )
 
     def on_epoch_end(self, epoch, logs=None):
         if self.chief:
@@ -114,9 +103,11 @@ class _Training(keras.callbacks.Callback):
     def _validate(self, train_logs):
         start = time.time()
         self.elapsed += start - self.started
-        results = self.validate()
+        if self.verbose and self.progress.terminal:
+            print(flush=True)  # below the training bar
+        results = self.validate(self.verbose)
         self.started = time.time()
-        self._restart_rate()
+        self._restart_progress()
         entry = {
             "step": self.step,
             "epoch": round(self.step / self.steps_per_epoch, 3),
@@ -287,10 +278,18 @@ def _validation(scan, strategy, loop, model, vocabulary):
         token_encoder=model.bilm.token_encoder,
     )
 
-    def validate():
+    def validate(verbose):
+        progress = Progress(
+            scan.steps_per_epoch, "batch", verbose, label="validation"
+        )
         if loop is None:
-            return model.evaluate(dataset, verbose=0, return_dict=True)
-        return loop.evaluate(dataset, scan.steps_per_epoch)
+            return model.evaluate(
+                dataset,
+                verbose=0,
+                return_dict=True,
+                callbacks=[batch_callback(progress)],
+            )
+        return loop.evaluate(dataset, scan.steps_per_epoch, progress)
 
     return validate
 

@@ -2,24 +2,18 @@
 
 `TrainingConfig` is saved as the run's `config.json`; `build_model` turns it
 into a compiled `ELMoLanguageModel`. Every training default is defined
-here once (the command line shows these values in its help).
+here once (the command line shows these values in its help), so this
+module imports Keras and TensorFlow only inside the functions that build
+something: `keras-elmo train --help` reads it without TensorFlow.
 """
 
 import dataclasses
 
-import keras
-
 from keras_elmo.checks import check_fraction
 from keras_elmo.checks import check_integer
 from keras_elmo.checks import check_number
-from keras_elmo.data.datasets import check_batch_budget
 from keras_elmo.data.text import ON_BAD_LINE
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.layers.bilm import BiLM
-from keras_elmo.models.elmo_language_model import ELMoLanguageModel
-from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
-from keras_elmo.optimizers.sparse_adagrad import SparseAdagrad
-from keras_elmo.optimizers.sparse_adam import SparseAdam
 from keras_elmo.training.sizes import check_bilm_size
 
 # Optimizer name -> its default learning rate.
@@ -34,6 +28,12 @@ MIXED_PRECISION = {
     "fp16": "mixed_float16",
 }
 JIT_COMPILE = {"auto": "auto", "on": True, "off": False}
+# Steps between checkpoints of the run directory.
+DEFAULT_CHECKPOINT_EVERY = 200
+# `--strategy` names (keras_elmo.training.distribute), and how long a
+# multi-worker run waits for its peers.
+STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
+DEFAULT_CLUSTER_TIMEOUT = 600.0
 
 
 def _flag(name):
@@ -100,6 +100,8 @@ class TrainingConfig:
             tokens_per_batch=self.tokens_per_batch,
             num_sampled=min(self.num_sampled, self.vocabulary_size),
         )
+        from keras_elmo.data.datasets import check_batch_budget
+
         check_batch_budget(self.max_length, self.tokens_per_batch)
 
     def to_json(self):
@@ -153,6 +155,12 @@ def _choice(config, name, choices):
 def build_optimizer(config, total_steps=None):
     """The sparse optimizer of a config (learning rate decayed linearly to
     zero at `total_steps` with the "linear" schedule)."""
+    import keras
+
+    from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
+    from keras_elmo.optimizers.sparse_adagrad import SparseAdagrad
+    from keras_elmo.optimizers.sparse_adam import SparseAdam
+
     learning_rate = config.learning_rate or OPTIMIZERS[config.optimizer]
     if config.learning_rate_schedule == "linear":
         learning_rate = keras.optimizers.schedules.PolynomialDecay(
@@ -180,6 +188,9 @@ def build_model(config, total_steps=None, jit_compile="auto"):
     `total_steps` sets the length of a decaying learning-rate schedule;
     `jit_compile` is `compile`'s ("auto": XLA with a GPU, not on a CPU).
     """
+    from keras_elmo.layers.bilm import BiLM
+    from keras_elmo.models.elmo_language_model import ELMoLanguageModel
+
     dtype = MIXED_PRECISION[config.mixed_precision]
     try:
         bilm = BiLM(**config.bilm, dropout=config.dropout, dtype=dtype)

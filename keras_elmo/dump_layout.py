@@ -1,0 +1,118 @@
+"""The hdf5 layouts of embedding dumps, without TensorFlow (SPEC §12).
+
+`keras-elmo embed` writes AllenNLP's `allennlp elmo` layout (which extends
+bilm-tf's): one float32 dataset `str(i)` for line `i` of the input (from 0)
+and a `sentence_to_index` dataset, shape `(1,)` of one variable-length
+string: the JSON object {sentence text (the line stripped of surrounding
+whitespace): its dataset key}; a sentence given twice maps to its last
+line. `dump-token-embeddings` writes bilm-tf's `embedding` dataset.
+"""
+
+import itertools
+import json
+
+import numpy as np
+
+DEFAULT_SENTENCE_BATCH = 64
+DEFAULT_TOKEN_BATCH = 1024
+SENTENCE_INDEX = "sentence_to_index"
+TOKEN_EMBEDDINGS = "embedding"
+
+# Which layers a sentence's dataset holds (AllenNLP's --all / --top /
+# --average): -> the shape of the dataset of an n-token sentence.
+OUTPUT_LAYERS = {
+    "all": "(num_layers + 1, n, 2 * projection_dim)",
+    "top": "(n, 2 * projection_dim): the top LSTM layer",
+    "average": "(n, 2 * projection_dim): the mean of all layers",
+}
+DEFAULT_OUTPUT_LAYERS = "all"
+# Sentences read at a time; sorted by length inside a chunk so that batches
+# carry little padding.
+BATCHES_PER_CHUNK = 16
+
+
+def select_layers(layers, output_layers):
+    """The dataset of one sentence: `layers` is float32
+    `(num_layers + 1, n, width)`."""
+    if output_layers == "top":
+        return layers[-1]
+    if output_layers == "average":
+        return layers.mean(axis=0, dtype=np.float32)
+    return layers
+
+
+def write_sentence_index(out, index):
+    """Writes the `sentence_to_index` dataset of `index` {text: key} into
+    the open h5py file `out`."""
+    import h5py
+
+    dataset = out.create_dataset(
+        SENTENCE_INDEX, (1,), dtype=h5py.string_dtype(encoding="utf-8")
+    )
+    dataset[0] = json.dumps(index)
+
+
+def write_sentence_embeddings(
+    layers_of,
+    input_file,
+    output_file,
+    batch_size,
+    verbose=1,
+    on_bad_line="error",
+    output_layers=DEFAULT_OUTPUT_LAYERS,
+    sentence_index=True,
+):
+    """Writes the embedding of every line of `input_file` to the hdf5 file
+    `output_file` (atomically), in the layout above, whatever runs the biLM.
+
+    Args:
+        layers_of: callable: a batch of tokenised sentences -> float32
+            `(batch, num_layers + 1, time, 2 * projection_dim)`.
+        input_file, output_file, batch_size, verbose, on_bad_line,
+        output_layers, sentence_index: as `keras_elmo.dump.embed_file`.
+
+    Returns:
+        The number of sentences written.
+    """
+    import h5py
+
+    from keras_elmo.data.text import count_lines
+    from keras_elmo.data.text import read_text_lines
+    from keras_elmo.files import atomic_output
+    from keras_elmo.progress import Progress
+
+    # Reads the whole input first: bad UTF-8 or gzip fails before any work.
+    total = count_lines(input_file, on_bad_line)
+    progress = Progress(total, "sentence", verbose, label="embed")
+    lines = read_text_lines(input_file, on_bad_line)
+    index = {}
+    with atomic_output(output_file) as temporary:
+        with h5py.File(temporary, "w") as out:
+            done = 0
+            while chunk := list(
+                itertools.islice(lines, batch_size * BATCHES_PER_CHUNK)
+            ):
+                # In line order, so a repeated sentence maps to its last line.
+                if sentence_index:
+                    index.update(
+                        (text.strip(), str(n - 1)) for n, text in chunk
+                    )
+                sentences = sorted(
+                    ((n, text.split()) for n, text in chunk),
+                    key=lambda item: len(item[1]),
+                )
+                for start in range(0, len(sentences), batch_size):
+                    batch = sentences[start : start + batch_size]
+                    values = layers_of([tokens for _, tokens in batch])
+                    for row, (n, tokens) in enumerate(batch):
+                        out.create_dataset(
+                            str(n - 1),
+                            data=select_layers(
+                                values[row, :, : len(tokens)], output_layers
+                            ),
+                        )
+                done += len(chunk)
+                progress.update(done)
+            if sentence_index:
+                write_sentence_index(out, index)
+    return total

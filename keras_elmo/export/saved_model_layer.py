@@ -1,0 +1,59 @@
+"""An exported ELMo SavedModel as a Keras 3 layer that trains its mix."""
+
+import keras
+import tensorflow as tf
+
+
+def _variable_name(variable):
+    """A name Keras optimizers accept: `elmo_scalar_mix/gamma:0` ->
+    `elmo_scalar_mix_gamma` (a ':' in it breaks their slot names)."""
+    return variable.name.split(":")[0].replace("/", "_")
+
+
+@keras.saving.register_keras_serializable(package="keras_elmo")
+class SavedModelLayer(keras.layers.Layer):
+    """A SavedModel of `keras_elmo.export.export_savedmodel` as a layer.
+
+    `keras.layers.TFSMLayer(path, trainable=True)` trains the mix with SGD
+    only: Keras 3 names each optimizer slot after the variable's TensorFlow
+    name, whose ':0' is not a valid scope name, so Adam, Adagrad and the
+    rest fail at `fit`. This layer wraps the same TensorFlow variables under
+    names without it, so every optimizer works; the biLM stays frozen.
+
+    Args:
+        directory: str. The SavedModel directory.
+        trainable: bool. Whether the scalar-mix weights and `gamma` train.
+            Defaults to `True`.
+
+    Call arguments:
+        inputs: tf.string `[batch]` sentences, or a dict of `tokens`
+            (tf.string `[batch, max_len]`) and `sequence_len` (int32 or
+            int64 `[batch]`).
+
+    Returns:
+        The SavedModel's output dict (`elmo`, `default`, `word_emb`,
+        `lstm_outputs1` ..., `sequence_len`).
+    """
+
+    def __init__(self, directory, trainable=True, **kwargs):
+        super().__init__(trainable=trainable, **kwargs)
+        self.directory = directory
+        self.module = tf.saved_model.load(directory)
+        trainable_ids = {id(v) for v in self.module.trainable_variables}
+        self.mix = [
+            keras.Variable(v, trainable=True, name=_variable_name(v))
+            for v in self.module.trainable_variables
+        ]
+        self.frozen = [
+            keras.Variable(v, trainable=False, name=_variable_name(v))
+            for v in self.module.variables
+            if id(v) not in trainable_ids
+        ]
+
+    def call(self, inputs, training=False):
+        return self.module(inputs, training=bool(training))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(directory=self.directory)
+        return config
