@@ -3,6 +3,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo import backend
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
@@ -412,18 +413,30 @@ class BiLM(keras.layers.Layer):
     def _read_states(self, layer_index, batch_size):
         if not self.stateful:
             return None
-        tf.debugging.assert_less_equal(
-            batch_size,
-            self.max_batch_size,
-            message=(
-                f"A stateful BiLM keeps state for at most {self.max_batch_size}"
-                " batch rows; use smaller batches or a larger max_batch_size."
-            ),
+        message = (
+            f"A stateful BiLM keeps state for at most {self.max_batch_size}"
+            " batch rows; use smaller batches or a larger max_batch_size."
         )
+        if not backend.is_tensorflow():
+            # JAX and PyTorch shapes are known: check at once.
+            if int(batch_size) > self.max_batch_size:
+                raise KerasElmoError(f"{message} Received {batch_size} rows.")
+        else:
+            tf.debugging.assert_less_equal(
+                batch_size, self.max_batch_size, message=message
+            )
         return [
-            [ops.slice(v, (0, 0), (batch_size, v.shape[1])) for v in state]
+            [
+                ops.slice(self._value(v), (0, 0), (batch_size, v.shape[1]))
+                for v in state
+            ]
             for state in self.state_variables[layer_index]
         ]
+
+    @staticmethod
+    def _value(variable):
+        # JAX reads a Keras variable only through its value.
+        return variable if backend.is_tensorflow() else variable.value
 
     def _write_states(self, layer_index, final_states):
         if not self.stateful:
@@ -434,7 +447,9 @@ class BiLM(keras.layers.Layer):
             for variable, value in zip(state, values):
                 variable.assign(
                     ops.slice_update(
-                        variable, (0, 0), ops.cast(value, variable.dtype)
+                        self._value(variable),
+                        (0, 0),
+                        ops.cast(value, variable.dtype),
                     )
                 )
 

@@ -31,9 +31,13 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo import backend
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.char_cnn import CharCNN
+from keras_elmo.layers.distinct_tokens import distinct_rows
+from keras_elmo.layers.distinct_tokens import gather_rows
 from keras_elmo.layers.highway import Highway
+from keras_elmo.layers.validation import host_values
 
 # EFML's special entries of char.dic and word.dic.
 BOS = "<bos>"
@@ -279,11 +283,13 @@ class ELMoForManyLangsEncoder:
             f"0..{limits[0]}, character ids in 0..{limits[-1]}); were they "
             "built for this model?"
         )
-        if tf.executing_eagerly() and not isinstance(ids, tf.Variable):
-            values = np.asarray(ids)
+        values = host_values(ids)
+        if values is not None:
             if values.size and (values.min() < 0 or np.any(values > limits)):
                 raise KerasElmoError(message)
             return ids
+        if not backend.is_tensorflow():
+            return ids  # traced by jax.jit (see host_values)
         ids = tf.convert_to_tensor(ids)
         checks = [
             tf.debugging.assert_non_negative(ids, message=message),
@@ -445,10 +451,13 @@ class ELMoForManyLangsEncoder:
         width = self.input_shape[0]
         shape = ops.shape(ids)
         x = ops.reshape(ids, (-1, width))
+        index = None
         if self.deduplicate_tokens:
-            # Distinct rows (tokens), and for each token the row it maps to.
-            x, index = tf.raw_ops.UniqueV2(x=x, axis=[0])
-            x = tf.ensure_shape(x, (None, width))
+            # Distinct rows (tokens), and for each token the row it maps
+            # to (not on JAX: see keras_elmo/layers/distinct_tokens.py).
+            distinct = distinct_rows(x)
+            if distinct is not None:
+                x, index = distinct
         h = self.char_cnn(x[:, width - self.max_characters_per_token :])
         for highway in self.highway_layers:
             h = highway(h)
@@ -456,6 +465,5 @@ class ELMoForManyLangsEncoder:
             words = self.word_embedding(ops.maximum(x[:, 0] - 1, 0))
             h = ops.concatenate([ops.cast(words, h.dtype), h], axis=-1)
         h = self.token_projection(h)
-        if self.deduplicate_tokens:
-            h = ops.take(h, index, axis=0)
+        h = gather_rows(h, index)
         return ops.reshape(h, (*shape[:-1], ops.shape(h)[-1]))

@@ -9,7 +9,9 @@ from keras_elmo.data.vocabulary import BOS
 from keras_elmo.data.vocabulary import EOS
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.data.vocabulary import tokens_to_word_ids
+from keras_elmo import backend
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.layers.validation import host_values
 
 
 class WordEncoder:
@@ -77,8 +79,8 @@ class WordEncoder:
             "line + 1; 0 is the padding token); found a value outside that "
             "range. Is the vocabulary the one of this biLM?"
         )
-        if tf.executing_eagerly() and not isinstance(ids, tf.Variable):
-            values = np.asarray(ids)
+        values = host_values(ids)
+        if values is not None:
             if values.size and (
                 values.min() < 0 or values.max() > self.vocabulary_size
             ):
@@ -87,6 +89,8 @@ class WordEncoder:
                     f"{values.max()}."
                 )
             return ids
+        if not backend.is_tensorflow():
+            return ids  # traced by jax.jit (see host_values)
         ids = tf.convert_to_tensor(ids)
         checks = [
             tf.debugging.assert_non_negative(ids, message=message),
