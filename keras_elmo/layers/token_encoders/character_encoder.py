@@ -1,7 +1,6 @@
 """The character token encoder (bilm-tf's char CNN)."""
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from keras_elmo import characters

@@ -5,11 +5,11 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo import backend
 from keras_elmo.data.vocabulary import BOS
 from keras_elmo.data.vocabulary import EOS
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.data.vocabulary import tokens_to_word_ids
-from keras_elmo import backend
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.validation import host_values
 
