@@ -30,6 +30,7 @@ the name `keras_elmo` (read by `keras_elmo.runtime.LiteRTBiLM`).
 
 import os
 
+from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import portable
 from keras_elmo.files import atomic_output
@@ -109,6 +110,7 @@ def to_litert(bilm, path, precision="float32", scalar_mix=None):
     Returns:
         `path`.
     """
+    require_tensorflow("The LiteRT export")
     portable.check_precision(precision, PRECISIONS, "LiteRT")
     portable.check_bilm(bilm, "LiteRT")
     path = check_output_file(os.fspath(path))

@@ -35,6 +35,7 @@ import logging
 import os
 import tempfile
 
+from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import portable
 from keras_elmo.files import atomic_output
@@ -208,6 +209,7 @@ def to_onnx(
     Returns:
         `path`.
     """
+    require_tensorflow("The ONNX export")
     portable.check_precision(precision, PRECISIONS, "ONNX")
     portable.check_bilm(bilm, "ONNX")
     path = check_output_file(os.fspath(path))

@@ -4,6 +4,8 @@ import tensorflow as tf
 from keras import ops
 
 from keras_elmo import backend
+from keras_elmo.data.host_ids import host_inputs
+from keras_elmo.data.host_ids import is_host_tokens
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
@@ -302,6 +304,9 @@ class BiLM(keras.layers.Layer):
                     variable.assign(ops.zeros(variable.shape, variable.dtype))
 
     def __call__(self, inputs, *args, **kwargs):
+        if not backend.is_tensorflow() and is_host_tokens(inputs):
+            # No string tensors on JAX / PyTorch: NumPy ids on the host.
+            inputs = host_inputs(self.encoder, inputs)
         check_batch_structure(inputs, "BiLM")
         return super().__call__(inputs, *args, **kwargs)
 
