@@ -26,7 +26,9 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-TRAIN = os.path.join(ROOT, "data", "ud_english_ewt", "en_ewt-ud-train.conllu.gz")
+TRAIN = os.path.join(
+    ROOT, "data", "ud_english_ewt", "en_ewt-ud-train.conllu.gz"
+)
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "bilm-tf", "model")
 
 

@@ -7,6 +7,7 @@ from keras_elmo import backend
 from keras_elmo.data.host_ids import host_inputs
 from keras_elmo.data.host_ids import is_host_tokens
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.layers import jax_eager
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
@@ -308,7 +309,23 @@ class BiLM(keras.layers.Layer):
             # No string tensors on JAX / PyTorch: NumPy ids on the host.
             inputs = host_inputs(self.encoder, inputs)
         check_batch_structure(inputs, "BiLM")
+        if backend.name() == "jax" and not args:
+            outputs = self._jax_eager_call(inputs, **kwargs)
+            if outputs is not None:
+                return outputs
         return super().__call__(inputs, *args, **kwargs)
+
+    def _jax_eager_call(self, inputs, **kwargs):
+        """An eager call on JAX, compiled once per shape (see
+        `keras_elmo/layers/jax_eager.py`); None when traced."""
+        if not (isinstance(inputs, dict) and "token_embeddings" in inputs):
+            # The ids are checked here, on their values: inside the
+            # compiled program they have none.
+            tokens = self._token_inputs(inputs)
+            if jax_eager.is_traced(tokens):
+                return None
+            self.encoder.check(tokens)
+        return jax_eager.jitted_call(self, inputs, **kwargs)
 
     def encode_tokens(self, character_ids):
         """Context-insensitive token embeddings `e`, `(..., projection_dim)`.
