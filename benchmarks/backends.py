@@ -99,7 +99,7 @@ def _tensorflow(bilm, embedding, ids, weights, repeats):
         with tf.GradientTape() as tape:
             loss = tf.reduce_sum(embedding(x, training=True) * weights)
         for v, g in zip(variables, tape.gradient(loss, variables)):
-            v.assign_sub(1e-6 * g)
+            v.assign_sub(1e-6 * tf.convert_to_tensor(g))
         return loss
 
     return inference, median_seconds(lambda: step(ids).numpy(), repeats)

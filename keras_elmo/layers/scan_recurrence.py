@@ -3,8 +3,8 @@
 The same step as `keras_elmo.layers.recurrence` (the TensorFlow loop with
 its hand-written gradient), written with `keras.ops` and run by the
 backend's own loop: `jax.lax.scan` on JAX (compiled, and under `jax.jit`
-part of the whole program), a plain Python loop on PyTorch (eager autograd
-records every step). Gradients come from the backend's automatic
+part of the whole program), a plain Python loop of torch ops on PyTorch
+(eager autograd records every step). Gradients come from the backend's automatic
 differentiation.
 
 Unlike the TensorFlow loop the state is masked inside the step: that is
@@ -50,6 +50,17 @@ def scan_recurrence(
             projection,
             cell_clip=cell_clip,
             proj_clip=proj_clip,
+        )
+    if backend.name() == "torch":
+        return _torch_recurrence(
+            products,
+            time_mask,
+            c0,
+            h0,
+            recurrent_kernel,
+            projection,
+            cell_clip,
+            proj_clip,
         )
     return _recurrence(
         products,
@@ -117,15 +128,45 @@ def _loop(step, state, sequences):
         import jax
 
         return jax.lax.scan(step, state, sequences)
-    if backend.name() == "torch":
-        import torch
-
-        outputs = []
-        for t in range(sequences[0].shape[0]):
-            state, output = step(state, tuple(s[t] for s in sequences))
-            outputs.append(output)
-        if not outputs:
-            empty = ops.zeros((0, *state[1].shape), state[1].dtype)
-            return state, empty
-        return state, torch.stack(outputs)
     return ops.scan(step, state, sequences)
+
+
+def _torch_recurrence(
+    products,
+    time_mask,
+    c0,
+    h0,
+    recurrent_kernel,
+    projection,
+    cell_clip,
+    proj_clip,
+):
+    """The same step in torch ops: `keras.ops` costs a conversion and a
+    dispatch per op, and a step is a dozen small ops."""
+    import torch
+
+    units = c0.shape[1]
+    products = products + _forget_bias(units, products.dtype)
+    c, h = c0, h0
+    outputs = []
+    for t in range(products.shape[0]):
+        z = torch.addmm(products[t], h, recurrent_kernel).float()
+        i = torch.sigmoid(z[:, :units])
+        candidate = torch.tanh(z[:, units : 2 * units])
+        f = torch.sigmoid(z[:, 2 * units : 3 * units])
+        o = torch.sigmoid(z[:, 3 * units :])
+        new_c = f * c + i * candidate
+        if cell_clip is not None:
+            new_c = new_c.clamp(-cell_clip, cell_clip)
+        new_h = (o * torch.tanh(new_c)).to(h.dtype)
+        if projection is not None:
+            new_h = new_h @ projection
+        if proj_clip is not None:
+            new_h = new_h.clamp(-proj_clip, proj_clip)
+        valid = time_mask[t]
+        c = torch.where(valid, new_c, c)
+        h = torch.where(valid, new_h, h)
+        outputs.append(new_h * valid.to(new_h.dtype))
+    if not outputs:
+        return ops.zeros((0, *h0.shape), h0.dtype), c, h
+    return torch.stack(outputs), c, h
