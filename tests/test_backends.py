@@ -102,6 +102,11 @@ def test_backend_fine_tuning(backend_run):
         assert value["trained"] > 4
 
 
+def test_readme_example_runs(backend_run):
+    results, _ = backend_run
+    assert _value(results, "readme_example") == 0.0
+
+
 def test_tensorflow_only_parts_say_so(backend_run):
     results, _ = backend_run
     assert _value(results, "tensorflow_only_error") == 0.0

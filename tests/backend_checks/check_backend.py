@@ -245,6 +245,35 @@ def check_tensorflow_only_error():
     raise AssertionError("evaluate ran on a non-TensorFlow backend")
 
 
+def check_readme_example():
+    """The README's "Use it from ..." example of this backend runs."""
+    import contextlib
+    import io
+    import re
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    title = {"jax": "JAX", "torch": "PyTorch"}[keras.backend.backend()]
+    section = readme.split(f"## Use it from {title}\n", 1)[1]
+    example = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    printed = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(compile(example, "README.md", "exec"), {})  # noqa: S102
+    finally:
+        os.chdir(cwd)
+    lines = printed.getvalue().splitlines()
+    expected = {
+        "JAX": ["(2, 3, 32)", "39"],
+        "PyTorch": ["torch.Size([2, 2, 32])"],
+    }
+    if lines != expected[title]:
+        raise AssertionError(f"the README example printed {lines}")
+    return 0.0
+
+
 CHECKS = [
     check_bilm_tf_stateless,
     check_bilm_tf_stateful,
@@ -257,6 +286,7 @@ CHECKS = [
     check_characters_from_token_lists,
     check_keras_files_saved_on_tensorflow,
     check_tensorflow_only_error,
+    check_readme_example,
 ]
 
 
