@@ -325,7 +325,7 @@ class BiLM(keras.layers.Layer):
             if jax_eager.is_traced(tokens):
                 return None
             self.encoder.check(tokens)
-        return jax_eager.jitted_call(self, inputs, **kwargs)
+        return jax_eager.jitted_call(self, inputs, time_axis=True, **kwargs)
 
     def encode_tokens(self, character_ids):
         """Context-insensitive token embeddings `e`, `(..., projection_dim)`.

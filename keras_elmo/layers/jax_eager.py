@@ -7,6 +7,12 @@ vary. So an eager `BiLM` call on JAX runs `stateless_call` under one
 state of a stateful biLM, dropout seeds) back to the variables: the same
 results, one compilation a shape.
 
+With `time_axis=True` (the BiLM) the time axis of the inputs is padded
+with padding tokens to a multiple of `TIME_BUCKET` and the outputs cut
+back: padding tokens come after every sentence's end, so the outputs and
+the carried state are those of the unpadded batch, and sentences of
+similar length share one compiled program.
+
 Calls that are already traced (inside `jax.jit`, `jax.grad`, `model.fit`
 or a functional model being built) run as they are.
 """
@@ -16,6 +22,7 @@ import weakref
 import keras
 
 _FUNCTIONS = weakref.WeakKeyDictionary()
+TIME_BUCKET = 16
 
 
 def is_traced(inputs):
@@ -28,7 +35,7 @@ def is_traced(inputs):
     )
 
 
-def jitted_call(layer, inputs, **kwargs):
+def jitted_call(layer, inputs, time_axis=False, **kwargs):
     """`layer(inputs, **kwargs)` compiled, or None where it must run as is.
 
     `kwargs` must be hashable Python values (e.g. `training`).
@@ -48,11 +55,35 @@ def jitted_call(layer, inputs, **kwargs):
             )
 
         functions[key] = jax.jit(run)
+    inputs = keras.tree.map_structure(keras.ops.convert_to_tensor, inputs)
+    if time_axis:
+        inputs, time = _pad_time(inputs)
     outputs, non_trainable = functions[key](
         [v.value for v in layer.trainable_variables],
         [v.value for v in layer.non_trainable_variables],
-        keras.tree.map_structure(keras.ops.convert_to_tensor, inputs),
+        inputs,
     )
     for variable, value in zip(layer.non_trainable_variables, non_trainable):
         variable.assign(value)
+    if time_axis:
+        extra = 2 if kwargs.get("keep_boundaries") else 0
+        outputs = keras.tree.map_structure(
+            lambda x: x[:, : time + extra], outputs
+        )
     return outputs
+
+
+def _pad_time(inputs):
+    """Inputs padded on axis 1 to a multiple of TIME_BUCKET, and the time
+    length they had."""
+    import jax.numpy as jnp
+
+    time = keras.tree.flatten(inputs)[0].shape[1]
+    padded = -(-time // TIME_BUCKET) * TIME_BUCKET
+
+    def pad(x):
+        widths = [(0, 0)] * x.ndim
+        widths[1] = (0, padded - time)
+        return jnp.pad(x, widths)
+
+    return keras.tree.map_structure(pad, inputs), time
