@@ -13,7 +13,10 @@ measures, as the median of `--repeats` timed runs after warm-up:
 
 - inference: character ids -> all biLM layers, stateless. TensorFlow: a
   `tf.function` (its `tf.while_loop`, distinct tokens by `UniqueV2`); JAX:
-  `jax.jit` of `stateless_call` (`lax.scan`, every token encoded); PyTorch:
+  `jax.jit` of `stateless_call` (`lax.scan`, every token encoded), and
+  "jax eager", a plain `bilm(ids)` call (distinct tokens found on the
+  host, then two compiled programs, see `keras_elmo/layers/jax_eager.py`);
+  PyTorch:
   eager under `torch.no_grad()` (a Python loop over time steps,
   `torch.unique` for the distinct tokens);
 - a fine-tuning step: `ELMoEmbedding(fine_tune=True)` and a dense head,
@@ -102,7 +105,7 @@ def _tensorflow(bilm, embedding, ids, weights, repeats):
             v.assign_sub(1e-6 * tf.convert_to_tensor(g))
         return loss
 
-    return inference, median_seconds(lambda: step(ids).numpy(), repeats)
+    return inference, median_seconds(lambda: step(ids).numpy(), repeats), None
 
 
 def _jax(bilm, embedding, ids, weights, repeats):
@@ -120,6 +123,10 @@ def _jax(bilm, embedding, ids, weights, repeats):
 
     inference = median_seconds(
         lambda: jax.block_until_ready(infer(trained, fixed, ids)), repeats
+    )
+    # An eager call: distinct tokens found on the host, then compiled parts.
+    eager = median_seconds(
+        lambda: jax.block_until_ready(bilm(ids)["layer_outputs"]), repeats
     )
     state = (
         [v.value for v in embedding.trainable_variables],
@@ -140,7 +147,7 @@ def _jax(bilm, embedding, ids, weights, repeats):
         state[0][:] = new
         jax.block_until_ready(value)
 
-    return inference, median_seconds(run, repeats)
+    return inference, median_seconds(run, repeats), eager
 
 
 def _torch(bilm, embedding, ids, weights, repeats):
@@ -164,7 +171,7 @@ def _torch(bilm, embedding, ids, weights, repeats):
         optimizer.step()
         return loss.item()
 
-    return inference, median_seconds(step, repeats)
+    return inference, median_seconds(step, repeats), None
 
 
 def child(config, batch, length, repeats):
@@ -186,9 +193,12 @@ def child(config, batch, length, repeats):
     run = {"tensorflow": _tensorflow, "jax": _jax, "torch": _torch}[
         keras.backend.backend()
     ]
-    inference, step = run(bilm, embedding, ids, weights, repeats)
+    inference, step, eager = run(bilm, embedding, ids, weights, repeats)
     tokens = ids.shape[0] * ids.shape[1]
-    return {"inference": tokens / inference, "fine_tune_step": tokens / step}
+    result = {"inference": tokens / inference, "fine_tune_step": tokens / step}
+    if eager is not None:
+        result["inference_eager"] = tokens / eager
+    return result
 
 
 def _run_child(backend, config, args):
@@ -251,6 +261,12 @@ def main(argv=None):
                 f"{ratio['inference']:6.2f} {r['fine_tune_step']:16,.0f} "
                 f"{ratio['fine_tune_step']:6.2f}"
             )
+            if "inference_eager" in r:
+                eager = r["inference_eager"]
+                ratio = eager / reference["inference"] if reference else 0
+                print(
+                    f"{config:9} {'jax eager':11} {eager:16,.0f} {ratio:6.2f}"
+                )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -325,6 +325,10 @@ class BiLM(keras.layers.Layer):
             if jax_eager.is_traced(tokens):
                 return None
             self.encoder.check(tokens)
+            if getattr(self.encoder, "deduplicate_tokens", False):
+                if not self.built:
+                    self.build()
+                inputs = jax_eager.distinct_token_inputs(self, tokens)
         return jax_eager.jitted_call(self, inputs, time_axis=True, **kwargs)
 
     def encode_tokens(self, character_ids):
