@@ -15,6 +15,7 @@ each check, or the error it raised) and a `.keras` file saved on this
 backend with its outputs, which the parent loads on TensorFlow.
 """
 
+import functools
 import json
 import os
 import sys
@@ -56,6 +57,18 @@ def _worst(pairs):
     return float(max(np.abs(a - b).max() for a, b in pairs if a.size))
 
 
+@functools.lru_cache(maxsize=None)
+def _loaded(folder):
+    """One stateless biLM per folder, shared by the checks: JAX compiles
+    once per biLM instance and input shape."""
+    return keras_elmo.load_bilm(folder)
+
+
+@functools.lru_cache(maxsize=None)
+def _shared_char_bilm():
+    return _char_bilm()
+
+
 def _char_bilm(**kwargs):
     return keras_elmo.load_bilm(
         os.path.join(OPTIONS, "options.json"),
@@ -66,7 +79,7 @@ def _char_bilm(**kwargs):
 
 def check_bilm_tf_stateless():
     batches, expected = _fixture_batches()
-    out = _char_bilm()(keras_elmo.batch_to_ids(batches[0]))
+    out = _shared_char_bilm()(keras_elmo.batch_to_ids(batches[0]))
     out = {"layer_outputs": [numpy(x) for x in out["layer_outputs"]]}
     return _worst(
         (_top_layer_as_fixture(out, row, t.shape[1]), t)
@@ -136,7 +149,7 @@ def check_words_from_strings():
 def check_elmo_for_many_langs():
     pairs = []
     for model in ("char_model", "word_model"):
-        bilm = keras_elmo.load_bilm(_folder(model))
+        bilm = _loaded(_folder(model))
         for name in ("english", "chinese"):
             sentences = META["sets"][name]
             layers = _layers(bilm, bilm.encoder.batch_to_inputs(sentences))
@@ -167,7 +180,7 @@ def check_elmo_for_many_langs_stateful():
 
 
 def check_elmo_for_many_langs_from_token_lists():
-    bilm = keras_elmo.load_bilm(_folder("word_model"))
+    bilm = _loaded(_folder("word_model"))
     embedding = keras_elmo.ELMoEmbedding(bilm, scalar_mix_weights=[0, 0, 0])
     sentences = META["sets"]["english"][:3]
     mixed = numpy(embedding(sentences))
@@ -209,7 +222,7 @@ def check_characters_from_token_lists():
         sentences = json.load(f)
     expected = np.load(os.path.join(COMPAT, "expected.npz"))["characters"]
     embedding = keras_elmo.ELMoEmbedding(
-        _char_bilm(), scalar_mix_weights=[0.1, 0.5, -0.2]
+        _shared_char_bilm(), scalar_mix_weights=[0.1, 0.5, -0.2]
     )
     return _worst([(numpy(embedding(sentences)), expected)])
 
