@@ -23,12 +23,9 @@ Calls that are already traced (inside `jax.jit`, `jax.grad`, `model.fit`
 or a functional model being built) run as they are.
 """
 
-import weakref
-
 import keras
 
-_FUNCTIONS = weakref.WeakKeyDictionary()
-TIME_BUCKET = 16
+TIME_BUCKET = 8
 TOKEN_BUCKET = 64
 
 
@@ -51,7 +48,7 @@ def jitted_call(layer, inputs, time_axis=False, **kwargs):
         return None
     if not layer.built:
         layer.build()
-    functions = _FUNCTIONS.setdefault(layer, {})
+    functions = _functions(layer)
     key = tuple(sorted(kwargs.items()))
     if key not in functions:
         import jax
@@ -78,6 +75,14 @@ def jitted_call(layer, inputs, time_axis=False, **kwargs):
             lambda x: x[:, : time + extra], outputs
         )
     return outputs
+
+
+def _functions(layer):
+    """The layer's compiled functions (kept on the layer, outside Keras's
+    attribute tracking, so they go away with it)."""
+    if "_jax_functions" not in vars(layer):
+        object.__setattr__(layer, "_jax_functions", {})
+    return vars(layer)["_jax_functions"]
 
 
 def _pad_time(inputs):
@@ -109,7 +114,7 @@ def distinct_token_inputs(layer, tokens):
     )
     padded = -(-len(rows) // TOKEN_BUCKET) * TOKEN_BUCKET
     rows = np.pad(rows, [(0, padded - len(rows)), (0, 0)])
-    functions = _FUNCTIONS.setdefault(layer, {})
+    functions = _functions(layer)
     if "encode" not in functions:
 
         def encode(trainable, non_trainable, rows):
