@@ -1,4 +1,5 @@
-"""keras_elmo: ELMo biLMs as native Keras 3 layers (TensorFlow backend).
+"""keras_elmo: ELMo biLMs as native Keras 3 layers (TensorFlow, JAX and
+PyTorch backends; training and exports on TensorFlow only).
 
 The public names are imported on first use, so that `import keras_elmo`
 (and the NumPy-only `keras_elmo.characters`) does not load TensorFlow, and
@@ -9,7 +10,8 @@ imported.
 import importlib
 import os
 
-# The package is written for the TensorFlow backend of Keras 3.
+# TensorFlow unless the user chose a backend (KERAS_BACKEND=jax or torch,
+# set before keras is imported); see keras_elmo/backend.py.
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 from keras_elmo.version import __version__  # noqa: E402

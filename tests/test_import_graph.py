@@ -24,6 +24,8 @@ LAYER_IMPORTS = (
     # TensorFlow, for the command line's --help).
     "keras_elmo.checks",
     "keras_elmo.char_cnn_filters",
+    # Which Keras backend runs, and the one error for TensorFlow-only parts.
+    "keras_elmo.backend",
     "keras_elmo.errors",
 )
 # The one import above layers/: `ELMoEmbedding("original")` resolves a

@@ -33,6 +33,7 @@ from keras_elmo.data.character_ids import tokens_to_char_ids
 from keras_elmo.data.text import check_on_bad_line
 from keras_elmo.data.text import read_lines
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.backend import require_tensorflow
 
 _SHUFFLE_BUFFER = 20000
 
@@ -331,6 +332,7 @@ def lm_dataset(
     Returns:
         A `tf.data.Dataset` of `(x, y, sample_weight)`.
     """
+    require_tensorflow("The tf.data training pipeline (lm_dataset)")
     if token_encoder not in LM_INPUTS:
         raise KerasElmoError(
             f"token_encoder must be one of {sorted(LM_INPUTS)}; received "

@@ -37,6 +37,7 @@ import gc
 import os
 import tempfile
 
+from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import portable
 from keras_elmo.export.choices import LITERT_PRECISIONS
@@ -120,6 +121,7 @@ def to_litert(bilm, path, precision="float32", scalar_mix=None):
     Returns:
         `path`.
     """
+    require_tensorflow("The LiteRT export")
     portable.check_precision(precision, PRECISIONS, "LiteRT")
     portable.check_bilm(bilm, "LiteRT")
     path = check_output_file(os.fspath(path))

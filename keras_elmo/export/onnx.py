@@ -46,6 +46,7 @@ import logging
 import os
 import tempfile
 
+from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import onnx_graph
 from keras_elmo.export import portable
@@ -263,6 +264,7 @@ def to_onnx(
     Returns:
         `path`.
     """
+    require_tensorflow("The ONNX export")
     portable.check_precision(precision, PRECISIONS, "ONNX")
     portable.check_bilm(bilm, "ONNX")
     path = check_output_file(os.fspath(path))

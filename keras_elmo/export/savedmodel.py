@@ -35,6 +35,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from keras_elmo.backend import require_tensorflow
 from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.dump import encode_tokens_in_batches
 from keras_elmo.errors import KerasElmoError
@@ -414,6 +415,7 @@ def export_savedmodel(
     Returns:
         `path`.
     """
+    require_tensorflow("The SavedModel export")
     check_output_directory(path)
     if os.path.isdir(path) and os.listdir(path):
         raise OutputPathError(

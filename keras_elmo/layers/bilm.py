@@ -3,9 +3,13 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo import backend
 from keras_elmo.checks import check_integer
 from keras_elmo.checks import check_number
+from keras_elmo.data.host_ids import host_inputs
+from keras_elmo.data.host_ids import is_host_tokens
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.layers import jax_eager
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
 from keras_elmo.layers.token_encoders import get_token_encoder
@@ -254,8 +258,31 @@ class BiLM(keras.layers.Layer):
                     variable.assign(ops.zeros(variable.shape, variable.dtype))
 
     def __call__(self, inputs, *args, **kwargs):
+        if not backend.is_tensorflow() and is_host_tokens(inputs):
+            # No string tensors on JAX / PyTorch: NumPy ids on the host.
+            inputs = host_inputs(self.encoder, inputs)
         check_batch_structure(inputs, "BiLM")
+        if backend.name() == "jax" and not args:
+            outputs = self._jax_eager_call(inputs, **kwargs)
+            if outputs is not None:
+                return outputs
         return super().__call__(inputs, *args, **kwargs)
+
+    def _jax_eager_call(self, inputs, **kwargs):
+        """An eager call on JAX, compiled once per shape (see
+        `keras_elmo/layers/jax_eager.py`); None when traced."""
+        if not (isinstance(inputs, dict) and "token_embeddings" in inputs):
+            # The ids are checked here, on their values: inside the
+            # compiled program they have none.
+            tokens = self._token_inputs(inputs)
+            if jax_eager.is_traced(tokens):
+                return None
+            self.encoder.check(tokens)
+            if getattr(self.encoder, "deduplicate_tokens", False):
+                if not self.built:
+                    self.build()
+                inputs = jax_eager.distinct_token_inputs(self, tokens)
+        return jax_eager.jitted_call(self, inputs, time_axis=True, **kwargs)
 
     def encode_tokens(self, character_ids):
         """Context-insensitive token embeddings `e`, `(..., projection_dim)`.
@@ -368,18 +395,30 @@ class BiLM(keras.layers.Layer):
     def _read_states(self, layer_index, batch_size):
         if not self.stateful:
             return None
-        tf.debugging.assert_less_equal(
-            batch_size,
-            self.max_batch_size,
-            message=(
-                f"A stateful BiLM keeps state for at most {self.max_batch_size}"
-                " batch rows; use smaller batches or a larger max_batch_size."
-            ),
+        message = (
+            f"A stateful BiLM keeps state for at most {self.max_batch_size}"
+            " batch rows; use smaller batches or a larger max_batch_size."
         )
+        if not backend.is_tensorflow():
+            # JAX and PyTorch shapes are known: check at once.
+            if int(batch_size) > self.max_batch_size:
+                raise KerasElmoError(f"{message} Received {batch_size} rows.")
+        else:
+            tf.debugging.assert_less_equal(
+                batch_size, self.max_batch_size, message=message
+            )
         return [
-            [ops.slice(v, (0, 0), (batch_size, v.shape[1])) for v in state]
+            [
+                ops.slice(self._value(v), (0, 0), (batch_size, v.shape[1]))
+                for v in state
+            ]
             for state in self.state_variables[layer_index]
         ]
+
+    @staticmethod
+    def _value(variable):
+        # JAX reads a Keras variable only through its value.
+        return variable if backend.is_tensorflow() else variable.value
 
     def _write_states(self, layer_index, final_states):
         if not self.stateful:
@@ -390,7 +429,9 @@ class BiLM(keras.layers.Layer):
             for variable, value in zip(state, values):
                 variable.assign(
                     ops.slice_update(
-                        variable, (0, 0), ops.cast(value, variable.dtype)
+                        self._value(variable),
+                        (0, 0),
+                        ops.cast(value, variable.dtype),
                     )
                 )
 

@@ -1,11 +1,14 @@
 import keras
 from keras import ops
 
+from keras_elmo import backend
 from keras_elmo.checks import check_flag
 from keras_elmo.checks import check_fraction
 from keras_elmo.checks import check_integer
 from keras_elmo.checks import check_number
 from keras_elmo.checks import check_numbers
+from keras_elmo.data.host_ids import host_inputs
+from keras_elmo.data.host_ids import is_host_tokens
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.bilm import BiLM
@@ -212,8 +215,22 @@ class ELMoEmbedding(keras.layers.Layer):
         self.dropout_layer.build(layer)
 
     def __call__(self, inputs, *args, **kwargs):
+        if not backend.is_tensorflow() and is_host_tokens(inputs):
+            # No string tensors on JAX / PyTorch: NumPy ids on the host.
+            inputs = host_inputs(
+                self.bilm.encoder, inputs, self._host_vocabulary()
+            )
         check_batch_structure(inputs, "ELMoEmbedding")
         return super().__call__(inputs, *args, **kwargs)
+
+    def _host_vocabulary(self):
+        if self.vocabulary is None:
+            return None
+        cached = getattr(self, "_vocabulary_object", None)
+        if cached is None:
+            cached = check_vocabulary(self.vocabulary, self.bilm.encoder)
+            self._vocabulary_object = cached
+        return cached
 
     def _bilm_inputs(self, inputs):
         shape = tuple(inputs.shape)

@@ -2,11 +2,13 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo import backend
 from keras_elmo.checks import check_integer
 from keras_elmo.checks import check_number
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.recurrence import inference_recurrence
 from keras_elmo.layers.recurrence import recurrence
+from keras_elmo.layers.scan_recurrence import scan_recurrence
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -232,30 +234,56 @@ def run_lstms(layers, inputs, mask, initial_states=None, training=None):
     # Not [:, :, None]: see BiLM.call (the TFLite converter).
     time_mask = ops.expand_dims(ops.transpose(mask), -1)
 
+    on_tensorflow = backend.is_tensorflow()
     outputs, final_states = [], []
     for layer, x, (c, h) in zip(layers, inputs, initial_states):
         x = ops.cast(x, layer.compute_dtype)
         if layer.go_backwards:
-            x = tf.reverse_sequence(x, lengths, seq_axis=1, batch_axis=0)
+            x = reverse_sequences(x, lengths)
         # Input products for all timesteps at once, time-major: (T, B, 4H).
         products = ops.matmul(ops.transpose(x, (1, 0, 2)), layer.kernel)
         products = products + layer.bias
-        loop = recurrence if training else inference_recurrence
+        kernels = [layer.recurrent_kernel, layer.projection_kernel]
+        if on_tensorflow:
+            loop = recurrence if training else inference_recurrence
+            kernels = [
+                None if k is None else tf.convert_to_tensor(k) for k in kernels
+            ]
+        else:
+            loop = scan_recurrence
+            kernels = [
+                None if k is None else ops.convert_to_tensor(k) for k in kernels
+            ]
         y, c, h = loop(
             products,
             time_mask,
             ops.cast(c, "float32"),
             ops.cast(h, layer.compute_dtype),
-            tf.convert_to_tensor(layer.recurrent_kernel),
-            None
-            if layer.projection_kernel is None
-            else tf.convert_to_tensor(layer.projection_kernel),
+            *kernels,
             layer.cell_clip,
             layer.proj_clip,
         )
         y = ops.transpose(y, (1, 0, 2))
         if layer.go_backwards:
-            y = tf.reverse_sequence(y, lengths, seq_axis=1, batch_axis=0)
-        outputs.append(tf.ensure_shape(y, (*x.shape[:2], layer.output_dim)))
+            y = reverse_sequences(y, lengths)
+        if on_tensorflow:
+            y = tf.ensure_shape(y, (*x.shape[:2], layer.output_dim))
+        outputs.append(y)
         final_states.append([c, h])
     return outputs, final_states
+
+
+def reverse_sequences(x, lengths):
+    """Each row of `x` `(batch, time, ...)` reversed within its length."""
+    if backend.is_tensorflow():
+        return tf.reverse_sequence(x, lengths, seq_axis=1, batch_axis=0)
+    # A gather: position t of row b reads `lengths[b] - 1 - t` inside the
+    # row, itself past it.
+    batch, time = ops.shape(x)[0], ops.shape(x)[1]
+    positions = ops.arange(time, dtype="int32")[None, :]
+    lengths = ops.cast(lengths, "int32")[:, None]
+    source = ops.where(positions < lengths, lengths - 1 - positions, positions)
+    rows = ops.arange(batch, dtype="int32")[:, None] * time
+    flat = ops.reshape(x, (batch * time, *x.shape[2:]))
+    picked = ops.take(flat, ops.reshape(rows + source, (-1,)), axis=0)
+    return ops.reshape(picked, ops.shape(x))

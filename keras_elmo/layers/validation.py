@@ -8,6 +8,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_elmo import backend
 from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.errors import KerasElmoError
 
@@ -58,14 +59,40 @@ def check_character_ids(
             "builds them."
         )
     message = _range_message(argument, max_id)
-    if tf.executing_eagerly() and not isinstance(ids, tf.Variable):
-        values = np.asarray(ids)
+    values = host_values(ids)
+    if values is not None:
         if values.size and (values.min() < 0 or values.max() > max_id):
             raise KerasElmoError(
                 f"{message} Received min {values.min()}, max {values.max()}."
             )
         return ids
+    if not backend.is_tensorflow():
+        return ids  # traced by jax.jit: no value to check (see host_values)
     return guard_character_range(ids, message, max_id)
+
+
+def host_values(ids):
+    """The values of `ids` as a NumPy array, or None inside a traced graph.
+
+    On TensorFlow that is eager mode (a `tf.function` checks with in-graph
+    assertions instead, `guard_character_range`); on PyTorch always; on JAX
+    outside `jax.jit`. A jitted JAX program has no values to look at and
+    no assertions: there the ids go unchecked (an out-of-range id reads a
+    clamped row), so check them before the jitted call.
+    """
+    name = backend.name()
+    if name == "tensorflow":
+        if tf.executing_eagerly() and not isinstance(ids, tf.Variable):
+            return np.asarray(ids)
+        return None
+    if name == "jax":
+        import jax
+
+        if isinstance(ids, jax.core.Tracer):
+            return None
+    if isinstance(ids, keras.Variable):
+        ids = ids.value
+    return keras.ops.convert_to_numpy(ids)
 
 
 def guard_character_range(ids, message=None, max_id=MAX_CHARACTER_ID):

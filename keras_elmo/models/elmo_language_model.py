@@ -3,6 +3,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo.backend import require_tensorflow
 from keras_elmo.checks import check_fraction
 from keras_elmo.checks import check_integer
 from keras_elmo.errors import KerasElmoError
@@ -221,6 +222,7 @@ class ELMoLanguageModel(keras.Model):
         seed=None,
         **kwargs,
     ):
+        require_tensorflow("ELMoLanguageModel (sampled-softmax training)")
         super().__init__(**kwargs)
         if isinstance(bilm, dict):
             bilm = keras.saving.deserialize_keras_object(bilm)

@@ -20,6 +20,7 @@ import time
 
 import keras
 
+from keras_elmo.backend import require_tensorflow
 from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import resolve_files
 from keras_elmo.data.datasets import scan_corpus
@@ -341,6 +342,7 @@ def train(
     Returns:
         The trained `ELMoLanguageModel`.
     """
+    require_tensorflow("keras-elmo train (training.fit.train)")
     _check_arguments(checkpoint_every, jit_compile, epochs, steps)
     _check_validate_every(validate_every, checkpoint_every, config)
     # First: the multi-worker runtime starts here.
@@ -443,6 +445,7 @@ def evaluate(model_dir, data_patterns, verbose=1):
     Returns a dict with `perplexity`, `forward_perplexity`,
     `backward_perplexity`, `tokens` and `sentences`.
     """
+    require_tensorflow("keras-elmo evaluate (training.fit.evaluate)")
     model, vocabulary, config = load_run(model_dir)
     files = resolve_files(data_patterns)
     scan = _scan(config, files, 1, "evaluation", verbose)

@@ -1,7 +1,6 @@
 """The character token encoder (bilm-tf's char CNN)."""
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from keras_elmo import characters
@@ -11,6 +10,8 @@ from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.data.character_ids import tokens_to_char_ids
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
+from keras_elmo.layers.distinct_tokens import distinct_rows
+from keras_elmo.layers.distinct_tokens import gather_rows
 from keras_elmo.layers.token_encoders.character_stack import (
     build_character_stack,
 )
@@ -136,17 +137,19 @@ class CharacterEncoder(TokenEncoder):
         """
         shape = ops.shape(ids)
         x = ops.reshape(ids, (-1, self.max_characters_per_token))
+        index = None
         if self.deduplicate_tokens:
-            # Distinct rows (tokens), and for each token the row it maps to.
-            x, index = tf.raw_ops.UniqueV2(x=x, axis=[0])
-            x = tf.ensure_shape(x, (None, self.max_characters_per_token))
+            # Distinct rows (tokens), and for each token the row it maps
+            # to (not on JAX: see keras_elmo/layers/distinct_tokens.py).
+            distinct = distinct_rows(x)
+            if distinct is not None:
+                x, index = distinct
         x = self.char_cnn(x)
         for highway in self.highway_layers:
             x = highway(x)
         if self.token_projection is not None:
             x = self.token_projection(x)
-        if self.deduplicate_tokens:
-            x = ops.take(x, index, axis=0)
+        x = gather_rows(x, index)
         return ops.reshape(x, (*shape[:-1], ops.shape(x)[-1]))
 
     def batch_to_inputs(self, sentences, vocabulary=None):

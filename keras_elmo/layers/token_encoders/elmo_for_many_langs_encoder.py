@@ -9,6 +9,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo import backend
 from keras_elmo.data.elmo_for_many_langs_ids import BOS
 from keras_elmo.data.elmo_for_many_langs_ids import CHARACTER_SPECIALS
 from keras_elmo.data.elmo_for_many_langs_ids import EOS
@@ -16,6 +17,8 @@ from keras_elmo.data.elmo_for_many_langs_ids import WORD_SPECIALS
 from keras_elmo.data.elmo_for_many_langs_ids import ELMoForManyLangsIds
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
+from keras_elmo.layers.distinct_tokens import distinct_rows
+from keras_elmo.layers.distinct_tokens import gather_rows
 from keras_elmo.layers.token_encoders.character_stack import (
     build_character_stack,
 )
@@ -24,6 +27,7 @@ from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
 from keras_elmo.layers.token_encoders.token_encoder import (
     register_token_encoder,
 )
+from keras_elmo.layers.validation import host_values
 
 # Re-exported: the formats reader and tests take them from here.
 __all__ = [
@@ -187,11 +191,13 @@ class ELMoForManyLangsEncoder(TokenEncoder):
             f"0..{limits[0]}, character ids in 0..{limits[-1]}); were they "
             "built for this model?"
         )
-        if tf.executing_eagerly() and not isinstance(ids, tf.Variable):
-            values = np.asarray(ids)
+        values = host_values(ids)
+        if values is not None:
             if values.size and (values.min() < 0 or np.any(values > limits)):
                 raise KerasElmoError(message)
             return ids
+        if not backend.is_tensorflow():
+            return ids  # traced by jax.jit (see host_values)
         ids = tf.convert_to_tensor(ids)
         checks = [
             tf.debugging.assert_non_negative(ids, message=message),
@@ -235,10 +241,13 @@ class ELMoForManyLangsEncoder(TokenEncoder):
         width = self.input_shape[0]
         shape = ops.shape(ids)
         x = ops.reshape(ids, (-1, width))
+        index = None
         if self.deduplicate_tokens:
-            # Distinct rows (tokens), and for each token the row it maps to.
-            x, index = tf.raw_ops.UniqueV2(x=x, axis=[0])
-            x = tf.ensure_shape(x, (None, width))
+            # Distinct rows (tokens), and for each token the row it maps
+            # to (not on JAX: see keras_elmo/layers/distinct_tokens.py).
+            distinct = distinct_rows(x)
+            if distinct is not None:
+                x, index = distinct
         h = self.char_cnn(x[:, width - self.max_characters_per_token :])
         for highway in self.highway_layers:
             h = highway(h)
@@ -246,6 +255,5 @@ class ELMoForManyLangsEncoder(TokenEncoder):
             words = self.word_embedding(ops.maximum(x[:, 0] - 1, 0))
             h = ops.concatenate([ops.cast(words, h.dtype), h], axis=-1)
         h = self.token_projection(h)
-        if self.deduplicate_tokens:
-            h = ops.take(h, index, axis=0)
+        h = gather_rows(h, index)
         return ops.reshape(h, (*shape[:-1], ops.shape(h)[-1]))

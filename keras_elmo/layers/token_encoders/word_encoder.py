@@ -7,6 +7,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo import backend
 from keras_elmo.data.vocabulary import BOS
 from keras_elmo.data.vocabulary import EOS
 from keras_elmo.data.vocabulary import Vocabulary
@@ -17,6 +18,7 @@ from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
 from keras_elmo.layers.token_encoders.token_encoder import (
     register_token_encoder,
 )
+from keras_elmo.layers.validation import host_values
 
 
 @register_token_encoder
@@ -83,8 +85,8 @@ class WordEncoder(TokenEncoder):
             "line + 1; 0 is the padding token); found a value outside that "
             "range. Is the vocabulary the one of this biLM?"
         )
-        if tf.executing_eagerly() and not isinstance(ids, tf.Variable):
-            values = np.asarray(ids)
+        values = host_values(ids)
+        if values is not None:
             if values.size and (
                 values.min() < 0 or values.max() > self.vocabulary_size
             ):
@@ -93,6 +95,8 @@ class WordEncoder(TokenEncoder):
                     f"{values.max()}."
                 )
             return ids
+        if not backend.is_tensorflow():
+            return ids  # traced by jax.jit (see host_values)
         ids = tf.convert_to_tensor(ids)
         checks = [
             tf.debugging.assert_non_negative(ids, message=message),

@@ -1,0 +1,138 @@
+"""Eager calls of a layer on the JAX backend, as one compiled program.
+
+Called eagerly, JAX compiles every op for every new input shape (the biLM
+runs about 70 of them), which costs seconds a batch when sentence lengths
+vary. So an eager `BiLM` call on JAX runs `stateless_call` under one
+`jax.jit` per input shape and writes the new state (the carried LSTM
+state of a stateful biLM, dropout seeds) back to the variables: the same
+results, one compilation a shape.
+
+With `time_axis=True` (the BiLM) the time axis of the inputs is padded
+with padding tokens to a multiple of `TIME_BUCKET` and the outputs cut
+back: padding tokens come after every sentence's end, so the outputs and
+the carried state are those of the unpadded batch, and sentences of
+similar length share one compiled program.
+
+The token encoder runs once per distinct token there too (a compiled
+program needs static shapes, so inside `jax.jit` every token is encoded):
+the distinct rows are found on the host with NumPy, padded to a multiple
+of `TOKEN_BUCKET`, encoded by one compiled program, and the BiLM then runs
+in its cached-token mode on the gathered embeddings.
+
+Calls that are already traced (inside `jax.jit`, `jax.grad`, `model.fit`
+or a functional model being built) run as they are.
+"""
+
+import keras
+
+TIME_BUCKET = 8
+TOKEN_BUCKET = 64
+
+
+def is_traced(inputs):
+    """True inside a trace (jax.jit, jax.grad) or a symbolic call."""
+    import jax
+
+    return any(
+        isinstance(x, (jax.core.Tracer, keras.KerasTensor))
+        for x in keras.tree.flatten(inputs)
+    )
+
+
+def jitted_call(layer, inputs, time_axis=False, **kwargs):
+    """`layer(inputs, **kwargs)` compiled, or None where it must run as is.
+
+    `kwargs` must be hashable Python values (e.g. `training`).
+    """
+    if is_traced(inputs):
+        return None
+    if not layer.built:
+        layer.build()
+    functions = _functions(layer)
+    key = tuple(sorted(kwargs.items()))
+    if key not in functions:
+        import jax
+
+        def run(trainable, non_trainable, inputs):
+            return layer.stateless_call(
+                trainable, non_trainable, inputs, **kwargs
+            )
+
+        functions[key] = jax.jit(run)
+    inputs = keras.tree.map_structure(keras.ops.convert_to_tensor, inputs)
+    if time_axis:
+        inputs, time = _pad_time(inputs)
+    outputs, non_trainable = functions[key](
+        [v.value for v in layer.trainable_variables],
+        [v.value for v in layer.non_trainable_variables],
+        inputs,
+    )
+    for variable, value in zip(layer.non_trainable_variables, non_trainable):
+        variable.assign(value)
+    if time_axis:
+        extra = 2 if kwargs.get("keep_boundaries") else 0
+        outputs = keras.tree.map_structure(
+            lambda x: x[:, : time + extra], outputs
+        )
+    return outputs
+
+
+def _functions(layer):
+    """The layer's compiled functions (kept on the layer, outside Keras's
+    attribute tracking, so they go away with it)."""
+    if "_jax_functions" not in vars(layer):
+        object.__setattr__(layer, "_jax_functions", {})
+    return vars(layer)["_jax_functions"]
+
+
+def _pad_time(inputs):
+    """Inputs padded on axis 1 to a multiple of TIME_BUCKET, and the time
+    length they had."""
+    import jax.numpy as jnp
+
+    time = keras.tree.flatten(inputs)[0].shape[1]
+    padded = -(-time // TIME_BUCKET) * TIME_BUCKET
+
+    def pad(x):
+        widths = [(0, 0)] * x.ndim
+        widths[1] = (0, padded - time)
+        return jnp.pad(x, widths)
+
+    return keras.tree.map_structure(pad, inputs), time
+
+
+def distinct_token_inputs(layer, tokens):
+    """The cached-token inputs (`token_embeddings`, `mask`) of `tokens`,
+    the encoder run once per distinct token (see the module docstring)."""
+    import jax
+    import numpy as np
+
+    tokens = np.asarray(tokens)
+    width = tokens.shape[-1]
+    rows, index = np.unique(
+        tokens.reshape(-1, width), axis=0, return_inverse=True
+    )
+    padded = -(-len(rows) // TOKEN_BUCKET) * TOKEN_BUCKET
+    rows = np.pad(rows, [(0, padded - len(rows)), (0, 0)])
+    functions = _functions(layer)
+    if "encode" not in functions:
+
+        def encode(trainable, non_trainable, rows):
+            mapping = list(zip(layer.trainable_variables, trainable))
+            mapping += zip(layer.non_trainable_variables, non_trainable)
+            with keras.StatelessScope(state_mapping=mapping):
+                return layer.encode_tokens(rows)
+
+        functions["encode"] = jax.jit(encode)
+    embeddings = functions["encode"](
+        [v.value for v in layer.trainable_variables],
+        [v.value for v in layer.non_trainable_variables],
+        rows,
+    )
+    embeddings = embeddings[index.reshape(-1)]
+    return {
+        "token_embeddings": embeddings.reshape(
+            (*tokens.shape[:-1], embeddings.shape[-1])
+        ),
+        "mask": np.any(tokens != 0, axis=-1),
+    }

@@ -1,0 +1,154 @@
+"""Fine-tuning gradients: one problem, solved on each backend.
+
+`ELMoEmbedding(fine_tune=True)` over the bilm-tf fixture biLM, loss
+`sum(outputs * R)` for a fixed `R`: its gradients reach every weight (the
+scalar mix, gamma, the char CNN, highway, projection and both LSTM
+stacks). On TensorFlow they come from the hand-written LSTM gradient
+(`keras_elmo/layers/recurrence.py`), on JAX from `jax.grad` of a jitted
+`stateless_call`, on PyTorch from `loss.backward()`.
+"""
+
+import os
+
+import keras
+import numpy as np
+
+import keras_elmo
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+MODEL = os.path.join(ROOT, "tests", "fixtures", "bilm-tf", "model")
+SENTENCES = [
+    ["The", "cat", "sat", "on", "the", "mat", "."],
+    ["ELMo", "runs", "on", "three", "backends"],
+    ["Hi"],
+]
+# Largest |gradient difference| / largest |gradient|, per weight.
+RELATIVE_TOLERANCE = 1e-4
+
+
+def problem():
+    """`(embedding, ids, R)`; the embedding is built."""
+    bilm = keras_elmo.load_bilm(
+        os.path.join(MODEL, "options.json"),
+        os.path.join(MODEL, "lm_weights.hdf5"),
+    )
+    embedding = keras_elmo.ELMoEmbedding(
+        bilm, fine_tune=True, dropout=0.0, do_layer_norm=True
+    )
+    ids = keras_elmo.batch_to_ids(SENTENCES)
+    out = embedding(ids)
+    weights = np.random.default_rng(0).standard_normal(out.shape)
+    # Move the mix off its zero start so its gradient is not symmetric.
+    mix = embedding.scalar_mixes[0]
+    mix.scalar_weights.assign(np.float32([0.3, -0.2, 0.5]))
+    return embedding, ids, weights.astype("float32")
+
+
+def tensorflow_gradients():
+    import tensorflow as tf
+
+    embedding, ids, weights = problem()
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(embedding(ids, training=True) * weights)
+    grads = tape.gradient(loss, embedding.trainable_variables)
+    return _named(embedding, grads)
+
+
+def jax_gradients():
+    import jax
+    import jax.numpy as jnp
+
+    embedding, ids, weights = problem()
+    trainable = [v.value for v in embedding.trainable_variables]
+    fixed = [v.value for v in embedding.non_trainable_variables]
+
+    def loss(trainable, fixed, ids):
+        out, _ = embedding.stateless_call(trainable, fixed, ids, training=True)
+        return jnp.sum(out * weights)
+
+    grads = jax.jit(jax.grad(loss))(trainable, fixed, jnp.asarray(ids))
+    return _named(embedding, grads)
+
+
+def torch_gradients():
+    import torch
+
+    embedding, ids, weights = problem()
+    loss = (embedding(ids, training=True) * torch.as_tensor(weights)).sum()
+    loss.backward()
+    grads = [v.value.grad for v in embedding.trainable_variables]
+    return _named(embedding, grads)
+
+
+def _named(embedding, grads):
+    # Paths without the layer prefixes, which count instances per process.
+    return {
+        v.path.split("/", 1)[1]: keras.ops.convert_to_numpy(g)
+        for v, g in zip(embedding.trainable_variables, grads)
+    }
+
+
+def save_reference(path):
+    np.savez(path, **tensorflow_gradients())
+
+
+def compare(reference_path):
+    """Largest relative and absolute gradient differences to TensorFlow."""
+    reference = dict(np.load(reference_path))
+    ours = {"jax": jax_gradients, "torch": torch_gradients}[
+        keras.backend.backend()
+    ]()
+    if sorted(ours) != sorted(reference):
+        raise AssertionError(f"weights {sorted(ours)} != {sorted(reference)}")
+    relative = {
+        name: float(
+            np.abs(ours[name] - ref).max() / max(np.abs(ref).max(), 1e-30)
+        )
+        for name, ref in reference.items()
+    }
+    return {
+        "max_relative": max(relative.values()),
+        "max_absolute": max(
+            float(np.abs(ours[n] - r).max()) for n, r in reference.items()
+        ),
+        "weights": len(reference),
+        "worst_weight": max(relative, key=relative.get),
+        "all_nonzero": all(np.abs(r).max() > 0 for r in reference.values()),
+    }
+
+
+def jax_fit_tagger():
+    """`model.fit` of a small tagger on JAX: the loss goes down."""
+    embedding, ids, _ = problem()
+    inputs = keras.Input(shape=(None, 50), dtype="int32")
+    x = embedding(inputs)
+    tags = keras.layers.Dense(3)(x)
+    model = keras.Model(inputs, tags)
+    model.compile(
+        optimizer=keras.optimizers.Adam(0.01),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    labels = (ids[:, :, 1] % 3).astype("int32")
+    history = model.fit(ids, labels, epochs=8, batch_size=3, verbose=0)
+    losses = history.history["loss"]
+    if not losses[-1] < 0.8 * losses[0]:
+        raise AssertionError(f"the loss did not fall: {losses}")
+    return {"first_loss": losses[0], "last_loss": losses[-1]}
+
+
+def torch_finetune_example():
+    """The plain PyTorch loop of examples/pytorch_finetune.py, quick mode."""
+    import importlib.util
+
+    path = os.path.join(ROOT, "examples", "pytorch_finetune.py")
+    spec = importlib.util.spec_from_file_location("pytorch_finetune", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main(["--quick"])
+
+
+def backend_checks():
+    """The backend's own fine-tuning checks, by name."""
+    if keras.backend.backend() == "jax":
+        return {"jax_fit_tagger": jax_fit_tagger}
+    return {"torch_finetune_example": torch_finetune_example}

@@ -1,0 +1,132 @@
+"""The layers on the JAX and PyTorch backends of Keras 3.
+
+Keras fixes its backend per process, so each backend runs
+`tests/backend_checks/check_backend.py` in a child process with
+`KERAS_BACKEND` set; this (TensorFlow) process gives it TensorFlow's
+fine-tuning gradients and loads back the `.keras` file it saved. The
+fixtures are the ones the TensorFlow tests check (bilm-tf stateless and
+stateful, the word-input biLM, ELMoForManyLangs), to the same 1e-5.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+import keras_elmo
+from tests.backend_checks import gradients
+from tests.helpers import ROOT
+from tests.helpers import subprocess_env
+
+SCRIPT = os.path.join(ROOT, "tests", "backend_checks", "check_backend.py")
+ATOL = 1e-5
+FIXTURE_CHECKS = (
+    "bilm_tf_stateless",
+    "bilm_tf_stateful",
+    "words_stateless",
+    "words_stateful",
+    "words_from_strings",
+    "elmo_for_many_langs",
+    "elmo_for_many_langs_stateful",
+    "elmo_for_many_langs_from_token_lists",
+    "characters_from_token_lists",
+    "keras_files_saved_on_tensorflow",
+)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    path = tmp_path_factory.mktemp("reference") / "gradients.npz"
+    gradients.save_reference(str(path))
+    return str(path)
+
+
+def _available(module):
+    return importlib.util.find_spec(module) is not None
+
+
+@pytest.fixture(scope="module", params=["jax", "torch"])
+def backend_run(request, reference, tmp_path_factory):
+    backend = request.param
+    if not _available(backend):
+        pytest.skip(f"{backend} is not installed (pip install -e '.[test]')")
+    out = tmp_path_factory.mktemp(backend)
+    result = subprocess.run(
+        [sys.executable, SCRIPT, reference, str(out)],
+        env=subprocess_env(KERAS_BACKEND=backend),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    print(result.stdout)
+    with open(out / "results.json") as f:
+        results = json.load(f)
+    assert results["backend"] == backend
+    return results, out
+
+
+def _value(results, name):
+    value = results[name]
+    assert not (isinstance(value, dict) and "error" in value), value["error"]
+    return value
+
+
+@pytest.mark.parametrize("check", FIXTURE_CHECKS)
+def test_fixture_parity(backend_run, check):
+    results, _ = backend_run
+    assert _value(results, check) <= ATOL
+
+
+def test_gradients_match_tensorflows_hand_written_ones(backend_run):
+    results, _ = backend_run
+    value = _value(results, "gradients")
+    assert value["all_nonzero"]
+    assert value["max_relative"] <= gradients.RELATIVE_TOLERANCE, value
+
+
+def test_backend_fine_tuning(backend_run):
+    results, _ = backend_run
+    if results["backend"] == "jax":
+        value = _value(results, "jax_fit_tagger")
+        assert value["last_loss"] < value["first_loss"]
+    else:
+        value = _value(results, "torch_finetune_example")
+        assert value["loss_after"] < value["loss_before"]
+        # The head and the scalar mix (3 weights and gamma) are trained.
+        assert value["trained"] > 4
+
+
+def test_readme_example_runs(backend_run):
+    results, _ = backend_run
+    assert _value(results, "readme_example") == 0.0
+
+
+def test_tensorflow_only_parts_say_so(backend_run):
+    results, _ = backend_run
+    assert _value(results, "tensorflow_only_error") == 0.0
+
+
+def test_keras_file_saved_there_loads_here(backend_run):
+    results, out = backend_run
+    _value(results, "save_keras_file")
+    with open(
+        os.path.join(ROOT, "tests", "fixtures", "compat", "sentences.json")
+    ) as f:
+        sentences = json.load(f)
+    model = keras.saving.load_model(out / "saved.keras")
+    got = np.asarray(model(keras_elmo.batch_to_ids(sentences)))
+    expected = np.load(out / "saved_outputs.npy")
+    np.testing.assert_allclose(got, expected, atol=ATOL, rtol=0)
+    # The mix weights set there came along (not the initial zeros).
+    mix = next(
+        layer
+        for layer in model.layers
+        if isinstance(layer, keras_elmo.ELMoEmbedding)
+    ).scalar_mixes[0]
+    assert np.abs(np.asarray(mix.scalar_weights)).max() > 0.1
