@@ -412,7 +412,7 @@ def _from_path(path, flag):
     raise BiLMSourceError(
         f"{_name(flag, path)} is a file; expected a training run directory, "
         "an export directory, a .keras file, or OPTIONS.json,WEIGHTS.hdf5 "
-        "(or --options and --weights)."
+        "(or the options and weights files separately)."
     )
 
 

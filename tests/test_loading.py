@@ -296,3 +296,15 @@ def test_init_from_an_elmo_for_many_langs_model_is_refused_clearly():
     source = classify(MANY_LANGS, flag="--init-from")
     with pytest.raises(KerasElmoError, match="cannot be trained here"):
         source.bilm_size()
+
+
+@pytest.mark.parametrize(
+    "keyword, value", [("dropout", None), ("max_batch_size", "many")]
+)
+def test_a_bad_keyword_is_blamed_on_the_keyword_not_the_file(keyword, value):
+    with pytest.raises(KerasElmoError) as raised:
+        keras_elmo.load_bilm(OPTIONS, WEIGHTS, **{keyword: value})
+    message = str(raised.value)
+    assert message.startswith(f"load_bilm({keyword}=...)"), message
+    assert "options.json" not in message
+    assert not isinstance(raised.value, keras_elmo.WeightFileError)

@@ -14,6 +14,7 @@ import numpy as np
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import NUM_CHARACTER_IDS
 from keras_elmo.characters import OPTIONS_NUM_CHARACTERS
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
 from keras_elmo.layers.bilm import BiLM
@@ -362,6 +363,12 @@ def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
         try:
             bilm = BiLM(**config)
         except ValueError as e:
+            given = [name for name in kwargs if f"`{name}`" in str(e)]
+            if given:
+                # The caller's own argument, not the file, is wrong.
+                raise KerasElmoError(
+                    f"load_bilm({given[0]}=...): {e}"
+                ) from None
             raise WeightFileError(f"options.json describes no valid biLM: {e}")
         if vocabulary is not None:
             check_bilm_vocabulary(
