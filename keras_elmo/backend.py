@@ -1,4 +1,4 @@
-"""Which Keras backend runs the layers, and the TensorFlow-only boundary.
+"""The TensorFlow-only boundary.
 
 The layers run on the TensorFlow, JAX and PyTorch backends of Keras 3 (the
 backend is fixed per process by `KERAS_BACKEND`, set before `keras` is
@@ -12,19 +12,6 @@ import os
 
 from keras_elmo.errors import KerasElmoError
 
-BACKENDS = ("tensorflow", "jax", "torch")
-
-
-def name():
-    """The Keras backend of this process: "tensorflow", "jax" or "torch"."""
-    import keras
-
-    return keras.backend.backend()
-
-
-def is_tensorflow():
-    return name() == "tensorflow"
-
 
 def require_tensorflow(what):
     """Raises `KerasElmoError` unless Keras runs on TensorFlow.
@@ -32,7 +19,9 @@ def require_tensorflow(what):
     Args:
         what: str, the feature asked for, e.g. "keras-elmo train".
     """
-    backend = name()
+    import keras
+
+    backend = keras.backend.backend()
     if backend == "tensorflow":
         return
     raise KerasElmoError(

@@ -14,6 +14,8 @@ user can turn tokens into the biLM's input with this module alone.
 
 import numpy as np
 
+from keras_elmo.errors import KerasElmoError
+
 MAX_CHARACTERS_PER_TOKEN = 50
 MAX_TOKEN_BYTES = MAX_CHARACTERS_PER_TOKEN - 2
 # Ids 0..261: 0 is the padding token, 1..261 the shifted characters.
@@ -122,3 +124,38 @@ def batch_to_ids(sentences):
         for j, token in enumerate(sentence):
             ids[i, j] = token_to_ids(token)
     return ids
+
+
+# === The char CNN's filters (SPEC §1), for sizes checked before any layer ===
+
+# Published ELMo models all use these filters (SPEC §1).
+DEFAULT_FILTERS = (
+    (1, 32),
+    (2, 32),
+    (3, 64),
+    (4, 128),
+    (5, 256),
+    (6, 512),
+    (7, 1024),
+)
+
+
+def check_filters(filters, max_characters_per_token):
+    """Validates `[(width, num_filters), ...]` and returns it as tuples."""
+    try:
+        filters = tuple((int(w), int(n)) for w, n in filters)
+    except (TypeError, ValueError):
+        raise KerasElmoError(
+            "`filters` must be a list of [width, num_filters] pairs, e.g. "
+            f"[[1, 32], [2, 32]]. Received: filters={filters!r}"
+        ) from None
+    if not filters:
+        raise KerasElmoError("`filters` must name at least one filter width.")
+    for width, num in filters:
+        if not 1 <= width <= max_characters_per_token or num < 1:
+            raise KerasElmoError(
+                f"Each filter needs 1 <= width <= {max_characters_per_token} "
+                f"and num_filters >= 1. Received: [{width}, {num}] in "
+                f"filters={list(map(list, filters))}"
+            )
+    return filters

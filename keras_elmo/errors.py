@@ -5,7 +5,21 @@ a `KerasElmoError` (a `ValueError`) or one of its subclasses, with a message
 that says what was received, what was expected and how to fix it. The
 `keras-elmo` command catches this family in one place and prints the
 message; anything else is a bug and keeps its traceback.
+
+Below the family, one check per kind of value a user gives (integers,
+finite numbers, lists of numbers, strings, flags and choices). Each check
+takes the value and the name the user knows it by (an argument such as
+"`dropout`", a flag such as "--scalar-mix", a key such as "options.json
+`lstm.dim`"), and returns the value in its plain Python type or raises
+`KerasElmoError` saying what it received and what is expected. NaN and
+infinities are never numbers here; booleans are never integers; strings
+are never numbers. NumPy only, no TensorFlow.
 """
+
+import math
+import numbers
+
+import numpy as np
 
 
 class KerasElmoError(ValueError):
@@ -39,3 +53,138 @@ class DownloadError(KerasElmoError):
 class BiLMSourceError(KerasElmoError):
     """A biLM source (name, URL, file or folder) of no kind the loader
     reads, or one that does not exist."""
+
+
+# === Checks of user values ===
+
+
+def received(value):
+    """`value` as a message shows it: its repr (shortened) and type."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def _bounds(minimum, maximum, above):
+    parts = []
+    if minimum is not None:
+        parts.append(f"> {minimum}" if above else f">= {minimum}")
+    if maximum is not None:
+        parts.append(f"<= {maximum}")
+    return " and ".join(parts)
+
+
+def _is_number(value):
+    return isinstance(value, numbers.Real) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def _check_range(value, name, minimum, maximum, above):
+    too_small = minimum is not None and (
+        value <= minimum if above else value < minimum
+    )
+    too_large = maximum is not None and value > maximum
+    if too_small or too_large:
+        raise KerasElmoError(
+            f"{name} must be {_bounds(minimum, maximum, above)}; "
+            f"received {value!r}."
+        )
+
+
+def check_integer(value, name, minimum=None, maximum=None):
+    """`value` as an int: an integer (or a float with an integer value,
+    as JSON may write it) within [minimum, maximum]."""
+    if not _is_number(value) or not math.isfinite(value):
+        raise KerasElmoError(
+            f"{name} must be an integer; received {received(value)}."
+        )
+    if value != int(value):
+        raise KerasElmoError(f"{name} must be an integer; received {value!r}.")
+    value = int(value)
+    _check_range(value, name, minimum, maximum, False)
+    return value
+
+
+def check_number(value, name, minimum=None, maximum=None, above=False):
+    """`value` as a finite float, >= `minimum` (> with `above`) and <=
+    `maximum`."""
+    if not _is_number(value):
+        raise KerasElmoError(
+            f"{name} must be a number; received {received(value)}."
+        )
+    value = float(value)
+    if not math.isfinite(value):
+        raise KerasElmoError(
+            f"{name} must be a finite number; received {value!r}."
+        )
+    _check_range(value, name, minimum, maximum, above)
+    return value
+
+
+def check_fraction(value, name):
+    """A probability such as a dropout rate: a finite number in [0, 1)."""
+    value = check_number(value, name, minimum=0.0)
+    if value >= 1.0:
+        raise KerasElmoError(f"{name} must be in [0, 1); received {value!r}.")
+    return value
+
+
+def check_numbers(values, name, count=None, one_per=None):
+    """`values` as a list of finite floats (`count` of them, if given:
+    one per `one_per`, e.g. "biLM layer")."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise KerasElmoError(
+            f"{name} must be a list of numbers; received {received(values)}."
+        )
+    values = list(values)
+    for i, value in enumerate(values):
+        values[i] = check_number(value, f"{name}[{i}]")
+    if count is not None and len(values) != count:
+        each = f", one per {one_per}" if one_per else ""
+        raise KerasElmoError(
+            f"{name} has {len(values)} values; expected {count}{each}."
+        )
+    return values
+
+
+def check_flag(value, name):
+    """A boolean argument (True/False, not a string such as "no")."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise KerasElmoError(
+        f"{name} must be True or False; received {received(value)}."
+    )
+
+
+def check_choice(value, name, choices):
+    """One of `choices` (a collection of strings or None)."""
+    if value not in choices:
+        raise KerasElmoError(
+            f"{name} must be one of {sorted(choices, key=str)}; received "
+            f"{received(value)}."
+        )
+    return value
+
+
+def check_strings(values, name):
+    """`values` as a list of str (tokens): not a str itself, not ints."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise KerasElmoError(
+            f"{name} must be a list of strings; received {received(values)}."
+        )
+    values = list(values)
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            raise KerasElmoError(
+                f"{name}[{i}] must be a string; received {received(value)}."
+            )
+    return values
+
+
+def check_threads(value, name="`num_threads`"):
+    """A thread count: None (the runtime chooses) or an integer >= 1."""
+    if value is None:
+        return None
+    return check_integer(value, name, minimum=1)

@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from keras_elmo.checks import check_fraction
-from keras_elmo.checks import check_integer
-from keras_elmo.checks import check_number
-from keras_elmo.checks import check_numbers
-from keras_elmo.checks import check_strings
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_fraction
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_number
+from keras_elmo.errors import check_numbers
+from keras_elmo.errors import check_strings
 from keras_elmo.export.portable import scalar_mix_layer
 from keras_elmo.layers import BiLM
 from keras_elmo.layers import ELMoEmbedding

@@ -19,13 +19,6 @@ LAYER_IMPORTS = (
     "keras_elmo.layers",
     "keras_elmo.data",
     "keras_elmo.characters",
-    # The checks of user values sit beside the errors they raise; the char
-    # CNN's published filters sit beside the character facts (both free of
-    # TensorFlow, for the command line's --help).
-    "keras_elmo.checks",
-    "keras_elmo.char_cnn_filters",
-    # Which Keras backend runs, and the one error for TensorFlow-only parts.
-    "keras_elmo.backend",
     "keras_elmo.errors",
 )
 # The one import above layers/: `ELMoEmbedding("original")` resolves a

@@ -99,7 +99,7 @@ def _scalar_mix(text):
     """argparse type: comma-separated finite numbers, e.g. `0,0,0`."""
     import argparse
 
-    from keras_elmo.checks import check_numbers
+    from keras_elmo.errors import check_numbers
 
     try:
         return check_numbers(

@@ -5,7 +5,7 @@ import collections
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo.checks import check_strings
+from keras_elmo.errors import check_strings
 from keras_elmo.data.text import iter_sentences
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.files import atomic_output

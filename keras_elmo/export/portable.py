@@ -112,7 +112,7 @@ def scalar_mix_layer(scalar_mix, num_layers, fmt):
         config = dict(scalar_mix.get_config(), dtype="float32")
         weights = [np.asarray(w, "float32") for w in scalar_mix.get_weights()]
     else:
-        from keras_elmo.checks import check_numbers
+        from keras_elmo.errors import check_numbers
 
         weights = check_numbers(
             scalar_mix,

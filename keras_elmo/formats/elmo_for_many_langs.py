@@ -30,12 +30,12 @@ import os
 
 import numpy as np
 
-from keras_elmo.checks import check_integer
-from keras_elmo.checks import check_number
 from keras_elmo.data.elmo_for_many_langs_ids import CHARACTER_SPECIALS
 from keras_elmo.data.elmo_for_many_langs_ids import WORD_SPECIALS
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_number
 from keras_elmo.formats.torch_pickle import read_state_dict
 from keras_elmo.layers.bilm import BiLM
 

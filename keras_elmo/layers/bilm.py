@@ -3,12 +3,11 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from keras_elmo import backend
-from keras_elmo.checks import check_integer
-from keras_elmo.checks import check_number
 from keras_elmo.data.host_ids import host_inputs
 from keras_elmo.data.host_ids import is_host_tokens
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_number
 from keras_elmo.layers import jax_eager
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
@@ -258,11 +257,11 @@ class BiLM(keras.layers.Layer):
                     variable.assign(ops.zeros(variable.shape, variable.dtype))
 
     def __call__(self, inputs, *args, **kwargs):
-        if not backend.is_tensorflow() and is_host_tokens(inputs):
+        if keras.backend.backend() != "tensorflow" and is_host_tokens(inputs):
             # No string tensors on JAX / PyTorch: NumPy ids on the host.
             inputs = host_inputs(self.encoder, inputs)
         check_batch_structure(inputs, "BiLM")
-        if backend.name() == "jax" and not args:
+        if keras.backend.backend() == "jax" and not args:
             outputs = self._jax_eager_call(inputs, **kwargs)
             if outputs is not None:
                 return outputs
@@ -399,7 +398,7 @@ class BiLM(keras.layers.Layer):
             f"A stateful BiLM keeps state for at most {self.max_batch_size}"
             " batch rows; use smaller batches or a larger max_batch_size."
         )
-        if not backend.is_tensorflow():
+        if keras.backend.backend() != "tensorflow":
             # JAX and PyTorch shapes are known: check at once.
             if int(batch_size) > self.max_batch_size:
                 raise KerasElmoError(f"{message} Received {batch_size} rows.")
@@ -418,7 +417,9 @@ class BiLM(keras.layers.Layer):
     @staticmethod
     def _value(variable):
         # JAX reads a Keras variable only through its value.
-        return variable if backend.is_tensorflow() else variable.value
+        if keras.backend.backend() == "tensorflow":
+            return variable
+        return variable.value
 
     def _write_states(self, layer_index, final_states):
         if not self.stateful:

@@ -1,11 +1,10 @@
 import keras
 from keras import ops
 
-from keras_elmo import backend
 from keras_elmo import characters
-from keras_elmo.char_cnn_filters import DEFAULT_FILTERS
-from keras_elmo.char_cnn_filters import check_filters
+from keras_elmo.characters import DEFAULT_FILTERS
 from keras_elmo.characters import NUM_CHARACTER_IDS
+from keras_elmo.characters import check_filters
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.validation import check_character_ids
 
@@ -145,7 +144,9 @@ class CharCNN(keras.layers.Layer):
         x = ops.take(self.embeddings, rows, axis=0)
         x = x * ops.cast(ids > 0, x.dtype)[..., None]
         pooled = []
-        convolve = _windows_conv if backend.name() == "torch" else _conv
+        convolve = (
+            _windows_conv if keras.backend.backend() == "torch" else _conv
+        )
         for kernel, bias in zip(self.kernels, self.biases):
             conv = convolve(x, kernel)
             # max_t(conv_t + b) == max_t(conv_t) + b exactly, and is cheaper.

@@ -13,9 +13,8 @@ same as without it; only the work changes.
   which saves nothing (XLA on TensorFlow behaves the same way).
 """
 
+import keras
 from keras import ops
-
-from keras_elmo import backend
 
 
 def distinct_rows(x):
@@ -24,7 +23,7 @@ def distinct_rows(x):
     Args:
         x: int tensor `(N, K)`, one token's ids a row.
     """
-    name = backend.name()
+    name = keras.backend.backend()
     if name == "tensorflow":
         import tensorflow as tf
 

@@ -2,10 +2,9 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from keras_elmo import backend
-from keras_elmo.checks import check_integer
-from keras_elmo.checks import check_number
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_number
 from keras_elmo.layers.recurrence import inference_recurrence
 from keras_elmo.layers.recurrence import recurrence
 from keras_elmo.layers.scan_recurrence import scan_recurrence
@@ -234,7 +233,7 @@ def run_lstms(layers, inputs, mask, initial_states=None, training=None):
     # Not [:, :, None]: see BiLM.call (the TFLite converter).
     time_mask = ops.expand_dims(ops.transpose(mask), -1)
 
-    on_tensorflow = backend.is_tensorflow()
+    on_tensorflow = keras.backend.backend() == "tensorflow"
     outputs, final_states = [], []
     for layer, x, (c, h) in zip(layers, inputs, initial_states):
         x = ops.cast(x, layer.compute_dtype)
@@ -275,7 +274,7 @@ def run_lstms(layers, inputs, mask, initial_states=None, training=None):
 
 def reverse_sequences(x, lengths):
     """Each row of `x` `(batch, time, ...)` reversed within its length."""
-    if backend.is_tensorflow():
+    if keras.backend.backend() == "tensorflow":
         return tf.reverse_sequence(x, lengths, seq_axis=1, batch_axis=0)
     # A gather: position t of row b reads `lengths[b] - 1 - t` inside the
     # row, itself past it.

@@ -12,9 +12,9 @@ cheap here and gives the final states and the gradients without a
 post-pass.
 """
 
+import keras
 from keras import ops
 
-from keras_elmo import backend
 from keras_elmo.layers.recurrence import FORGET_BIAS
 
 
@@ -38,7 +38,7 @@ def scan_recurrence(
     proj_clip,
 ):
     """Same arguments and results as `recurrence.recurrence`."""
-    if backend.name() == "jax":
+    if keras.backend.backend() == "jax":
         # Compiled once per shape, also when the layer is called eagerly
         # (inside an outer jax.jit it is simply part of that program).
         return _jitted()(
@@ -51,7 +51,7 @@ def scan_recurrence(
             cell_clip=cell_clip,
             proj_clip=proj_clip,
         )
-    if backend.name() == "torch":
+    if keras.backend.backend() == "torch":
         return _torch_recurrence(
             products,
             time_mask,
@@ -124,7 +124,7 @@ def _recurrence(
 
 def _loop(step, state, sequences):
     """`(final_state, stacked_outputs)` of `step` over the time axis."""
-    if backend.name() == "jax":
+    if keras.backend.backend() == "jax":
         import jax
 
         return jax.lax.scan(step, state, sequences)

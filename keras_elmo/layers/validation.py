@@ -8,7 +8,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo import backend
 from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.errors import KerasElmoError
 
@@ -66,7 +65,7 @@ def check_character_ids(
                 f"{message} Received min {values.min()}, max {values.max()}."
             )
         return ids
-    if not backend.is_tensorflow():
+    if keras.backend.backend() != "tensorflow":
         return ids  # traced by jax.jit: no value to check (see host_values)
     return guard_character_range(ids, message, max_id)
 
@@ -80,7 +79,7 @@ def host_values(ids):
     no assertions: there the ids go unchecked (an out-of-range id reads a
     clamped row), so check them before the jitted call.
     """
-    name = backend.name()
+    name = keras.backend.backend()
     if name == "tensorflow":
         if tf.executing_eagerly() and not isinstance(ids, tf.Variable):
             return np.asarray(ids)

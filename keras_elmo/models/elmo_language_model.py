@@ -4,9 +4,9 @@ import tensorflow as tf
 from keras import ops
 
 from keras_elmo.backend import require_tensorflow
-from keras_elmo.checks import check_fraction
-from keras_elmo.checks import check_integer
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_fraction
+from keras_elmo.errors import check_integer
 from keras_elmo.layers.bilm import BiLM
 
 # Rows of full-softmax logits computed at once in evaluation, so that a

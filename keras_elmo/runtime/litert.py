@@ -4,8 +4,8 @@ LiteRT interpreter (no TensorFlow)."""
 import mmap
 import struct
 
-from keras_elmo.checks import check_threads
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_threads
 from keras_elmo.runtime.model_file import METADATA_KEY
 from keras_elmo.runtime.model_file import ExportedBiLM
 from keras_elmo.runtime.model_file import parse_metadata

@@ -9,9 +9,9 @@ import numpy as np
 from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import batch_to_ids
-from keras_elmo.checks import check_integer
-from keras_elmo.checks import check_strings
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_strings
 
 # The metadata key and format version written by keras_elmo.export.portable
 # (repeated here so that this package needs no TensorFlow).

@@ -1,8 +1,8 @@
 """`ONNXBiLM`: a biLM exported by `keras-elmo export-onnx`, run by ONNX
 Runtime (no TensorFlow)."""
 
-from keras_elmo.checks import check_threads
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_threads
 from keras_elmo.runtime.model_file import METADATA_KEY
 from keras_elmo.runtime.model_file import ExportedBiLM
 from keras_elmo.runtime.model_file import parse_metadata

@@ -214,7 +214,7 @@ def _check_validate_every(validate_every, checkpoint_every, config):
     of `checkpoint_every`, and needs held-out files."""
     if validate_every is None:
         return
-    from keras_elmo.checks import check_integer
+    from keras_elmo.errors import check_integer
 
     validate_every = check_integer(
         validate_every, "validate_every (--validate-every)", minimum=1

@@ -9,13 +9,13 @@ checking each value under its own name.
 import inspect
 import os
 
-from keras_elmo.char_cnn_filters import DEFAULT_FILTERS
-from keras_elmo.char_cnn_filters import check_filters
+from keras_elmo.characters import DEFAULT_FILTERS
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import NUM_CHARACTER_IDS
-from keras_elmo.checks import check_integer
-from keras_elmo.checks import check_number
+from keras_elmo.characters import check_filters
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_number
 
 _PUBLISHED = dict(
     filters=[list(f) for f in DEFAULT_FILTERS],

@@ -9,11 +9,11 @@ something: `keras-elmo train --help` reads it without TensorFlow.
 
 import dataclasses
 
-from keras_elmo.checks import check_fraction
-from keras_elmo.checks import check_integer
-from keras_elmo.checks import check_number
 from keras_elmo.data.text import ON_BAD_LINE
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_fraction
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_number
 from keras_elmo.training.sizes import check_bilm_size
 
 # Optimizer name -> its default learning rate.

@@ -9,7 +9,6 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from keras_elmo import backend
 from keras_elmo.data.elmo_for_many_langs_ids import BOS
 from keras_elmo.data.elmo_for_many_langs_ids import CHARACTER_SPECIALS
 from keras_elmo.data.elmo_for_many_langs_ids import EOS
@@ -196,7 +195,7 @@ class ELMoForManyLangsEncoder(TokenEncoder):
             if values.size and (values.min() < 0 or np.any(values > limits)):
                 raise KerasElmoError(message)
             return ids
-        if not backend.is_tensorflow():
+        if keras.backend.backend() != "tensorflow":
             return ids  # traced by jax.jit (see host_values)
         ids = tf.convert_to_tensor(ids)
         checks = [

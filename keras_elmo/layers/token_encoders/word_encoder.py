@@ -7,7 +7,6 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from keras_elmo import backend
 from keras_elmo.data.vocabulary import BOS
 from keras_elmo.data.vocabulary import EOS
 from keras_elmo.data.vocabulary import Vocabulary
@@ -95,7 +94,7 @@ class WordEncoder(TokenEncoder):
                     f"{values.max()}."
                 )
             return ids
-        if not backend.is_tensorflow():
+        if keras.backend.backend() != "tensorflow":
             return ids  # traced by jax.jit (see host_values)
         ids = tf.convert_to_tensor(ids)
         checks = [
