@@ -55,6 +55,23 @@ def files(tmp_path_factory):
     return paths
 
 
+def _run_without_tensorflow(code):
+    """Runs `code` in a child Python and checks it succeeded without
+    importing TensorFlow or Keras."""
+    code += (
+        "import sys\n"
+        "loaded = [m for m in ('tensorflow', 'keras') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
 @pytest.mark.parametrize("runtime", sorted(RUNTIMES))
 def test_wrapper_returns_the_bilm_dict_from_token_lists(bilm, files, runtime):
     model = RUNTIMES[runtime](files[runtime], num_threads=1)
@@ -79,16 +96,8 @@ def test_runtime_package_imports_without_tensorflow(files):
         "assert a['layer_outputs'][2].shape == (2, 2, 32)\n"
         "assert abs(a['layer_outputs'][2] - b['layer_outputs'][2]).max()"
         " < 1e-5\n"
-        "loaded = [m for m in ('tensorflow', 'keras') if m in sys.modules]\n"
-        "assert not loaded, loaded\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
+    _run_without_tensorflow(code)
 
 
 @pytest.mark.parametrize("runtime", sorted(RUNTIMES))
@@ -277,16 +286,8 @@ def test_an_exported_file_embeds_without_tensorflow(files, tmp_path):
         "from keras_elmo.cli import main\n"
         f"argv = ['embed', '--model', {files['onnx']!r}, '--input', {text!r}]\n"
         f"assert main([*argv, '--output', {output!r}, '--quiet']) == 0\n"
-        "loaded = [m for m in ('tensorflow', 'keras') if m in sys.modules]\n"
-        "assert not loaded, loaded\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
+    _run_without_tensorflow(code)
     with h5py.File(output) as f:
         assert f["0"].shape == (3, 4, 32) and f["1"].shape == (3, 0, 32)
         index = json.loads(f["sentence_to_index"][0])
