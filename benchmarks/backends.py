@@ -15,7 +15,8 @@ measures, as the median of `--repeats` timed runs after warm-up:
   `tf.function` (its `tf.while_loop`, distinct tokens by `UniqueV2`); JAX:
   `jax.jit` of `stateless_call` (`lax.scan`, every token encoded), and
   "jax eager", a plain `bilm(ids)` call (distinct tokens found on the
-  host, then two compiled programs, see `keras_elmo/layers/jax_eager.py`);
+  host, then two compiled programs, see
+  `keras_elmo/layers/backends/jax_eager.py`);
   PyTorch:
   eager under `torch.no_grad()` (a Python loop over time steps,
   `torch.unique` for the distinct tokens);

@@ -16,6 +16,8 @@ import numpy as np
 
 from keras_elmo.errors import KerasElmoError
 
+# The width of every token's row of ids (bilm-tf's `max_characters_per_token`;
+# an ELMoForManyLangs model sets its own, see `data.elmo_for_many_langs_ids`).
 MAX_CHARACTERS_PER_TOKEN = 50
 MAX_TOKEN_BYTES = MAX_CHARACTERS_PER_TOKEN - 2
 # Ids 0..261: 0 is the padding token, 1..261 the shifted characters.

@@ -142,8 +142,11 @@ def _without_package_roots(graph):
 
 
 def test_the_graph_sees_the_imports_inside_functions():
-    # The resolver imports its loaders inside functions only.
-    assert "keras_elmo.formats.bilm_tf" in GRAPH["keras_elmo.loading"]
+    # The source kinds import their formats inside functions only.
+    assert (
+        "keras_elmo.formats.bilm_tf"
+        in GRAPH["keras_elmo.sources.official_files"]
+    )
     assert "keras_elmo.loading" in GRAPH["keras_elmo.layers.elmo_embedding"]
 
 
@@ -182,7 +185,13 @@ def test_pretrained_imports_no_loader():
 
 def test_formats_do_not_call_up_into_the_resolver():
     for module in MODULES:
-        if module.startswith(("keras_elmo.formats", "keras_elmo.pretrained")):
+        if module.startswith(
+            (
+                "keras_elmo.formats",
+                "keras_elmo.pretrained",
+                "keras_elmo.sources",
+            )
+        ):
             assert "keras_elmo.loading" not in GRAPH[module], module
 
 
@@ -193,7 +202,8 @@ def test_the_resolver_loads_no_tensorflow_until_it_loads_a_bilm():
     from tests.helpers import subprocess_env
 
     code = (
-        "import sys, keras_elmo.loading, keras_elmo.cli.pretrained; "
+        "import sys, keras_elmo.loading, keras_elmo.sources, "
+        "keras_elmo.cli.pretrained; "
         "print('tensorflow' in sys.modules)"
     )
     out = subprocess.run(

@@ -226,12 +226,12 @@ def test_a_keras_model_with_a_bilm_saved_now_loads(tmp_path):
 
 def test_the_kinds_found(tmp_path, server):
     kinds = {
-        OPTIONS + "," + WEIGHTS: "files",
-        MODEL_DIR: "files",
+        OPTIONS + "," + WEIGHTS: "bilm-tf",
+        MODEL_DIR: "bilm-tf",
         RUN: "run",
         MANY_LANGS: "elmo_for_many_langs",
         os.path.join(COMPAT, "words.keras"): "keras",
-        "tiny": "files",
+        "tiny": "bilm-tf",
     }
     for source, kind in kinds.items():
         assert classify(source, progress=False).kind == kind, source
@@ -308,3 +308,76 @@ def test_a_bad_keyword_is_blamed_on_the_keyword_not_the_file(keyword, value):
     assert message.startswith(f"load_bilm({keyword}=...)"), message
     assert "options.json" not in message
     assert not isinstance(raised.value, keras_elmo.WeightFileError)
+
+
+def _files_under(folder):
+    return sorted(
+        os.path.realpath(os.path.join(directory, name))
+        for directory, _, names in os.walk(folder)
+        for name in names
+    )
+
+
+def _real(*paths):
+    return sorted(os.path.realpath(path) for path in paths)
+
+
+def test_each_kind_lists_every_file_it_reads(tmp_path, server):
+    from keras_elmo import pretrained
+
+    export = str(tmp_path / "export")
+    assert main(["export-weights", "--model", RUN, "--output", export]) == 0
+    # A network config outside the model folder, named by its path.
+    many_langs = tmp_path / "many_langs"
+    shutil.copytree(MANY_LANGS, many_langs)
+    network = tmp_path / "elsewhere" / "network.json"
+    network.parent.mkdir()
+    shutil.move(many_langs / "tiny_cnn.json", network)
+    config = json.loads((many_langs / "config.json").read_text("utf-8"))
+    config["config_path"] = str(network)
+    (many_langs / "config.json").write_text(json.dumps(config), "utf-8")
+    keras_file = os.path.join(COMPAT, "words.keras")
+    cached = pretrained.fetch("tiny", progress=False)
+    expected_inputs = {
+        f"{OPTIONS},{WEIGHTS}": _real(OPTIONS, WEIGHTS),
+        MODEL_DIR: _real(OPTIONS, WEIGHTS),
+        export: _files_under(export),
+        RUN: _files_under(RUN),
+        str(many_langs): _files_under(many_langs) + _real(network),
+        _wrapped_folder(tmp_path): _files_under(tmp_path / "outer"),
+        keras_file: _real(keras_file),
+        "tiny": _real(cached["options"], cached["weights"]),
+    }
+    assert sorted(os.listdir(export)) == [
+        "options.json", "softmax.hdf5", "vocab.txt", "weights.hdf5"
+    ]  # fmt: skip
+    for source, files in expected_inputs.items():
+        inputs = classify(source, progress=False).inputs()
+        assert sorted(inputs) == sorted(files), source
+    # The biLM reads through that outside config as the inputs say.
+    assert keras_elmo.load_bilm(str(many_langs)).count_params() > 0
+
+
+def test_an_output_over_a_file_the_source_reads_is_refused(tmp_path, capsys):
+    export = tmp_path / "export"
+    assert (
+        main(["export-weights", "--model", RUN, "--output", str(export)]) == 0
+    )
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("The cat sat .\n", encoding="utf-8")
+    vocab = export / "vocab.txt"
+    before = vocab.read_bytes()
+    argv = ["embed", "--model", str(export), "--input", str(sentences)]
+    assert main([*argv, "--output", str(vocab), "--quiet"]) == 2
+    assert f"--output {vocab} is also an input" in capsys.readouterr().err
+    assert vocab.read_bytes() == before
+
+
+def test_presets_and_sources_share_one_vocabulary_of_kinds():
+    from keras_elmo import pretrained
+    from keras_elmo.sources import ELMoForManyLangsFolder
+    from keras_elmo.sources import OfficialFiles
+
+    source_kinds = {OfficialFiles.kind, ELMoForManyLangsFolder.kind}
+    for preset in pretrained.PRESETS.values():
+        assert preset.kind in source_kinds, preset.name

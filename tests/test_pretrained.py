@@ -17,7 +17,7 @@ from keras_elmo.errors import DownloadError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.pretrained import PresetFile
 from keras_elmo.pretrained import download
-from keras_elmo.pretrained import index as keras_index
+from keras_elmo.pretrained.cache import index as keras_index
 from keras_elmo.pretrained.units import human_size
 from tests.helpers import FIXTURES
 from tests.helpers import OPTIONS

@@ -89,12 +89,25 @@ def add_bilm_source(parser):
 
 
 def bilm_source(args):
-    """The `keras_elmo.loading.BiLMSource` the arguments name."""
-    from keras_elmo.loading import open_source
+    """The `keras_elmo.sources.BiLMSource` the arguments name: `--model`,
+    or `--options` with `--weights` (never both)."""
+    from keras_elmo.errors import KerasElmoError
+    from keras_elmo.loading import classify
 
-    return open_source(
-        model=args.model, options=args.options, weights=args.weights
-    )
+    model, options, weights = args.model, args.options, args.weights
+    if model is not None and (options is not None or weights is not None):
+        raise KerasElmoError(
+            "Give either --model or --options/--weights, not both."
+        )
+    if model is not None:
+        return classify(model, flag="--model")
+    if options is None or weights is None:
+        raise KerasElmoError(
+            "Give the biLM with --options OPTIONS.json --weights "
+            "WEIGHTS.hdf5, or --model DIR (a keras-elmo train output or an "
+            "export directory)."
+        )
+    return classify(options, weights, flag="--options")
 
 
 def bilm_vocabulary(args, source):
@@ -102,15 +115,16 @@ def bilm_vocabulary(args, source):
     source's); None for a biLM that reads characters."""
     from keras_elmo.errors import KerasElmoError
 
-    if not source.bilm().encoder.needs_vocabulary:
+    bilm = source.read().bilm
+    if not bilm.encoder.needs_vocabulary:
         if args.bilm_vocab:
             raise KerasElmoError(
                 f"--bilm-vocab is for word-input biLMs; {source.description}"
-                f" reads {source.bilm().token_encoder} and takes any token. "
+                f" reads {bilm.token_encoder} and takes any token. "
                 "Drop the flag."
             )
         return None
-    vocabulary = args.bilm_vocab or source.vocabulary()
+    vocabulary = args.bilm_vocab or source.read().vocabulary
     if vocabulary is None:
         raise KerasElmoError(
             f"{source.description} is a word-input biLM and no vocabulary "

@@ -12,10 +12,10 @@ from keras_elmo.cli.arguments import bilm_vocabulary
 from keras_elmo.cli.arguments import positive_int
 from keras_elmo.cli.arguments import verbosity
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.export.file_format import KINDS
+from keras_elmo.export.file_format import PRECISIONS
 
-RUNTIMES = ("tensorflow", "onnx", "litert")
-PRECISIONS = ("float32", "float16", "int8")
-_SUFFIX = {"onnx": ".onnx", "litert": ".tflite"}
+RUNTIMES = ("tensorflow", *KINDS)
 
 
 def add_parser(commands):
@@ -100,9 +100,7 @@ def _open_source(args, *inputs):
     from keras_elmo.files import check_output_file
 
     source = bilm_source(args)
-    check_output_file(
-        args.output, inputs=[*inputs, source.options, source.weights]
-    )
+    check_output_file(args.output, inputs=[*inputs, *source.inputs()])
     return source
 
 
@@ -154,7 +152,7 @@ def run_embed(args):
     source = _open_source(args, args.input)
     vocabulary = bilm_vocabulary(args, source)
     bilm = runtime_bilm(
-        source.bilm(),
+        source.read().bilm,
         args.runtime or "tensorflow",
         args.precision or "float32",
         quiet=args.quiet,
@@ -191,7 +189,7 @@ def run_dump_token_embeddings(args):
 
     source = _open_source(args, args.vocab)
     count = dump_token_embeddings(
-        source.bilm(),
+        source.read().bilm,
         args.vocab,
         args.output,
         batch_size=args.batch_size,
@@ -238,7 +236,7 @@ def runtime_bilm(bilm, runtime, precision, quiet=False):
     write = {"onnx": export.to_onnx, "litert": export.to_litert}[runtime]
     load = {"onnx": runtimes.ONNXBiLM, "litert": runtimes.LiteRTBiLM}
     with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, f"bilm{_SUFFIX[runtime]}")
+        path = os.path.join(directory, f"bilm{KINDS[runtime].suffix}")
         if not quiet:
             print(
                 f"exporting the biLM to {runtime} ({precision}) for "

@@ -73,9 +73,7 @@ def run_export_savedmodel(args):
     from keras_elmo.files import check_output_directory
 
     source = bilm_source(args)
-    check_output_directory(
-        args.output, inputs=[args.model, source.options, source.weights]
-    )
+    check_output_directory(args.output, inputs=[args.model, *source.inputs()])
     # A word-input biLM carries its own vocabulary; others may cache one.
     vocabulary = bilm_vocabulary(args, source)
     if vocabulary is not None and args.cache_vocab:
@@ -86,7 +84,7 @@ def run_export_savedmodel(args):
     if args.cache_vocab:
         vocabulary = Vocabulary.from_file(args.cache_vocab).tokens
     export_savedmodel(
-        source.bilm(),
+        source.read().bilm,
         args.output,
         vocabulary=vocabulary,
         max_batch_tokens=args.max_batch_tokens,
@@ -139,8 +137,8 @@ def _add_common(parser, precisions):
 
 
 def _add_deploy_parsers(commands):
-    from keras_elmo.export.choices import LITERT_PRECISIONS as LITERT
-    from keras_elmo.export.choices import ONNX_PRECISIONS as ONNX
+    from keras_elmo.export.file_format import LITERT
+    from keras_elmo.export.file_format import ONNX
 
     onnx = commands.add_parser(
         "export-onnx",
@@ -152,7 +150,7 @@ def _add_deploy_parsers(commands):
         "--scalar-mix, elmo. Run it with keras_elmo.runtime.ONNXBiLM or "
         "any ONNX Runtime. Needs: pip install 'keras-elmo[onnx]'.",
     )
-    _add_common(onnx, ONNX)
+    _add_common(onnx, ONNX.precisions)
     onnx.add_argument(
         "--no-deduplicate",
         action="store_true",
@@ -176,7 +174,7 @@ def _add_deploy_parsers(commands):
         "keras_elmo.runtime.LiteRTBiLM. Needs: pip install "
         "'keras-elmo[litert]'.",
     )
-    _add_common(litert, LITERT)
+    _add_common(litert, LITERT.precisions)
     litert.set_defaults(run=run_export_litert)
 
 
@@ -190,11 +188,9 @@ def _export(args, write, **options):
             "them), not a vocabulary's word ids. Drop the flag."
         )
     source = bilm_source(args)
-    check_output_file(
-        args.output, inputs=[args.model, source.options, source.weights]
-    )
+    check_output_file(args.output, inputs=[args.model, *source.inputs()])
     write(
-        source.bilm(),
+        source.read().bilm,
         args.output,
         precision=args.precision,
         scalar_mix=args.scalar_mix,

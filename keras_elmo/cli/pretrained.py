@@ -106,7 +106,7 @@ def _size(preset, cached, recorded):
 
 def run_presets(args):
     from keras_elmo import pretrained
-    from keras_elmo.pretrained.index import read_index
+    from keras_elmo.pretrained.cache import read_index
     from keras_elmo.pretrained.mirror import describe_mirror
 
     recorded = read_index()

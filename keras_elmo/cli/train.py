@@ -286,7 +286,7 @@ def _check_flags_apply(args):
 def run(args):
     from keras_elmo.data.datasets import resolve_files
     from keras_elmo.files import check_output_directory
-    from keras_elmo.loading import open_source
+    from keras_elmo.loading import classify
     from keras_elmo.training.fit import train
     from keras_elmo.training.run_setup import run_config
     from keras_elmo.training.run_setup import run_size
@@ -314,12 +314,12 @@ def run(args):
     )
     init_from = None
     if args.init_from:
-        init_from = open_source(model=args.init_from, flag="--init-from")
+        init_from = classify(args.init_from, flag="--init-from")
     size = run_size(
         args.size,
         args.options,
         size_flags(vars(args)),
-        init_from,
+        init_from and init_from.bilm_size,
         args.token_encoder,
         len(vocabulary),
     )
@@ -338,7 +338,7 @@ def run(args):
         steps=args.steps,
         checkpoint_every=args.checkpoint_every,
         validate_every=args.validate_every,
-        init_from=init_from,
+        init_from=init_from and init_from.read,
         verbose=verbosity(args),
         strategy=args.strategy,
         cluster_timeout=args.cluster_timeout,

@@ -40,6 +40,12 @@ BOW = "<bow>"
 EOW = "<eow>"
 CHARACTER_SPECIALS = (BOS, EOS, OOV, PAD, BOW, EOW)
 WORD_SPECIALS = (OOV, PAD)
+# The values `max_characters_per_token` may take: EFML needs room for
+# `<bow>`, `<bos>`, `<eow>` (it asserts so); no weight backs the width (the
+# char CNN runs over any), so a model's config is held to a stated maximum
+# (every published model has 50). Not `keras_elmo.characters.
+# MAX_CHARACTERS_PER_TOKEN`, the fixed width of bilm-tf's byte rows.
+MAX_CHARACTERS_PER_TOKEN_RANGE = (len(BOS) + 2, 1000)
 # Fingerprints of the words are taken modulo this (the largest int64).
 _FINGERPRINT_BUCKETS = 2**63 - 1
 
@@ -82,10 +88,10 @@ class ELMoForManyLangsIds:
             characters, CHARACTER_SPECIALS, "characters"
         )
         self.max_characters_per_token = int(max_characters_per_token)
-        # EFML needs room for `<bow>`, `<bos>`, `<eow>` (it asserts so).
-        if self.max_characters_per_token < len(BOS) + 2:
+        minimum = MAX_CHARACTERS_PER_TOKEN_RANGE[0]
+        if self.max_characters_per_token < minimum:
             raise KerasElmoError(
-                "`max_characters_per_token` must be >= 7 for an "
+                f"`max_characters_per_token` must be >= {minimum} for an "
                 "ELMoForManyLangs encoder (the `<bos>` entry plus two "
                 f"markers). Received: {max_characters_per_token}"
             )

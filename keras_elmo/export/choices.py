@@ -1,10 +1,6 @@
-"""The choices and limits of the exports, without TensorFlow (the command
-line's `--help` shows them; the export modules check against them)."""
-
-# Precisions each deployment format offers (float16 did not load in ONNX
-# Runtime, so ONNX has none).
-ONNX_PRECISIONS = ("float32", "int8")
-LITERT_PRECISIONS = ("float32", "float16", "int8")
+"""The limits of the SavedModel export, without TensorFlow (the command
+line's `--help` shows them; the export checks against them). The choices
+of the ONNX and LiteRT files are in `keras_elmo.export.file_format`."""
 
 # SavedModel requests above this many token positions (batch x max_len) are
 # refused with a message rather than risking the server's memory.

@@ -9,7 +9,7 @@ in the biLM graph would need Flex ops, and are traced differently here:
 - the inference recurrence collects its outputs in a TensorArray whose
   element shape (batch, units) is not static, which the converter cannot
   lower to builtins; it is traced inside
-  `recurrence.concatenated_outputs()`, which collects them by
+  `tensorflow_recurrence.concatenated_outputs()`, which collects them by
   concatenation (exact);
 - distinct-token deduplication (`UniqueV2`) has no builtin equivalent, so
   the export encodes every token.
@@ -30,7 +30,8 @@ converting the live function froze a second in-memory copy of the graph
 (peak 4.1 GB at the original size; from disk 3.2 GB, and half the time).
 
 The JSON metadata is stored in the flatbuffer's `metadata` table under
-the name `keras_elmo` (read by `keras_elmo.runtime.LiteRTBiLM`).
+the name `file_format.METADATA_KEY` (read by
+`keras_elmo.runtime.LiteRTBiLM`).
 """
 
 import gc
@@ -40,11 +41,12 @@ import tempfile
 from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import portable
-from keras_elmo.export.choices import LITERT_PRECISIONS
+from keras_elmo.export.file_format import LITERT
+from keras_elmo.export.file_format import METADATA_KEY
+from keras_elmo.export.file_format import check_precision
+from keras_elmo.export.file_format import metadata_json
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
-
-PRECISIONS = LITERT_PRECISIONS
 
 
 def _import_litert():
@@ -64,7 +66,9 @@ def _converter(module, precision, directory):
     `directory` (written here) rather than from the live function."""
     import tensorflow as tf
 
-    from keras_elmo.layers.recurrence import concatenated_outputs
+    from keras_elmo.layers.backends.tensorflow_recurrence import (
+        concatenated_outputs,
+    )
 
     with concatenated_outputs():
         function = module.embed.get_concrete_function()
@@ -122,13 +126,13 @@ def to_litert(bilm, path, precision="float32", scalar_mix=None):
         `path`.
     """
     require_tensorflow("The LiteRT export")
-    portable.check_precision(precision, PRECISIONS, "LiteRT")
-    portable.check_bilm(bilm, "LiteRT")
+    check_precision(precision, LITERT)
+    portable.check_bilm(bilm, LITERT.title)
     path = check_output_file(os.fspath(path))
     flatbuffers, schema = _import_litert()
     # No builtin op deduplicates rows (see the module docstring).
     module = portable.CharacterIdModel(
-        bilm, deduplicate_tokens=False, scalar_mix=scalar_mix, fmt="LiteRT"
+        bilm, deduplicate_tokens=False, scalar_mix=scalar_mix, fmt=LITERT.title
     )
     has_mix = module.scalar_mix is not None
     output_names = module.output_names()
@@ -139,7 +143,7 @@ def to_litert(bilm, path, precision="float32", scalar_mix=None):
         model = converter.convert()
     info = portable.metadata(
         bilm,
-        "litert",
+        LITERT,
         precision,
         deduplicate_tokens=False,
         scalar_mix=has_mix,
@@ -149,8 +153,8 @@ def to_litert(bilm, path, precision="float32", scalar_mix=None):
         flatbuffers,
         schema,
         model,
-        portable.METADATA_KEY,
-        portable.metadata_json(info).encode("utf-8"),
+        METADATA_KEY,
+        metadata_json(info).encode("utf-8"),
     )
     with atomic_output(path) as temporary:
         with open(temporary, "wb") as f:

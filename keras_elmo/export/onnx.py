@@ -50,12 +50,16 @@ from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import onnx_graph
 from keras_elmo.export import portable
-from keras_elmo.export.choices import ONNX_PRECISIONS
+from keras_elmo.export.file_format import INPUT_NAME
+from keras_elmo.export.file_format import METADATA_KEY
+from keras_elmo.export.file_format import ONNX
+from keras_elmo.export.file_format import check_precision
+from keras_elmo.export.file_format import metadata_json
 from keras_elmo.export.onnx_graph import hoist_loop_invariants
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
+from keras_elmo.version import __version__
 
-PRECISIONS = ONNX_PRECISIONS
 DEFAULT_OPSET = 17
 
 
@@ -146,7 +150,7 @@ def _graph_without_weights(module):
             del node.attr["value"]
             node.attr["shape"].shape.CopyFrom(shape.as_proto())
     inputs = [t.name for t in function.inputs if t.dtype.name != "resource"]
-    renames = {inputs[0]: portable.INPUT_NAME}
+    renames = {inputs[0]: INPUT_NAME}
     for name, tensor in function.structured_outputs.items():
         renames[tensor.name] = name
     outputs = [t.name for t in function.outputs]
@@ -265,12 +269,16 @@ def to_onnx(
         `path`.
     """
     require_tensorflow("The ONNX export")
-    portable.check_precision(precision, PRECISIONS, "ONNX")
-    portable.check_bilm(bilm, "ONNX")
+    check_precision(precision, ONNX)
+    portable.check_bilm(bilm, ONNX.title)
     path = check_output_file(os.fspath(path))
     onnx, tf2onnx, quantization = _import_onnx()
     module = portable.CharacterIdModel(
-        bilm, deduplicate_tokens, scalar_mix, "ONNX", pad_empty_batches=True
+        bilm,
+        deduplicate_tokens,
+        scalar_mix,
+        ONNX.title,
+        pad_empty_batches=True,
     )
     model = _convert(tf2onnx, module, opset)
     output_names = module.output_names()
@@ -285,7 +293,7 @@ def to_onnx(
         model = _quantize(onnx, quantization, model, per_channel)
     info = portable.metadata(
         bilm,
-        "onnx",
+        ONNX,
         precision,
         deduplicate_tokens=bool(deduplicate_tokens),
         per_channel=bool(per_channel) if precision == "int8" else None,
@@ -297,11 +305,9 @@ def to_onnx(
     )
     onnx_graph.name_dimensions(model)
     del model.metadata_props[:]
-    onnx.helper.set_model_props(
-        model, {portable.METADATA_KEY: portable.metadata_json(info)}
-    )
+    onnx.helper.set_model_props(model, {METADATA_KEY: metadata_json(info)})
     model.producer_name = "keras-elmo"
-    model.producer_version = portable.__version__
+    model.producer_version = __version__
     with atomic_output(path) as temporary:
         onnx.save(model, temporary)
     return path

@@ -4,50 +4,23 @@ converters (`keras_elmo.export.onnx`, `keras_elmo.export.litert`).
 Neither converter can use the string-input SavedModel (string ops), and
 passing the Keras layer itself as the TFLite converter's `trackable_obj`
 gives a model without weights that returns NaN without an error. Both read
-instead a `tf.Module` that holds a frozen float32 copy of the biLM and one
-`tf.function` over character ids `(batch, time, 50)` int32, dynamic batch
-and time, returning:
-
-- `layer_0` ... `layer_L`: float32 `(batch, time, 2 * projection_dim)`,
-  the biLM layers (layer 0 is `[e, e]`, the token embedding twice);
-- `mask`: bool `(batch, time)`, the token mask;
-- `elmo` (only with a scalar mix): float32 `(batch, time, 2 *
-  projection_dim)`.
-
-Every exported file carries `metadata(...)` as JSON under the key
-`METADATA_KEY`: the format, the package version, the precision and
-options of the export, and the biLM's official options.
+instead a `tf.Module` that holds a frozen float32 copy of the biLM
+(`frozen_bilm`) and one `tf.function` over character ids with the inputs
+and outputs of `keras_elmo.export.file_format`, which also defines the
+metadata every exported file carries (`metadata` here fills it in).
 """
-
-import json
 
 import numpy as np
 import tensorflow as tf
 
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.version import __version__
-
-METADATA_KEY = "keras_elmo"
-# Bumped when the inputs, outputs or metadata of the exports change.
-FORMAT_VERSION = 1
-INPUT_NAME = "character_ids"
-MASK_NAME = "mask"
-MIX_NAME = "elmo"
-
-
-def layer_name(index):
-    """The output name of biLM layer `index` (0 is the token layer)."""
-    return f"layer_{index}"
-
-
-def check_precision(precision, choices, fmt):
-    if precision not in choices:
-        raise KerasElmoError(
-            f"{fmt} export: precision {precision!r} is not available; "
-            f"choose one of {', '.join(choices)}."
-        )
-    return precision
+from keras_elmo.export import file_format
+from keras_elmo.export.file_format import INPUT_NAME
+from keras_elmo.export.file_format import MASK_NAME
+from keras_elmo.export.file_format import MIX_NAME
+from keras_elmo.export.file_format import layer_name
+from keras_elmo.export.frozen_bilm import frozen_bilm
 
 
 def check_bilm(bilm, fmt):
@@ -68,26 +41,6 @@ def check_bilm(bilm, fmt):
         )
     if not bilm.built:
         bilm.build()
-
-
-def frozen_bilm(bilm, deduplicate_tokens):
-    """A stateless float32 copy of `bilm` for export, weights copied."""
-    from keras_elmo.layers.bilm import BiLM
-
-    config = dict(bilm.get_config())
-    config.update(
-        stateful=False,
-        dropout=0.0,
-        trainable=False,
-        dtype="float32",
-        deduplicate_tokens=bool(deduplicate_tokens),
-    )
-    copy = BiLM.from_config(config)
-    copy.build()
-    # A stateful biLM also holds its carried state; copy only the weights.
-    weights = [w for w in bilm.weights if "_state_" not in w.path]
-    copy.set_weights([np.asarray(w.numpy(), "float32") for w in weights])
-    return copy
 
 
 def scalar_mix_layer(scalar_mix, num_layers, fmt):
@@ -169,7 +122,9 @@ class CharacterIdModel(tf.Module):
     ):
         super().__init__()
         self.pad_empty_batches = bool(pad_empty_batches)
-        self.bilm = frozen_bilm(bilm, deduplicate_tokens)
+        self.bilm = frozen_bilm(
+            bilm, deduplicate_tokens=bool(deduplicate_tokens)
+        )
         self.num_outputs = self.bilm.num_layers + 1
         self.scalar_mix = scalar_mix_layer(scalar_mix, self.num_outputs, fmt)
         # Tracked as plain variables so that the converters see them.
@@ -211,31 +166,20 @@ class CharacterIdModel(tf.Module):
         return result
 
     def output_names(self):
-        names = [layer_name(i) for i in range(self.num_outputs)]
-        names.append(MASK_NAME)
-        if self.scalar_mix is not None:
-            names.append(MIX_NAME)
-        return names
+        return file_format.output_names(
+            self.bilm.num_layers, self.scalar_mix is not None
+        )
 
 
-def metadata(bilm, fmt, precision, **options):
-    """The metadata dict of an export (stored as JSON)."""
+def metadata(bilm, kind, precision, **options):
+    """The metadata dict of an export of `bilm` (see `file_format`)."""
     from keras_elmo.formats.bilm_tf import config_to_options
 
-    return {
-        "format": fmt,
-        "format_version": FORMAT_VERSION,
-        "keras_elmo_version": __version__,
-        "precision": precision,
-        "input": INPUT_NAME,
-        # LSTM layers per direction, as `BiLM.num_layers`; the outputs are
-        # layer_0 ... layer_{num_layers}.
-        "num_layers": bilm.num_layers,
-        "projection_dim": bilm.projection_dim,
-        "export_options": options,
-        "bilm_options": config_to_options(bilm),
-    }
-
-
-def metadata_json(value):
-    return json.dumps(value, sort_keys=True)
+    return file_format.metadata(
+        kind,
+        precision,
+        num_layers=bilm.num_layers,
+        projection_dim=bilm.projection_dim,
+        bilm_options=config_to_options(bilm),
+        **options,
+    )

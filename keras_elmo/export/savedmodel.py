@@ -41,9 +41,9 @@ from keras_elmo.dump import encode_tokens_in_batches
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import OutputPathError
 from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS
+from keras_elmo.export.frozen_bilm import frozen_bilm
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_directory
-from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 
@@ -104,18 +104,11 @@ def _not_trainable(next_creator, **kwargs):
 
 
 def _frozen_copy(bilm):
-    """A stateless, float32, non-trainable copy of `bilm`'s weights."""
-    config = dict(bilm.get_config())
-    config.update(stateful=False, dropout=0.0, trainable=False, dtype="float32")
-    # Saved with trainable=False on the TensorFlow variables themselves, so
-    # that a reloading Keras layer leaves them alone.
+    """The frozen copy of `bilm`, its TensorFlow variables saved with
+    trainable=False themselves, so that a reloading Keras layer leaves
+    them alone."""
     with tf.variable_creator_scope(_not_trainable):
-        copy = BiLM.from_config(config)
-        copy.build()
-    # A stateful biLM also holds its carried state; copy only the weights.
-    weights = [w for w in bilm.weights if "_state_" not in w.path]
-    copy.set_weights([np.asarray(w.numpy(), "float32") for w in weights])
-    return copy
+        return frozen_bilm(bilm)
 
 
 # A plain trackable object rather than tf.Module, so that `variables` and

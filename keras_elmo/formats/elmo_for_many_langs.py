@@ -31,6 +31,9 @@ import os
 import numpy as np
 
 from keras_elmo.data.elmo_for_many_langs_ids import CHARACTER_SPECIALS
+from keras_elmo.data.elmo_for_many_langs_ids import (
+    MAX_CHARACTERS_PER_TOKEN_RANGE,
+)
 from keras_elmo.data.elmo_for_many_langs_ids import WORD_SPECIALS
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
@@ -72,19 +75,32 @@ PACKAGED_CONFIGS = {
     "cnn_0_100_512_4096_sample.json": _PACKAGED_CONFIG,
 }
 MODEL_FILES = ("config.json", "char.dic", "token_embedder.pkl", "encoder.pkl")
-# No weight backs `max_characters_per_token` (the char CNN runs over any
-# width), so it has a stated maximum; every published model has 50.
-MAX_CHARACTERS_PER_TOKEN = 1000
+# Files only an EFML model folder has (a keras_elmo training run has a
+# config.json too): any of them makes a folder one, and the loader then
+# names what is missing.
+_OWN_FILES = ("char.dic", "word.dic", "token_embedder.pkl", "encoder.pkl")
 
 
 def is_model_dir(path):
-    """Whether `path` is a folder that looks like an EFML model (its
-    `config.json` and `char.dic`; a training run of keras_elmo has a
-    config.json too)."""
-    return isinstance(path, (str, os.PathLike)) and all(
-        os.path.isfile(os.path.join(path, name))
-        for name in ("config.json", "char.dic")
+    """Whether `path` is a folder that looks like an EFML model: it holds
+    one of the files only such a folder has (`char.dic`, `word.dic`,
+    `token_embedder.pkl`, `encoder.pkl`)."""
+    return isinstance(path, (str, os.PathLike)) and any(
+        os.path.isfile(os.path.join(path, name)) for name in _OWN_FILES
     )
+
+
+def inner_model_dir(path):
+    """The only subfolder of `path` that `is_model_dir` (an archive
+    unpacked with its folder), or None."""
+    if not os.path.isdir(path):
+        return None
+    inner = [
+        os.path.join(path, name)
+        for name in sorted(os.listdir(path))
+        if is_model_dir(os.path.join(path, name))
+    ]
+    return inner[0] if len(inner) == 1 else None
 
 
 def find_model_dir(path):
@@ -104,13 +120,9 @@ def find_model_dir(path):
         )
     if os.path.isfile(os.path.join(path, "config.json")):
         return path
-    inner = [
-        os.path.join(path, name)
-        for name in sorted(os.listdir(path))
-        if is_model_dir(os.path.join(path, name))
-    ]
-    if len(inner) == 1:
-        return inner[0]
+    inner = inner_model_dir(path)
+    if inner is not None:
+        return inner
     raise WeightFileError(
         f"{path} has no config.json; an ELMoForManyLangs model folder holds "
         f"{', '.join(MODEL_FILES)} (and word.dic). Found: "
@@ -296,8 +308,8 @@ def network_config_to_bilm(config, source):
             "token_embedder",
             "max_characters_per_token",
             source,
-            minimum=7,
-            maximum=MAX_CHARACTERS_PER_TOKEN,
+            minimum=MAX_CHARACTERS_PER_TOKEN_RANGE[0],
+            maximum=MAX_CHARACTERS_PER_TOKEN_RANGE[1],
         ),
         "word_embedding_dim": word_dim or None,
         "units": units,

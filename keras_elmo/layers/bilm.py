@@ -1,14 +1,12 @@
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
 from keras_elmo.data.host_ids import host_inputs
-from keras_elmo.data.host_ids import is_host_tokens
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
-from keras_elmo.layers import jax_eager
+from keras_elmo.layers import backends
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
 from keras_elmo.layers.token_encoders import get_token_encoder
@@ -257,31 +255,14 @@ class BiLM(keras.layers.Layer):
                     variable.assign(ops.zeros(variable.shape, variable.dtype))
 
     def __call__(self, inputs, *args, **kwargs):
-        if keras.backend.backend() != "tensorflow" and is_host_tokens(inputs):
-            # No string tensors on JAX / PyTorch: NumPy ids on the host.
+        if backends.takes_host_tokens(inputs):
             inputs = host_inputs(self.encoder, inputs)
         check_batch_structure(inputs, "BiLM")
-        if keras.backend.backend() == "jax" and not args:
-            outputs = self._jax_eager_call(inputs, **kwargs)
+        if not args:
+            outputs = backends.compiled_bilm_call(self, inputs, **kwargs)
             if outputs is not None:
                 return outputs
         return super().__call__(inputs, *args, **kwargs)
-
-    def _jax_eager_call(self, inputs, **kwargs):
-        """An eager call on JAX, compiled once per shape (see
-        `keras_elmo/layers/jax_eager.py`); None when traced."""
-        if not (isinstance(inputs, dict) and "token_embeddings" in inputs):
-            # The ids are checked here, on their values: inside the
-            # compiled program they have none.
-            tokens = self._token_inputs(inputs)
-            if jax_eager.is_traced(tokens):
-                return None
-            self.encoder.check(tokens)
-            if getattr(self.encoder, "deduplicate_tokens", False):
-                if not self.built:
-                    self.build()
-                inputs = jax_eager.distinct_token_inputs(self, tokens)
-        return jax_eager.jitted_call(self, inputs, time_axis=True, **kwargs)
 
     def encode_tokens(self, character_ids):
         """Context-insensitive token embeddings `e`, `(..., projection_dim)`.
@@ -300,9 +281,7 @@ class BiLM(keras.layers.Layer):
             tokens = ops.convert_to_tensor(inputs["token_embeddings"])
             token_mask = ops.cast(inputs["mask"], "bool")
         else:
-            tokens = self._token_inputs(inputs)
-            if isinstance(tokens, tf.RaggedTensor):
-                tokens = tokens.to_tensor()
+            tokens = backends.dense(self.token_inputs(inputs))
             tokens = self.encoder.check(tokens)
             token_mask = self.encoder.mask(tokens)
             tokens = ops.cast(tokens, "int32")
@@ -376,7 +355,9 @@ class BiLM(keras.layers.Layer):
             "mask": token_mask,
         }
 
-    def _token_inputs(self, inputs):
+    def token_inputs(self, inputs):
+        """The encoder's input of `inputs`: the tensor, or the dict entry
+        the token encoder reads."""
         if not isinstance(inputs, dict):
             return inputs
         name = self.encoder.input_name
@@ -398,28 +379,18 @@ class BiLM(keras.layers.Layer):
             f"A stateful BiLM keeps state for at most {self.max_batch_size}"
             " batch rows; use smaller batches or a larger max_batch_size."
         )
-        if keras.backend.backend() != "tensorflow":
-            # JAX and PyTorch shapes are known: check at once.
-            if int(batch_size) > self.max_batch_size:
-                raise KerasElmoError(f"{message} Received {batch_size} rows.")
-        else:
-            tf.debugging.assert_less_equal(
-                batch_size, self.max_batch_size, message=message
-            )
+        backends.check_at_most(
+            batch_size, self.max_batch_size, message, "batch_size"
+        )
         return [
             [
-                ops.slice(self._value(v), (0, 0), (batch_size, v.shape[1]))
+                ops.slice(
+                    backends.variable_value(v), (0, 0), (batch_size, v.shape[1])
+                )
                 for v in state
             ]
             for state in self.state_variables[layer_index]
         ]
-
-    @staticmethod
-    def _value(variable):
-        # JAX reads a Keras variable only through its value.
-        if keras.backend.backend() == "tensorflow":
-            return variable
-        return variable.value
 
     def _write_states(self, layer_index, final_states):
         if not self.stateful:
@@ -430,7 +401,7 @@ class BiLM(keras.layers.Layer):
             for variable, value in zip(state, values):
                 variable.assign(
                     ops.slice_update(
-                        self._value(variable),
+                        backends.variable_value(variable),
                         (0, 0),
                         ops.cast(value, variable.dtype),
                     )

@@ -2,7 +2,6 @@ import keras
 from keras import ops
 
 from keras_elmo.data.host_ids import host_inputs
-from keras_elmo.data.host_ids import is_host_tokens
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_flag
@@ -10,6 +9,7 @@ from keras_elmo.errors import check_fraction
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.errors import check_numbers
+from keras_elmo.layers import backends
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
@@ -214,8 +214,7 @@ class ELMoEmbedding(keras.layers.Layer):
         self.dropout_layer.build(layer)
 
     def __call__(self, inputs, *args, **kwargs):
-        if keras.backend.backend() != "tensorflow" and is_host_tokens(inputs):
-            # No string tensors on JAX / PyTorch: NumPy ids on the host.
+        if backends.takes_host_tokens(inputs):
             inputs = host_inputs(
                 self.bilm.encoder, inputs, self._host_vocabulary()
             )

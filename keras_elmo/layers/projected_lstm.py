@@ -1,13 +1,10 @@
 import keras
-import tensorflow as tf
 from keras import ops
 
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
-from keras_elmo.layers.recurrence import inference_recurrence
-from keras_elmo.layers.recurrence import recurrence
-from keras_elmo.layers.scan_recurrence import scan_recurrence
+from keras_elmo.layers import backends
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -23,8 +20,9 @@ class ProjectedLSTM(keras.layers.Layer):
 
     The input-to-hidden products of all timesteps are computed in one matmul
     before the time loop; only the recurrent product runs inside it, and the
-    gradient is hand-written so that the weight gradients are single large
-    matmuls too (see `keras_elmo/layers/recurrence.py`).
+    loop itself is the backend's (`keras_elmo/layers/backends/`; on
+    TensorFlow with a hand-written gradient whose weight gradients are
+    single large matmuls too).
 
     Masking: the mask must mark a prefix of each sequence (right padding).
     Outputs at masked steps are zero and the state is carried through them
@@ -233,56 +231,29 @@ def run_lstms(layers, inputs, mask, initial_states=None, training=None):
     # Not [:, :, None]: see BiLM.call (the TFLite converter).
     time_mask = ops.expand_dims(ops.transpose(mask), -1)
 
-    on_tensorflow = keras.backend.backend() == "tensorflow"
     outputs, final_states = [], []
     for layer, x, (c, h) in zip(layers, inputs, initial_states):
         x = ops.cast(x, layer.compute_dtype)
         if layer.go_backwards:
-            x = reverse_sequences(x, lengths)
+            x = backends.reverse_sequences(x, lengths)
         # Input products for all timesteps at once, time-major: (T, B, 4H).
         products = ops.matmul(ops.transpose(x, (1, 0, 2)), layer.kernel)
         products = products + layer.bias
-        kernels = [layer.recurrent_kernel, layer.projection_kernel]
-        if on_tensorflow:
-            loop = recurrence if training else inference_recurrence
-            kernels = [
-                None if k is None else tf.convert_to_tensor(k) for k in kernels
-            ]
-        else:
-            loop = scan_recurrence
-            kernels = [
-                None if k is None else ops.convert_to_tensor(k) for k in kernels
-            ]
-        y, c, h = loop(
+        y, c, h = backends.lstm_recurrence(
             products,
             time_mask,
             ops.cast(c, "float32"),
             ops.cast(h, layer.compute_dtype),
-            *kernels,
+            layer.recurrent_kernel,
+            layer.projection_kernel,
             layer.cell_clip,
             layer.proj_clip,
+            training=training,
         )
         y = ops.transpose(y, (1, 0, 2))
         if layer.go_backwards:
-            y = reverse_sequences(y, lengths)
-        if on_tensorflow:
-            y = tf.ensure_shape(y, (*x.shape[:2], layer.output_dim))
+            y = backends.reverse_sequences(y, lengths)
+        y = backends.ensure_shape(y, (*x.shape[:2], layer.output_dim))
         outputs.append(y)
         final_states.append([c, h])
     return outputs, final_states
-
-
-def reverse_sequences(x, lengths):
-    """Each row of `x` `(batch, time, ...)` reversed within its length."""
-    if keras.backend.backend() == "tensorflow":
-        return tf.reverse_sequence(x, lengths, seq_axis=1, batch_axis=0)
-    # A gather: position t of row b reads `lengths[b] - 1 - t` inside the
-    # row, itself past it.
-    batch, time = ops.shape(x)[0], ops.shape(x)[1]
-    positions = ops.arange(time, dtype="int32")[None, :]
-    lengths = ops.cast(lengths, "int32")[:, None]
-    source = ops.where(positions < lengths, lengths - 1 - positions, positions)
-    rows = ops.arange(batch, dtype="int32")[:, None] * time
-    flat = ops.reshape(x, (batch * time, *x.shape[2:]))
-    picked = ops.take(flat, ops.reshape(rows + source, (-1,)), axis=0)
-    return ops.reshape(picked, ops.shape(x))

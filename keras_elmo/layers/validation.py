@@ -6,10 +6,10 @@ was expected, not as an error from deep inside a gather or a matmul.
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.layers import backends
 
 
 def _range_message(argument, max_id=MAX_CHARACTER_ID):
@@ -31,10 +31,9 @@ def check_character_ids(
 
     Static properties (dtype, rank, last dimension) raise `KerasElmoError`
     at once; `rank` None accepts any leading shape `(..., 50)`. The value
-    range is checked with NumPy in eager mode; in a graph the returned
-    tensor depends on the in-graph assertion (same message), so whatever
-    consumes it (the embedding lookup) cannot run before the check has
-    passed. Use the returned tensor, not `ids`.
+    range is checked by `backends.checked_range`: at once where the values
+    are known, else by an in-graph assertion the returned tensor depends
+    on. Use the returned tensor, not `ids`.
     """
     try:
         dtype = keras.backend.standardize_dtype(ids.dtype)
@@ -57,62 +56,7 @@ def check_character_ids(
             "character ids; keras_elmo.batch_to_ids(list_of_token_lists) "
             "builds them."
         )
-    message = _range_message(argument, max_id)
-    values = host_values(ids)
-    if values is not None:
-        if values.size and (values.min() < 0 or values.max() > max_id):
-            raise KerasElmoError(
-                f"{message} Received min {values.min()}, max {values.max()}."
-            )
-        return ids
-    if keras.backend.backend() != "tensorflow":
-        return ids  # traced by jax.jit: no value to check (see host_values)
-    return guard_character_range(ids, message, max_id)
-
-
-def host_values(ids):
-    """The values of `ids` as a NumPy array, or None inside a traced graph.
-
-    On TensorFlow that is eager mode (a `tf.function` checks with in-graph
-    assertions instead, `guard_character_range`); on PyTorch always; on JAX
-    outside `jax.jit`. A jitted JAX program has no values to look at and
-    no assertions: there the ids go unchecked (an out-of-range id reads a
-    clamped row), so check them before the jitted call.
-    """
-    name = keras.backend.backend()
-    if name == "tensorflow":
-        if tf.executing_eagerly() and not isinstance(ids, tf.Variable):
-            return np.asarray(ids)
-        return None
-    if name == "jax":
-        import jax
-
-        if isinstance(ids, jax.core.Tracer):
-            return None
-    if isinstance(ids, keras.Variable):
-        ids = ids.value
-    return keras.ops.convert_to_numpy(ids)
-
-
-def guard_character_range(ids, message=None, max_id=MAX_CHARACTER_ID):
-    """`ids`, as a tensor that exists only once their range was checked.
-
-    The assertions are control dependencies of the returned identity, so
-    every op reading it runs after them (a plain assert beside a gather
-    races with it, and on a GPU an out-of-range gather returns zeros).
-    """
-    ids = tf.convert_to_tensor(ids)
-    message = message or _range_message("character ids", max_id)
-    checks = [
-        tf.debugging.assert_greater_equal(
-            ids, tf.constant(0, ids.dtype), message=message
-        ),
-        tf.debugging.assert_less_equal(
-            ids, tf.constant(max_id, ids.dtype), message=message
-        ),
-    ]
-    with tf.control_dependencies(checks):
-        return tf.identity(ids)
+    return backends.checked_range(ids, max_id, _range_message(argument, max_id))
 
 
 def check_batch_structure(inputs, layer_name, argument="inputs"):

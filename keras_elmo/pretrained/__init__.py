@@ -13,9 +13,10 @@ when the file is complete and verified) and verified: its size, its
 SHA-256 where the table records one, that it is not an HTML page, and that
 it loads (the JSON parses, the HDF5 file opens and every dataset reads,
 the zip archive passes its bounds and CRC checks, `archive.py`). Its size
-and SHA-256 then go into the cache's own index (`index.py`); every use
-checks the size against it, `keras-elmo download --verify` the hash, and a
-damaged copy is fetched again (`cached.py`).
+and SHA-256 then go into the cache's own index; every use checks the size
+against it, `keras-elmo download --verify` the hash, and a damaged copy is
+fetched again (`cache/`: where a file lives, what is recorded about it,
+whether it is whole).
 
 The cache directory is `$KERAS_ELMO_HOME` when that is set, else
 `keras_elmo/` under the Keras home (`$KERAS_HOME`, default `~/.keras`),

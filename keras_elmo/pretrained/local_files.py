@@ -1,18 +1,18 @@
 """Local paths of presets and URLs: cached copies, downloaded on first use,
-checked on every use (`cached.py`) and fetched again when damaged."""
+checked on every use (`cache/integrity.py`) and fetched again when damaged."""
 
 import os
 
 from keras_elmo.errors import DownloadError
-from keras_elmo.pretrained import index
 from keras_elmo.pretrained import presets
 from keras_elmo.pretrained.advice import unavailable_message
 from keras_elmo.pretrained.archive import unpack
+from keras_elmo.pretrained.cache import MISSING
 from keras_elmo.pretrained.cache import cache_path
+from keras_elmo.pretrained.cache import cache_problem
+from keras_elmo.pretrained.cache import index
 from keras_elmo.pretrained.cache import is_url
 from keras_elmo.pretrained.cache import local_path
-from keras_elmo.pretrained.cached import MISSING
-from keras_elmo.pretrained.cached import cache_problem
 from keras_elmo.pretrained.download import Unreachable
 from keras_elmo.pretrained.download import download
 from keras_elmo.pretrained.verify import file_problem

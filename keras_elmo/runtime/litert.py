@@ -6,9 +6,10 @@ import struct
 
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_threads
-from keras_elmo.runtime.model_file import METADATA_KEY
-from keras_elmo.runtime.model_file import ExportedBiLM
-from keras_elmo.runtime.model_file import parse_metadata
+from keras_elmo.export.file_format import LITERT
+from keras_elmo.export.file_format import METADATA_KEY
+from keras_elmo.export.file_format import parse_metadata
+from keras_elmo.runtime.exported_bilm import ExportedBiLM
 
 
 def _import_litert():
@@ -112,15 +113,14 @@ class LiteRTBiLM(ExportedBiLM):
         num_layers, projection_dim, precision: from the metadata.
     """
 
-    suffix = ".tflite"
-    command = "export-litert"
+    kind = LITERT
 
     def __init__(self, path, num_threads=None):
         num_threads = check_threads(num_threads)
         Interpreter, schema = _import_litert()
         path = self._check_file(path)
         text = read_metadata(path, schema)
-        metadata = parse_metadata(text, path, "LiteRT", self.command)
+        metadata = parse_metadata(text, path, self.kind)
         _check_complete(path, schema)
         try:
             self.interpreter = Interpreter(

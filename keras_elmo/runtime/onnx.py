@@ -3,9 +3,10 @@ Runtime (no TensorFlow)."""
 
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_threads
-from keras_elmo.runtime.model_file import METADATA_KEY
-from keras_elmo.runtime.model_file import ExportedBiLM
-from keras_elmo.runtime.model_file import parse_metadata
+from keras_elmo.export.file_format import METADATA_KEY
+from keras_elmo.export.file_format import ONNX
+from keras_elmo.export.file_format import parse_metadata
+from keras_elmo.runtime.exported_bilm import ExportedBiLM
 
 
 def _import_onnxruntime():
@@ -47,8 +48,7 @@ class ONNXBiLM(ExportedBiLM):
         num_layers, projection_dim, precision: from the metadata.
     """
 
-    suffix = ".onnx"
-    command = "export-onnx"
+    kind = ONNX
 
     def __init__(self, path, num_threads=None):
         num_threads = check_threads(num_threads)
@@ -69,9 +69,7 @@ class ONNXBiLM(ExportedBiLM):
                 "keras-elmo export-onnx."
             ) from None
         custom = self.session.get_modelmeta().custom_metadata_map
-        metadata = parse_metadata(
-            custom.get(METADATA_KEY), path, "ONNX", self.command
-        )
+        metadata = parse_metadata(custom.get(METADATA_KEY), path, self.kind)
         self._read_metadata(path, metadata)
         self._outputs = [o.name for o in self.session.get_outputs()]
 

@@ -17,9 +17,10 @@ import numpy as np
 from keras_elmo.dump_layout import DEFAULT_OUTPUT_LAYERS
 from keras_elmo.dump_layout import write_sentence_embeddings
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.export.file_format import KINDS
 
 # File suffix -> the runtime that runs it.
-RUNTIMES = {".onnx": "onnx", ".tflite": "litert"}
+RUNTIMES = {kind.suffix: kind.name for kind in KINDS.values()}
 
 
 def runtime_of(path):

@@ -35,6 +35,7 @@ from keras_elmo.training.distribute import distribute_lm_dataset
 from keras_elmo.training.distribute import is_chief
 from keras_elmo.training.distribute import num_replicas
 from keras_elmo.training.distribute import resolve_strategy
+from keras_elmo.training.initialize import initialize
 from keras_elmo.training.run_directory import LOGS_DIR
 from keras_elmo.training.run_directory import VOCAB_FILE
 from keras_elmo.training.run_directory import RunDirectory
@@ -259,8 +260,9 @@ def _restore_or_initialize(
         _log(verbose, f"resuming {run.path} from step {start_step:,}")
         return start_step
     if init_from is not None:
-        what = init_from.initialize(model, vocabulary)
-        _log(verbose, f"initialised the {what} from {init_from.description}")
+        source = init_from()
+        what = initialize(model, vocabulary, source)
+        _log(verbose, f"initialised the {what} from {source.description}")
     return 0
 
 
@@ -325,8 +327,10 @@ def train(
         checkpoint_every: int. Steps between checkpoints.
         validate_every: int or None. Steps between held-out evaluations
             (at the next checkpoint); None means once an epoch.
-        init_from: a `keras_elmo.loading.BiLMSource` or None: weights to
-            start a new run from.
+        init_from: a function or None: with no argument, it returns the
+            `keras_elmo.sources.BiLMData` to start a new run from (e.g. a
+            biLM source's `read`). Called only when the run starts anew,
+            after the strategy, so a resumed run reads nothing.
         verbose: 0 or 1.
         strategy: str, `tf.distribute.Strategy` or None. A name of
             `keras_elmo.training.distribute.STRATEGIES` ("auto": several

@@ -72,21 +72,21 @@ def run_size(
     size=None,
     options=None,
     flags=None,
-    init_from=None,
+    source_size=None,
     token_encoder=None,
     vocabulary_size=None,
 ):
     """The `BiLM` arguments of a new run: a training size name
     (`keras_elmo.training.sizes.SIZES`), an official options file
-    (`options`, its path), single `flags`, or the size of the `init_from`
-    source; see `keras_elmo.training.sizes.bilm_size`."""
+    (`options`, its path), single `flags`, or `source_size()`, the size of
+    the weights it starts from; see `keras_elmo.training.sizes.bilm_size`."""
     from keras_elmo.formats.bilm_tf import options_file_config
 
     return bilm_size(
         size,
         options_file_config(options) if options else None,
         flags,
-        init_from,
+        source_size,
         token_encoder=token_encoder,
         vocabulary_size=vocabulary_size,
     )

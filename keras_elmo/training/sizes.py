@@ -254,7 +254,7 @@ def bilm_size(
     size=None,
     options_config=None,
     flags=None,
-    source=None,
+    source_size=None,
     token_encoder=None,
     vocabulary_size=None,
 ):
@@ -266,8 +266,9 @@ def bilm_size(
             options file; they replace the size's.
         flags: dict or None. Single values (`units=...`, `filters=...`,
             `use_skip_connections=...`) applied last.
-        source: a `keras_elmo.loading.BiLMSource` or None. With nothing
-            else given, the run takes the size of the weights it starts from.
+        source_size: a function or None. With nothing else given, the run
+            takes the size of the weights it starts from: this function's
+            result (e.g. a biLM source's `bilm_size`), asked only then.
         token_encoder: str or None. `"characters"` or `"words"`; None
             means the source's, the options file's, or `"characters"`.
         vocabulary_size: int or None. The run's vocabulary size, the table
@@ -295,10 +296,10 @@ def bilm_size(
             flags[name] = check_size_value(name, value)
     if "filters" in flags:
         flags["filters"] = _check_filters_flag(flags["filters"])
-    if source is not None and not (
+    if source_size is not None and not (
         size_name or options_config or flags or token_encoder
     ):
-        size = dict(source.bilm_size())
+        size = dict(source_size())
     else:
         size = dict(SIZES[size_name or DEFAULT_SIZE])
         size.update(options_config or {})

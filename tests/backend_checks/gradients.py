@@ -4,7 +4,8 @@
 `sum(outputs * R)` for a fixed `R`: its gradients reach every weight (the
 scalar mix, gamma, the char CNN, highway, projection and both LSTM
 stacks). On TensorFlow they come from the hand-written LSTM gradient
-(`keras_elmo/layers/recurrence.py`), on JAX from `jax.grad` of a jitted
+(`keras_elmo/layers/backends/tensorflow_recurrence.py`), on JAX from
+`jax.grad` of a jitted
 `stateless_call`, on PyTorch from `loss.backward()`.
 """
 

@@ -9,9 +9,8 @@ from keras_elmo.characters import EOS_CHARACTER_IDS
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.data.character_ids import tokens_to_char_ids
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.layers import backends
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
-from keras_elmo.layers.distinct_tokens import distinct_rows
-from keras_elmo.layers.distinct_tokens import gather_rows
 from keras_elmo.layers.token_encoders.character_stack import (
     build_character_stack,
 )
@@ -140,8 +139,8 @@ class CharacterEncoder(TokenEncoder):
         index = None
         if self.deduplicate_tokens:
             # Distinct rows (tokens), and for each token the row it maps
-            # to (not on JAX: see keras_elmo/layers/distinct_tokens.py).
-            distinct = distinct_rows(x)
+            # to (not on JAX: see `backends.distinct_rows`).
+            distinct = backends.distinct_rows(x)
             if distinct is not None:
                 x, index = distinct
         x = self.char_cnn(x)
@@ -149,7 +148,7 @@ class CharacterEncoder(TokenEncoder):
             x = highway(x)
         if self.token_projection is not None:
             x = self.token_projection(x)
-        x = gather_rows(x, index)
+        x = backends.gather_rows(x, index)
         return ops.reshape(x, (*shape[:-1], ops.shape(x)[-1]))
 
     def batch_to_inputs(self, sentences, vocabulary=None):

@@ -6,7 +6,6 @@ vocabulary, with its optional word table. The string-to-id rules live in
 
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
 from keras_elmo.data.elmo_for_many_langs_ids import BOS
@@ -15,9 +14,8 @@ from keras_elmo.data.elmo_for_many_langs_ids import EOS
 from keras_elmo.data.elmo_for_many_langs_ids import WORD_SPECIALS
 from keras_elmo.data.elmo_for_many_langs_ids import ELMoForManyLangsIds
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.layers import backends
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
-from keras_elmo.layers.distinct_tokens import distinct_rows
-from keras_elmo.layers.distinct_tokens import gather_rows
 from keras_elmo.layers.token_encoders.character_stack import (
     build_character_stack,
 )
@@ -26,7 +24,6 @@ from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
 from keras_elmo.layers.token_encoders.token_encoder import (
     register_token_encoder,
 )
-from keras_elmo.layers.validation import host_values
 
 # Re-exported: the formats reader and tests take them from here.
 __all__ = [
@@ -190,22 +187,7 @@ class ELMoForManyLangsEncoder(TokenEncoder):
             f"0..{limits[0]}, character ids in 0..{limits[-1]}); were they "
             "built for this model?"
         )
-        values = host_values(ids)
-        if values is not None:
-            if values.size and (values.min() < 0 or np.any(values > limits)):
-                raise KerasElmoError(message)
-            return ids
-        if keras.backend.backend() != "tensorflow":
-            return ids  # traced by jax.jit (see host_values)
-        ids = tf.convert_to_tensor(ids)
-        checks = [
-            tf.debugging.assert_non_negative(ids, message=message),
-            tf.debugging.assert_less_equal(
-                ids, tf.constant(limits, ids.dtype), message=message
-            ),
-        ]
-        with tf.control_dependencies(checks):
-            return tf.identity(ids)
+        return backends.checked_range(ids, limits, message)
 
     def mask(self, ids):
         return ops.any(ops.not_equal(ids, 0), axis=-1)
@@ -243,8 +225,8 @@ class ELMoForManyLangsEncoder(TokenEncoder):
         index = None
         if self.deduplicate_tokens:
             # Distinct rows (tokens), and for each token the row it maps
-            # to (not on JAX: see keras_elmo/layers/distinct_tokens.py).
-            distinct = distinct_rows(x)
+            # to (not on JAX: see `backends.distinct_rows`).
+            distinct = backends.distinct_rows(x)
             if distinct is not None:
                 x, index = distinct
         h = self.char_cnn(x[:, width - self.max_characters_per_token :])
@@ -254,5 +236,5 @@ class ELMoForManyLangsEncoder(TokenEncoder):
             words = self.word_embedding(ops.maximum(x[:, 0] - 1, 0))
             h = ops.concatenate([ops.cast(words, h.dtype), h], axis=-1)
         h = self.token_projection(h)
-        h = gather_rows(h, index)
+        h = backends.gather_rows(h, index)
         return ops.reshape(h, (*shape[:-1], ops.shape(h)[-1]))

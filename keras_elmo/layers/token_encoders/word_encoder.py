@@ -4,7 +4,6 @@ import os
 
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
 from keras_elmo.data.vocabulary import BOS
@@ -13,11 +12,11 @@ from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.layers import backends
 from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
 from keras_elmo.layers.token_encoders.token_encoder import (
     register_token_encoder,
 )
-from keras_elmo.layers.validation import host_values
 
 
 @register_token_encoder
@@ -84,29 +83,7 @@ class WordEncoder(TokenEncoder):
             "line + 1; 0 is the padding token); found a value outside that "
             "range. Is the vocabulary the one of this biLM?"
         )
-        values = host_values(ids)
-        if values is not None:
-            if values.size and (
-                values.min() < 0 or values.max() > self.vocabulary_size
-            ):
-                raise KerasElmoError(
-                    f"{message} Received min {values.min()}, max "
-                    f"{values.max()}."
-                )
-            return ids
-        if keras.backend.backend() != "tensorflow":
-            return ids  # traced by jax.jit (see host_values)
-        ids = tf.convert_to_tensor(ids)
-        checks = [
-            tf.debugging.assert_non_negative(ids, message=message),
-            tf.debugging.assert_less_equal(
-                ids,
-                tf.constant(self.vocabulary_size, ids.dtype),
-                message=message,
-            ),
-        ]
-        with tf.control_dependencies(checks):
-            return tf.identity(ids)
+        return backends.checked_range(ids, self.vocabulary_size, message)
 
     def mask(self, ids):
         return ops.not_equal(ids, 0)

@@ -1,4 +1,5 @@
-"""The time loop of the projected, clipped LSTM, with a hand-written gradient.
+"""The LSTM time loop on TensorFlow: a `tf.while_loop` with a hand-written
+gradient.
 
 On a CPU the cost of an LSTM time loop is mostly the number of small ops
 each step runs, not their arithmetic; and automatic differentiation through
@@ -30,9 +31,7 @@ import contextvars
 
 import tensorflow as tf
 
-# Added to the forget gate at run time; the official weights do not store it
-# in the bias (SPEC §7).
-FORGET_BIAS = 1.0
+from keras_elmo.layers.backends.gates import FORGET_BIAS
 
 # Set while tracing for a converter (see `concatenated_outputs`).
 _CONCATENATE_OUTPUTS = contextvars.ContextVar(

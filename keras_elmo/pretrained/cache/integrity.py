@@ -1,6 +1,6 @@
 """Whether the cached copy of a URL is whole: checked on every use.
 
-A file with a record in the index (`index.py`) is checked against the
+A file with a record in the cache index (`index.py`) is checked against the
 recorded size on every use, and against the recorded SHA-256 when asked
 (`keras-elmo download --verify`). A file found without a record (put in
 the cache by hand, by an older keras_elmo, or with a damaged index) is
@@ -10,8 +10,8 @@ loads) and then recorded. An unpacked archive is checked member by member.
 
 import os
 
-from keras_elmo.pretrained import index
 from keras_elmo.pretrained.archive import member_path
+from keras_elmo.pretrained.cache import index
 from keras_elmo.pretrained.verify import file_problem
 from keras_elmo.pretrained.verify import sha256
 from keras_elmo.pretrained.verify import size_problem

@@ -23,7 +23,7 @@ import sys
 
 from keras_elmo.files import atomic_output
 from keras_elmo.pretrained.archive import name_problem
-from keras_elmo.pretrained.cache import cache_dir
+from keras_elmo.pretrained.cache.location import cache_dir
 
 INDEX_NAME = "index.json"
 INDEX_FORMAT = "keras_elmo cache index"

@@ -39,6 +39,25 @@ def is_traced(inputs):
     )
 
 
+def bilm_call(bilm, inputs, **kwargs):
+    """An eager `BiLM` call, compiled once per shape; None when traced.
+
+    The ids are checked here, on their values (inside the compiled program
+    they have none), and with `deduplicate_tokens` the token encoder runs
+    once per distinct token (`distinct_token_inputs`).
+    """
+    if not (isinstance(inputs, dict) and "token_embeddings" in inputs):
+        tokens = bilm.token_inputs(inputs)
+        if is_traced(tokens):
+            return None
+        bilm.encoder.check(tokens)
+        if getattr(bilm.encoder, "deduplicate_tokens", False):
+            if not bilm.built:
+                bilm.build()
+            inputs = distinct_token_inputs(bilm, tokens)
+    return jitted_call(bilm, inputs, time_axis=True, **kwargs)
+
+
 def jitted_call(layer, inputs, time_axis=False, **kwargs):
     """`layer(inputs, **kwargs)` compiled, or None where it must run as is.
 

@@ -1,7 +1,7 @@
-"""What the runtime wrappers share: the metadata of an exported file, the
-input check and the output dict (NumPy only)."""
+"""`ExportedBiLM`, what the runtime wrappers share: the file and input
+checks, the attributes read from the metadata and the output dict (NumPy
+only). The file format itself is `keras_elmo.export.file_format`."""
 
-import json
 import os
 
 import numpy as np
@@ -10,13 +10,9 @@ from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import batch_to_ids
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_strings
-
-# The metadata key and format version written by keras_elmo.export.portable
-# (repeated here so that this package needs no TensorFlow).
-METADATA_KEY = "keras_elmo"
-FORMAT_VERSION = 1
+from keras_elmo.export.file_format import MASK_NAME
+from keras_elmo.export.file_format import MIX_NAME
+from keras_elmo.export.file_format import layer_name
 
 
 class CharacterInputs:
@@ -29,56 +25,6 @@ class CharacterInputs:
 
     def batch_to_inputs(self, sentences, vocabulary=None):
         return batch_to_ids(sentences)
-
-
-def parse_metadata(text, path, fmt, command):
-    """The metadata dict of an exported file, checked."""
-    if text is None:
-        raise KerasElmoError(
-            f"{path} is a {fmt} model without keras_elmo metadata; it was "
-            f"not written by keras-elmo {command}. Export the biLM with "
-            f"keras-elmo {command}."
-        )
-    try:
-        info = json.loads(text)
-    except (TypeError, ValueError):
-        info = None
-    if not isinstance(info, dict) or info.get("format") != fmt.lower():
-        raise KerasElmoError(
-            f"{path}: its keras_elmo metadata is damaged or of another "
-            f"format (expected {fmt.lower()!r}); export it again with "
-            f"keras-elmo {command}."
-        )
-    if info.get("format_version") != FORMAT_VERSION:
-        raise KerasElmoError(
-            f"{path} is in export format version "
-            f"{info.get('format_version')} (keras-elmo "
-            f"{info.get('keras_elmo_version')}); this keras-elmo reads "
-            f"version {FORMAT_VERSION}. Export it again with this version, "
-            "or install the version that wrote it."
-        )
-    _check_metadata_values(info, path, command)
-    return info
-
-
-def _check_metadata_values(info, path, command):
-    """The values the runtime reads from the metadata, each of its kind."""
-    try:
-        for key in ("num_layers", "projection_dim"):
-            check_integer(info.get(key), f"`{key}`", minimum=1, maximum=2**20)
-        for key in ("precision", "input"):
-            check_strings([info.get(key)], f"`{key}`")
-        options = info.get("export_options")
-        if not isinstance(options, dict):
-            raise KerasElmoError(
-                f"`export_options` is {options!r:.40}, not an object."
-            )
-        check_strings(options.get("outputs", []), "`export_options.outputs`")
-    except KerasElmoError as error:
-        raise KerasElmoError(
-            f"{path}: its keras_elmo metadata is damaged ({error}); export "
-            f"it again with keras-elmo {command}."
-        ) from None
 
 
 def character_ids(inputs):
@@ -119,21 +65,21 @@ def empty_outputs(ids, metadata):
         name: np.zeros((batch, time, width), np.float32)
         for name in metadata["export_options"]["outputs"]
     }
-    named["mask"] = np.zeros((batch, time), bool)
+    named[MASK_NAME] = np.zeros((batch, time), bool)
     return named
 
 
 def bilm_outputs(named, num_layers, projection_dim):
     """The `BiLM` output dict from the named outputs of an exported model
     (layer 0 is `[e, e]`, so the token embeddings are its first half)."""
-    layers = [named[f"layer_{i}"] for i in range(num_layers + 1)]
+    layers = [named[layer_name(i)] for i in range(num_layers + 1)]
     outputs = {
         "layer_outputs": layers,
         "token_embeddings": layers[0][..., :projection_dim],
-        "mask": named["mask"].astype(bool, copy=False),
+        "mask": named[MASK_NAME].astype(bool, copy=False),
     }
-    if "elmo" in named:
-        outputs["elmo"] = named["elmo"]
+    if MIX_NAME in named:
+        outputs["elmo"] = named[MIX_NAME]
     return outputs
 
 
@@ -145,15 +91,14 @@ class ExportedBiLM:
 
     stateful = False
     encoder = CharacterInputs()
-    suffix = None  # ".onnx", ".tflite"
-    command = None  # "export-onnx", "export-litert"
+    kind = None  # file_format.ONNX, file_format.LITERT
 
     def _check_file(self, path):
         path = os.fspath(path)
         if not os.path.isfile(path):
             raise KerasElmoError(
-                f"{path} is not a file; expected a {self.suffix} file "
-                f"written by keras-elmo {self.command}."
+                f"{path} is not a file; expected a {self.kind.suffix} file "
+                f"written by keras-elmo {self.kind.command}."
             )
         return path
 

@@ -1,0 +1,149 @@
+"""The exported-file format: what `keras_elmo.export` writes into an ONNX
+or LiteRT file and `keras_elmo.runtime` reads back. NumPy only (no
+TensorFlow), so that the runtime imports it.
+
+An exported biLM is one function over character ids:
+
+- input `INPUT_NAME`: int32 `(batch, time, 50)` (`batch_to_ids`), dynamic
+  batch and time;
+- outputs `layer_name(0)` ... `layer_name(L)`: float32 `(batch, time, 2 *
+  projection_dim)`, the biLM layers (layer 0 is `[e, e]`, the token
+  embedding twice); `MASK_NAME`: bool `(batch, time)`; and, only with a
+  scalar mix, `MIX_NAME`: float32 `(batch, time, 2 * projection_dim)`.
+
+Every file carries `metadata(...)` as JSON under the key `METADATA_KEY`:
+the format, `FORMAT_VERSION`, the package version, the precision, the
+input name, the biLM's sizes, the options of the export (its output names
+among them) and the biLM's official options. `parse_metadata` is its
+reader's check.
+"""
+
+import collections
+import json
+
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_strings
+from keras_elmo.version import __version__
+
+METADATA_KEY = "keras_elmo"
+# Bumped when the inputs, outputs or metadata of the exports change.
+FORMAT_VERSION = 1
+INPUT_NAME = "character_ids"
+MASK_NAME = "mask"
+MIX_NAME = "elmo"
+
+# One kind of exported file: `name` is the metadata's "format" and the
+# runtime's name, `title` names it in messages, `command` writes it.
+FileKind = collections.namedtuple(
+    "FileKind", ["name", "title", "suffix", "command", "precisions"]
+)
+# float16 did not load in ONNX Runtime, so ONNX offers none.
+ONNX = FileKind("onnx", "ONNX", ".onnx", "export-onnx", ("float32", "int8"))
+LITERT = FileKind(
+    "litert",
+    "LiteRT",
+    ".tflite",
+    "export-litert",
+    ("float32", "float16", "int8"),
+)
+KINDS = {kind.name: kind for kind in (ONNX, LITERT)}
+# Every precision of some kind, in the order of the widest.
+PRECISIONS = tuple(dict.fromkeys(LITERT.precisions + ONNX.precisions))
+
+
+def layer_name(index):
+    """The output name of biLM layer `index` (0 is the token layer)."""
+    return f"layer_{index}"
+
+
+def output_names(num_layers, has_mix):
+    """The output names of a biLM with `num_layers` LSTM layers."""
+    names = [layer_name(i) for i in range(num_layers + 1)]
+    names.append(MASK_NAME)
+    if has_mix:
+        names.append(MIX_NAME)
+    return names
+
+
+def metadata(
+    kind, precision, num_layers, projection_dim, bilm_options, **options
+):
+    """The metadata dict of an export (stored as `metadata_json`)."""
+    return {
+        "format": kind.name,
+        "format_version": FORMAT_VERSION,
+        "keras_elmo_version": __version__,
+        "precision": precision,
+        "input": INPUT_NAME,
+        # LSTM layers per direction, as `BiLM.num_layers`; the outputs are
+        # layer_0 ... layer_{num_layers}.
+        "num_layers": num_layers,
+        "projection_dim": projection_dim,
+        "export_options": options,
+        "bilm_options": bilm_options,
+    }
+
+
+def metadata_json(value):
+    return json.dumps(value, sort_keys=True)
+
+
+def parse_metadata(text, path, kind):
+    """The metadata dict of an exported file of `kind`, checked."""
+    if text is None:
+        raise KerasElmoError(
+            f"{path} is a {kind.title} model without keras_elmo metadata; "
+            f"it was not written by keras-elmo {kind.command}. Export the "
+            f"biLM with keras-elmo {kind.command}."
+        )
+    try:
+        info = json.loads(text)
+    except (TypeError, ValueError):
+        info = None
+    if not isinstance(info, dict) or info.get("format") != kind.name:
+        raise KerasElmoError(
+            f"{path}: its keras_elmo metadata is damaged or of another "
+            f"format (expected {kind.name!r}); export it again with "
+            f"keras-elmo {kind.command}."
+        )
+    if info.get("format_version") != FORMAT_VERSION:
+        raise KerasElmoError(
+            f"{path} is in export format version "
+            f"{info.get('format_version')} (keras-elmo "
+            f"{info.get('keras_elmo_version')}); this keras-elmo reads "
+            f"version {FORMAT_VERSION}. Export it again with this version, "
+            "or install the version that wrote it."
+        )
+    _check_metadata_values(info, path, kind.command)
+    return info
+
+
+def _check_metadata_values(info, path, command):
+    """The values the runtime reads from the metadata, each of its kind."""
+    try:
+        for key in ("num_layers", "projection_dim"):
+            check_integer(info.get(key), f"`{key}`", minimum=1, maximum=2**20)
+        for key in ("precision", "input"):
+            check_strings([info.get(key)], f"`{key}`")
+        options = info.get("export_options")
+        if not isinstance(options, dict):
+            raise KerasElmoError(
+                f"`export_options` is {options!r:.40}, not an object."
+            )
+        check_strings(options.get("outputs", []), "`export_options.outputs`")
+    except KerasElmoError as error:
+        raise KerasElmoError(
+            f"{path}: its keras_elmo metadata is damaged ({error}); export "
+            f"it again with keras-elmo {command}."
+        ) from None
+
+
+def check_precision(precision, kind):
+    """`precision`, once checked to be one that `kind` offers."""
+    if precision not in kind.precisions:
+        raise KerasElmoError(
+            f"{kind.title} export: precision {precision!r} is not "
+            f"available; choose one of {', '.join(kind.precisions)}."
+        )
+    return precision

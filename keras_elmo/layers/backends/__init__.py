@@ -1,0 +1,297 @@
+"""What the layers do differently per Keras backend: the one seam.
+
+`BiLM`, `CharCNN`, `ProjectedLSTM` and the token encoders are plain
+`keras.ops` model code. Whatever has to be done differently on TensorFlow,
+JAX or PyTorch is one function here, as Keras keeps its RNN loops in
+`backend/<name>/rnn.py` behind one `lstm` entry point; a backend's fast
+path lives in this folder and nowhere else.
+
+- `lstm_recurrence`: the time loop. TensorFlow: a `tf.while_loop` with a
+  hand-written gradient (`tensorflow_recurrence.py`); JAX: `jax.lax.scan`
+  (`scan_recurrence.py`); PyTorch: a torch loop (`torch_recurrence.py`).
+- `reverse_sequences`: `tf.reverse_sequence`, elsewhere a gather.
+- `distinct_rows`: `UniqueV2`, `torch.unique`; none on JAX (static shapes).
+- `valid_convolution`: `ops.conv`; on PyTorch one matmul over the windows.
+- `host_values`, `checked_range`, `check_at_most`: values are checked at
+  once where they are on the host (eager TensorFlow, PyTorch, JAX outside
+  `jax.jit`), by assertions inside a TensorFlow graph, not inside
+  `jax.jit`.
+- `variable_value`, `dense`, `ensure_shape`: reading a variable, ragged
+  tensors, static shapes lost in a TensorFlow loop.
+- `takes_host_tokens`: JAX and PyTorch have no string tensors; token lists
+  become ids on the host there.
+- `compiled_bilm_call`: an eager BiLM call on JAX runs as one `jax.jit` a
+  shape (`jax_eager.py`).
+"""
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_elmo.data.host_ids import is_host_tokens
+from keras_elmo.errors import KerasElmoError
+
+
+def name():
+    """The Keras backend of this process: "tensorflow", "jax" or "torch"."""
+    return keras.backend.backend()
+
+
+# === Values on the host, and checks of them ===
+
+
+def host_values(x):
+    """The values of `x` as a NumPy array, or None inside a traced graph.
+
+    On TensorFlow that is eager mode (a `tf.function` checks with in-graph
+    assertions instead, see `checked_range`); on PyTorch always; on JAX
+    outside `jax.jit`. A jitted JAX program has no values to look at and
+    no assertions: there the values go unchecked, so check them before the
+    jitted call.
+    """
+    backend = name()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        if tf.executing_eagerly() and not isinstance(x, tf.Variable):
+            return np.asarray(x)
+        return None
+    if backend == "jax":
+        import jax
+
+        if isinstance(x, jax.core.Tracer):
+            return None
+    return ops.convert_to_numpy(variable_value(x))
+
+
+def checked_range(x, maximum, message, minimum=0):
+    """`x`, checked to lie in `minimum..maximum`; use the returned tensor.
+
+    `maximum` is a number or an array broadcast against the last axis.
+    Where the values are on the host they are checked at once
+    (`KerasElmoError`: `message` and the range found). In a TensorFlow
+    graph the returned tensor exists only once the in-graph assertions
+    (same message) have passed: they are its control dependencies, so
+    whatever reads it (a gather) cannot run first. Inside `jax.jit` the
+    values go unchecked (see `host_values`).
+    """
+    values = host_values(x)
+    if values is not None:
+        if values.size and (values.min() < minimum or np.any(values > maximum)):
+            raise KerasElmoError(
+                f"{message} Received min {values.min()}, max {values.max()}."
+            )
+        return x
+    if name() != "tensorflow":
+        return x
+    from keras_elmo.layers.backends.tensorflow_checks import guarded_range
+
+    return guarded_range(x, minimum, maximum, message)
+
+
+def check_at_most(value, limit, message, argument):
+    """Raises `KerasElmoError` when the integer `value` (of `argument`)
+    exceeds `limit`.
+
+    A value known here (a Python int or host value) is checked at once; a
+    symbolic TensorFlow value by an assertion inside the graph.
+    """
+    if not isinstance(value, (int, np.integer)):
+        known = host_values(value)
+        if known is None:
+            from keras_elmo.layers.backends.tensorflow_checks import (
+                assert_at_most,
+            )
+
+            assert_at_most(value, limit, message)
+            return
+        value = int(known)
+    if int(value) > limit:
+        raise KerasElmoError(f"{message} Received: {argument}={value}")
+
+
+def variable_value(x):
+    """The value of a Keras variable (JAX reads one only through it), or
+    `x` itself for anything else."""
+    if isinstance(x, keras.Variable) and name() != "tensorflow":
+        return x.value
+    return x
+
+
+# === Inputs ===
+
+
+def takes_host_tokens(inputs):
+    """True for tokens that must become ids on the host first: token lists
+    or NumPy string arrays on JAX and PyTorch, which have no string
+    tensors (TensorFlow converts them inside the graph)."""
+    return name() != "tensorflow" and is_host_tokens(inputs)
+
+
+def dense(x):
+    """`x`, with a `tf.RaggedTensor` padded to a dense tensor."""
+    if name() == "tensorflow":
+        import tensorflow as tf
+
+        if isinstance(x, tf.RaggedTensor):
+            return x.to_tensor()
+    return x
+
+
+def ensure_shape(x, shape):
+    """`x` with its static shape set (TensorFlow loses it in loops)."""
+    if name() == "tensorflow":
+        import tensorflow as tf
+
+        return tf.ensure_shape(x, shape)
+    return x
+
+
+# === Token encoder steps ===
+
+
+def distinct_rows(x):
+    """`(rows, index)` with `rows[index] == x`, or None where not done.
+
+    Text repeats its words (a batch of 3,000 tokens holds about 1,000
+    distinct ones) and padding tokens are all alike, so the encoders run
+    their char CNN once per distinct token and gather the results back
+    (`gather_rows`): the same results, less work.
+
+    - TensorFlow: `UniqueV2` over the rows.
+    - PyTorch: `torch.unique(dim=0)`; the ids carry no gradient, and the
+      gather back is differentiable as usual.
+    - JAX: not done. `jax.jit` needs static shapes, so the distinct rows
+      would be sized for the worst case (every token), which saves
+      nothing (XLA on TensorFlow behaves the same way); an eager JAX call
+      finds them on the host instead (`jax_eager.py`).
+
+    Args:
+        x: int tensor `(N, K)`, one token's ids a row.
+    """
+    backend = name()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        rows, index = tf.raw_ops.UniqueV2(x=x, axis=[0])
+        return tf.ensure_shape(rows, (None, x.shape[-1])), index
+    if backend == "torch":
+        import torch
+
+        rows, index = torch.unique(x, dim=0, return_inverse=True)
+        return rows, index
+    return None
+
+
+def gather_rows(x, index):
+    """`x[index]`, the encoder's results back at every token."""
+    return x if index is None else ops.take(x, index, axis=0)
+
+
+def valid_convolution(x, kernel):
+    """The "valid" 1D cross-correlation of `x` `(N, L, d)` with `kernel`
+    `(w, d, n)`, stride 1.
+
+    On PyTorch it is one matmul over the windows `(N, L - w + 1, w * d)`:
+    about a quarter faster on its CPU kernels than these narrow
+    convolutions (which also pay a layout change each). TensorFlow and JAX
+    keep the convolution.
+    """
+    if name() != "torch":
+        return ops.conv(x, kernel, strides=1, padding="valid")
+    width, depth, num = kernel.shape
+    steps = x.shape[1] - width + 1
+    windows = ops.concatenate(
+        [x[:, k : k + steps, :] for k in range(width)], axis=-1
+    )
+    return ops.matmul(windows, ops.reshape(kernel, (width * depth, num)))
+
+
+# === The LSTM ===
+
+
+def lstm_recurrence(
+    products,
+    time_mask,
+    c0,
+    h0,
+    recurrent_kernel,
+    projection,
+    cell_clip,
+    proj_clip,
+    training=None,
+):
+    """Runs the projected, clipped LSTM over precomputed input products.
+
+    Args:
+        products: `(T, B, 4H)`, `x_t @ kernel + bias` for every step, in the
+            compute dtype; gates ordered (i, j, f, o); the forget bias is
+            added here.
+        time_mask: bool `(T, B, 1)`, a prefix of each sequence; at masked
+            steps the output is zero and the state is not updated.
+        c0: float32 `(B, H)`; h0: `(B, P)` in the compute dtype.
+        recurrent_kernel: `(P, 4H)`; projection: `(H, P)` or None.
+        cell_clip, proj_clip: float or None.
+        training: bool. On TensorFlow, True keeps what the hand-written
+            gradient needs; otherwise the forward pass runs alone.
+
+    Returns:
+        `(outputs (T, B, P), c_final, h_final)`.
+    """
+    backend = name()
+    kernels = [recurrent_kernel, projection]
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        from keras_elmo.layers.backends import tensorflow_recurrence
+
+        loop = tensorflow_recurrence.recurrence
+        if not training:
+            loop = tensorflow_recurrence.inference_recurrence
+        kernels = [
+            None if k is None else tf.convert_to_tensor(k) for k in kernels
+        ]
+    elif backend == "torch":
+        from keras_elmo.layers.backends.torch_recurrence import (
+            torch_recurrence as loop,
+        )
+    else:
+        from keras_elmo.layers.backends.scan_recurrence import (
+            scan_recurrence as loop,
+        )
+    if backend != "tensorflow":
+        kernels = [
+            None if k is None else ops.convert_to_tensor(k) for k in kernels
+        ]
+    return loop(products, time_mask, c0, h0, *kernels, cell_clip, proj_clip)
+
+
+def reverse_sequences(x, lengths):
+    """Each row of `x` `(batch, time, ...)` reversed within its length."""
+    if name() == "tensorflow":
+        import tensorflow as tf
+
+        return tf.reverse_sequence(x, lengths, seq_axis=1, batch_axis=0)
+    # A gather: position t of row b reads `lengths[b] - 1 - t` inside the
+    # row, itself past it.
+    batch, time = ops.shape(x)[0], ops.shape(x)[1]
+    positions = ops.arange(time, dtype="int32")[None, :]
+    lengths = ops.cast(lengths, "int32")[:, None]
+    source = ops.where(positions < lengths, lengths - 1 - positions, positions)
+    rows = ops.arange(batch, dtype="int32")[:, None] * time
+    flat = ops.reshape(x, (batch * time, *x.shape[2:]))
+    picked = ops.take(flat, ops.reshape(rows + source, (-1,)), axis=0)
+    return ops.reshape(picked, ops.shape(x))
+
+
+# === Whole calls ===
+
+
+def compiled_bilm_call(bilm, inputs, **kwargs):
+    """An eager `BiLM` call run as one compiled program where the backend
+    gains from it (JAX: see `jax_eager.py`), else None (call as usual)."""
+    if name() != "jax":
+        return None
+    from keras_elmo.layers.backends import jax_eager
+
+    return jax_eager.bilm_call(bilm, inputs, **kwargs)

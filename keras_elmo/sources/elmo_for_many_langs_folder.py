@@ -1,0 +1,73 @@
+"""`ELMoForManyLangsFolder`: an ELMoForManyLangs model folder."""
+
+from keras_elmo.errors import WeightFileError
+from keras_elmo.sources.bilm_data import BiLMData
+from keras_elmo.sources.bilm_source import BiLMSource
+from keras_elmo.sources.bilm_source import real_files
+
+
+class ELMoForManyLangsFolder(BiLMSource):
+    """An ELMoForManyLangs model folder (`config.json`, `char.dic`,
+    `*.pkl`), or a folder holding just one: a biLM without a softmax,
+    read by `keras_elmo.formats.elmo_for_many_langs`.
+
+    Args:
+        path: str. The model folder (or the folder holding it).
+        description: str or None. The source in words. Defaults to
+            "the ELMoForManyLangs model in PATH".
+    """
+
+    kind = "elmo_for_many_langs"
+    summary = "an ELMoForManyLangs model folder (config.json, char.dic, *.pkl)"
+
+    def __init__(self, path, description=None):
+        super().__init__(description or f"the ELMoForManyLangs model in {path}")
+        self.path = path
+
+    @classmethod
+    def matches(cls, source):
+        from keras_elmo.formats.elmo_for_many_langs import is_model_dir
+
+        return is_model_dir(source)
+
+    @classmethod
+    def inside(cls, path):
+        """The source of the one model folder inside the folder `path` (an
+        archive unpacked with its folder), or None."""
+        from keras_elmo.formats.elmo_for_many_langs import inner_model_dir
+
+        inner = inner_model_dir(path)
+        return None if inner is None else cls(inner)
+
+    def inputs(self):
+        from keras_elmo.formats.elmo_for_many_langs import PACKAGED_CONFIGS
+        from keras_elmo.formats.elmo_for_many_langs import find_model_dir
+        from keras_elmo.formats.elmo_for_many_langs import read_network_config
+
+        try:
+            _, network = read_network_config(find_model_dir(self.path))
+        except WeightFileError:  # reading the folder says what is wrong
+            network = None
+        if network in PACKAGED_CONFIGS:
+            network = None
+        # The network config may lie outside the folder (config_path).
+        return real_files(self.path, network)
+
+    def _read(self):
+        from keras_elmo.formats.elmo_for_many_langs import (
+            load_elmo_for_many_langs,
+        )
+
+        return BiLMData(
+            load_elmo_for_many_langs(self.path), description=self.description
+        )
+
+    def load_bilm(self, vocabulary=None, **kwargs):
+        if vocabulary is not None:
+            return super().load_bilm(vocabulary, **kwargs)
+        from keras_elmo.formats.elmo_for_many_langs import (
+            load_elmo_for_many_langs,
+        )
+
+        # Read with the arguments at once (no second copy of the weights).
+        return load_elmo_for_many_langs(self.path, **kwargs)

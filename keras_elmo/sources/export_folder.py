@@ -1,0 +1,61 @@
+"""`ExportFolder`: a folder holding one options file and one weights
+file."""
+
+import os
+
+from keras_elmo.sources.official_files import OfficialFiles
+
+
+class ExportFolder(OfficialFiles):
+    """A folder of official files: `options.json` + `weights.hdf5` (what
+    `keras-elmo export-weights` writes), or exactly one `*options*.json`
+    and one `*weights*.hdf5` file (e.g. bilm-tf's test model,
+    `options.json` + `lm_weights.hdf5`). Read as `OfficialFiles`, with
+    the `vocab.txt` and `softmax.hdf5` beside them.
+
+    Args:
+        path: str. The folder.
+    """
+
+    summary = (
+        "an export directory (options.json + weights.hdf5, or one "
+        "*options*.json and one *weights*.hdf5 file)"
+    )
+
+    def __init__(self, path):
+        options, weights = self.find_files(path)
+        super().__init__(options, weights, f"the export in {path}")
+        self.path = path
+
+    @classmethod
+    def matches(cls, source):
+        return os.path.isdir(source) and None not in cls.find_files(source)
+
+    @staticmethod
+    def find_files(path):
+        """`(options, weights)` of the folder `path`, each None if not
+        found."""
+        from keras_elmo.training.run_directory import EXPORT_OPTIONS
+        from keras_elmo.training.run_directory import EXPORT_WEIGHTS
+
+        options = os.path.join(path, EXPORT_OPTIONS)
+        weights = os.path.join(path, EXPORT_WEIGHTS)
+        if os.path.isfile(options) and os.path.isfile(weights):
+            return options, weights
+        return (
+            _only_file(path, "options", ".json"),
+            _only_file(path, "weights", (".hdf5", ".h5")),
+        )
+
+
+def _only_file(path, word, endings):
+    """The one file of `path` whose name holds `word` and ends with one of
+    `endings` (bilm-tf's `*_options.json`, `*_weights.hdf5`), or None."""
+    matches = [
+        os.path.join(path, name)
+        for name in sorted(os.listdir(path))
+        if word in name
+        and name.endswith(endings)
+        and os.path.isfile(os.path.join(path, name))
+    ]
+    return matches[0] if len(matches) == 1 else None

@@ -1,0 +1,90 @@
+"""`OfficialFiles`: bilm-tf's options.json + hdf5 weights, given as a pair."""
+
+import os
+
+from keras_elmo.sources.bilm_data import BiLMData
+from keras_elmo.sources.bilm_source import BiLMSource
+from keras_elmo.sources.bilm_source import real_files
+
+
+class OfficialFiles(BiLMSource):
+    """Official `options.json` + hdf5 weights (bilm-tf's format).
+
+    Given as two paths or URLs, or one string `OPTIONS.json,WEIGHTS.hdf5`
+    (URLs are downloaded into the cache first, `fetch`). A `vocab.txt`
+    beside the options is the vocabulary of a word-input biLM; with a
+    `softmax.hdf5` beside it too (what `keras-elmo export-weights`
+    writes), it brings the language model's softmax.
+
+    Args:
+        options: str (a local path) or dict (the parsed options).
+        weights: str. The local path of the hdf5 weights.
+        description: str. The source in words.
+    """
+
+    kind = "bilm-tf"
+    summary = "OPTIONS.json,WEIGHTS.hdf5 (official files, paths or URLs)"
+
+    def __init__(self, options, weights, description):
+        super().__init__(description)
+        self.options = options
+        self.weights = weights
+
+    @classmethod
+    def matches(cls, source):
+        """Two paths or URLs in one string, split at the first comma."""
+        return "," in source
+
+    @classmethod
+    def fetch(cls, options, weights, progress=True):
+        """The source of `options` (a path, a URL or a dict) and `weights`
+        (a path or a URL); URLs are downloaded into the cache if needed."""
+        from keras_elmo import pretrained
+
+        if isinstance(options, dict):
+            description = f"the options dict + {weights}"
+        else:
+            description = f"{options} + {weights}"
+            options = pretrained.local_file(os.fspath(options), progress)
+        weights = pretrained.local_file(os.fspath(weights), progress)
+        return cls(options, weights, description)
+
+    def _beside(self):
+        """The `(softmax, vocabulary)` files beside the options (None for
+        an options dict)."""
+        from keras_elmo.training.run_directory import EXPORT_SOFTMAX
+        from keras_elmo.training.run_directory import VOCAB_FILE
+
+        if isinstance(self.options, dict):
+            return None, None
+        directory = os.path.dirname(self.options)
+        return (
+            os.path.join(directory, EXPORT_SOFTMAX),
+            os.path.join(directory, VOCAB_FILE),
+        )
+
+    def inputs(self):
+        options = None if isinstance(self.options, dict) else self.options
+        return real_files(options, self.weights, *self._beside())
+
+    def _read(self):
+        from keras_elmo.data.vocabulary import Vocabulary
+        from keras_elmo.formats.bilm_tf import read_bilm
+        from keras_elmo.training.run_directory import read_softmax
+
+        bilm = read_bilm(self.options, self.weights)
+        softmax_file, vocab_file = self._beside()
+        softmax = vocabulary = None
+        if vocab_file is not None and os.path.isfile(vocab_file):
+            if os.path.isfile(softmax_file):
+                softmax = read_softmax(softmax_file)
+                vocabulary = Vocabulary.from_file(vocab_file)
+            elif bilm.encoder.needs_vocabulary:
+                vocabulary = Vocabulary.from_file(vocab_file)
+        return BiLMData(bilm, softmax, vocabulary, self.description)
+
+    def load_bilm(self, vocabulary=None, **kwargs):
+        from keras_elmo.formats.bilm_tf import read_bilm
+
+        # Read with the arguments at once (no second copy of the weights).
+        return read_bilm(self.options, self.weights, vocabulary, **kwargs)

@@ -1,0 +1,88 @@
+"""`PretrainedModel`: a published biLM named by its preset name."""
+
+import os
+
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import WeightFileError
+from keras_elmo.sources.bilm_source import BiLMSource
+from keras_elmo.sources.elmo_for_many_langs_folder import ELMoForManyLangsFolder
+from keras_elmo.sources.official_files import OfficialFiles
+
+
+class PretrainedModel(BiLMSource):
+    """A pretrained model name (`keras_elmo.pretrained.PRESETS`): its files
+    are downloaded once into the cache (`open`), then read as the kind
+    `Preset.kind` names. A damaged cached file is named as such, with how
+    to fetch it again.
+
+    Args:
+        files: the `BiLMSource` of the cached files.
+        description: str. The source in words.
+    """
+
+    summary = "a pretrained model name (`keras-elmo presets` lists them)"
+
+    def __init__(self, files, description):
+        super().__init__(description)
+        self.files = files
+
+    @property
+    def kind(self):
+        return self.files.kind
+
+    @classmethod
+    def matches(cls, source):
+        """A preset name, or a string that cannot be a path (the name is
+        then checked, with close names suggested for a typo)."""
+        from keras_elmo import pretrained
+
+        return source in pretrained.PRESETS or not looks_like_path(source)
+
+    @classmethod
+    def open(cls, name, progress=True):
+        """The source of the preset `name`, its files in the cache
+        (downloaded if needed)."""
+        from keras_elmo import pretrained
+
+        preset = pretrained.get_preset(name)
+        paths = pretrained.fetch(preset, progress=progress)
+        description = f"the pretrained model {preset.name!r}"
+        if preset.kind == OfficialFiles.kind:
+            files = OfficialFiles(
+                paths["options"], paths["weights"], description
+            )
+        elif preset.kind == ELMoForManyLangsFolder.kind:
+            files = ELMoForManyLangsFolder(paths["model"], description)
+        else:
+            raise KerasElmoError(
+                f"Preset {preset.name!r} has kind {preset.kind!r}, which "
+                "this version of keras_elmo cannot load (it loads "
+                f"{OfficialFiles.kind}, {ELMoForManyLangsFolder.kind})."
+            )
+        return cls(files, description)
+
+    def inputs(self):
+        return self.files.inputs()
+
+    def _read(self):
+        return self.files.read()
+
+    def bilm_size(self):
+        return self.files.bilm_size()
+
+    def load_bilm(self, vocabulary=None, **kwargs):
+        try:
+            return self.files.load_bilm(vocabulary, **kwargs)
+        except WeightFileError as error:
+            raise WeightFileError(
+                f"{error} ({self.description}, read from the cache. Delete "
+                "its files there to download them again.)"
+            ) from None
+
+
+def looks_like_path(source):
+    """Whether the str `source` reads as a file path (a separator, or the
+    ending of a weight file)."""
+    return os.sep in source or source.endswith(
+        (".json", ".hdf5", ".h5", ".keras")
+    )

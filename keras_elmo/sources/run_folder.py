@@ -1,0 +1,43 @@
+"""`RunFolder`: a training run directory."""
+
+from keras_elmo.sources.bilm_data import BiLMData
+from keras_elmo.sources.bilm_source import BiLMSource
+from keras_elmo.sources.bilm_source import real_files
+
+
+class RunFolder(BiLMSource):
+    """A training run directory (`keras-elmo train --output`): its latest
+    checkpoint, with the softmax and the vocabulary of the run.
+
+    Args:
+        path: str. The run directory.
+    """
+
+    kind = "run"
+    summary = "a training run directory (the --output of keras-elmo train)"
+
+    def __init__(self, path):
+        super().__init__(f"the run in {path}")
+        self.path = path
+
+    @classmethod
+    def matches(cls, source):
+        from keras_elmo.training.run_directory import RunDirectory
+
+        return RunDirectory(source).is_run()
+
+    def inputs(self):
+        return real_files(self.path)
+
+    def _read(self):
+        from keras_elmo.training.run_directory import RunDirectory
+
+        model, vocabulary, _ = RunDirectory(self.path).load()
+        softmax = (model.softmax_kernel.numpy(), model.softmax_bias.numpy())
+        return BiLMData(model.bilm, softmax, vocabulary, self.description)
+
+    def bilm_size(self):
+        # From the run's config, without building the model.
+        from keras_elmo.training.run_directory import RunDirectory
+
+        return dict(RunDirectory(self.path).read_config().bilm)

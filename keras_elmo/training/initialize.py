@@ -1,0 +1,71 @@
+"""Starting a new run from the weights of another biLM."""
+
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import WeightFileError
+
+
+def initialize(model, vocabulary, source):
+    """Copies the biLM weights of `source` (and, with the same vocabulary,
+    its softmax) into `model`; returns what was copied, in words.
+
+    Args:
+        model: a built `keras_elmo.models.ELMoLanguageModel`.
+        vocabulary: a `keras_elmo.data.Vocabulary`, the run's.
+        source: a `keras_elmo.sources.BiLMData`: the `bilm`, `softmax`
+            (or None), `vocabulary` (or None) and `description` of the
+            weights to start from.
+    """
+    _check_token_encoder(model, source)
+    _check_table_rows(vocabulary, source)
+    _copy_bilm(model, source.bilm)
+    same_vocabulary = (
+        source.vocabulary is not None
+        and source.vocabulary.tokens == vocabulary.tokens
+    )
+    if source.softmax is not None and same_vocabulary:
+        model.softmax_kernel.assign(source.softmax[0])
+        model.softmax_bias.assign(source.softmax[1])
+        return "biLM and softmax"
+    return "biLM (softmax started fresh: the vocabulary differs)"
+
+
+def _check_token_encoder(model, source):
+    theirs, ours = source.bilm.token_encoder, model.bilm.token_encoder
+    if theirs != ours:
+        raise KerasElmoError(
+            f"--init-from {source.description} is a biLM that reads "
+            f"{theirs} (token_encoder={theirs!r}), but this run trains "
+            f"one that reads {ours}: their token encoders cannot share "
+            "weights. Drop --token-encoder (the run then takes the "
+            "source's), or start from a biLM of the same kind."
+        )
+
+
+def _check_table_rows(vocabulary, source):
+    # A word table has one row per line of its own vocabulary.
+    if source.bilm.encoder.needs_vocabulary and (
+        source.vocabulary is None
+        or source.vocabulary.tokens != vocabulary.tokens
+    ):
+        raise KerasElmoError(
+            f"{source.description} is a word-input biLM, whose table rows "
+            "belong to the lines of its vocabulary: --init-from needs "
+            "the same vocabulary (pass its vocab.txt with --vocab; it "
+            "must lie beside the source's options.json or in its run)."
+        )
+
+
+def _copy_bilm(model, bilm):
+    ours = [w for w in model.bilm.weights if w.trainable]
+    theirs = [w for w in bilm.weights if w.trainable]
+    for mine, other in zip(ours, theirs):
+        if tuple(mine.shape) != tuple(other.shape):
+            name = other.path.split("/", 1)[-1]
+            raise WeightFileError(
+                f"--init-from weights do not fit the model: {name} has "
+                f"shape {tuple(other.shape)} there but "
+                f"{tuple(mine.shape)} in the model the flags describe. "
+                "Give the flags of the source (or no size flags, to "
+                "take its size)."
+            )
+        mine.assign(other.numpy())
