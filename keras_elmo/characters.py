@@ -149,15 +149,19 @@ def check_filters(filters, max_characters_per_token):
     except (TypeError, ValueError):
         raise KerasElmoError(
             "`filters` must be a list of [width, num_filters] pairs, e.g. "
-            f"[[1, 32], [2, 32]]. Received: filters={filters!r}"
+            f"[[1, 32], [2, 32]]. Received: filters={filters!r}",
+            "filters",
         ) from None
     if not filters:
-        raise KerasElmoError("`filters` must name at least one filter width.")
+        raise KerasElmoError(
+            "`filters` must name at least one filter width.", "filters"
+        )
     for width, num in filters:
         if not 1 <= width <= max_characters_per_token or num < 1:
             raise KerasElmoError(
                 f"Each filter needs 1 <= width <= {max_characters_per_token} "
                 f"and num_filters >= 1. Received: [{width}, {num}] in "
-                f"filters={list(map(list, filters))}"
+                f"filters={list(map(list, filters))}",
+                "filters",
             )
     return filters

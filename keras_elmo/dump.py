@@ -30,8 +30,9 @@ from keras_elmo.progress import Progress
 def _check_batch_size(batch_size):
     if isinstance(batch_size, bool) or int(batch_size) < 1:
         raise KerasElmoError(
-            "batch_size (--batch-size) must be a positive integer; received "
-            f"{batch_size}."
+            "`batch_size` must be a positive integer. Received: "
+            f"batch_size={batch_size!r}.",
+            "batch_size",
         )
     return int(batch_size)
 
@@ -108,7 +109,7 @@ def embed_file(
             f"{output_layers!r}."
         )
     vocabulary = _word_vocabulary(bilm, vocabulary)
-    check_output_file(output_file, inputs=[input_file])
+    check_output_file(output_file, [input_file], "output_file")
     if bilm.stateful:
         raise KerasElmoError(
             "embed_file needs a stateless BiLM (outputs must not depend on "
@@ -180,7 +181,7 @@ def dump_token_embeddings(
     """
     batch_size = _check_batch_size(batch_size)
     vocabulary = _word_vocabulary(bilm, vocabulary)
-    check_output_file(output_file, inputs=[vocab_file])
+    check_output_file(output_file, [vocab_file], "output_file")
     total = count_lines(vocab_file)
     progress = Progress(total, "token", verbose, label="dump")
     # A vocabulary line is one token; an empty line an empty token.

@@ -1,29 +1,48 @@
 """The errors keras_elmo raises about user input.
 
-Every mistake a user can make (a bad flag, file, option or argument) raises
-a `KerasElmoError` (a `ValueError`) or one of its subclasses, with a message
-that says what was received, what was expected and how to fix it. The
-`keras-elmo` command catches this family in one place and prints the
-message; anything else is a bug and keeps its traceback.
+Every mistake a user can make (a bad argument, file, option or value)
+raises a `KerasElmoError` (a `ValueError`) or one of its subclasses, with a
+message that says what was received, what was expected and how to fix it.
+
+The library speaks Python: a message names a Python argument in backticks
+(`init_from`) and, where it shows the value, ends with "Received:
+init_from='x'." as Keras does; an error about one argument also carries
+its name (`error.argument`). The `keras-elmo` command catches this family
+in one place (`keras_elmo.cli.messages`) and turns those names into its
+flags (`--init-from`); anything else is a bug and keeps its traceback.
 
 Below the family, one check per kind of value a user gives (integers,
-finite numbers, lists of numbers, strings, flags and choices). Each check
-takes the value and the name the user knows it by (an argument such as
-"`dropout`", a flag such as "--scalar-mix", a key such as "options.json
-`lstm.dim`"), and returns the value in its plain Python type or raises
-`KerasElmoError` saying what it received and what is expected. NaN and
-infinities are never numbers here; booleans are never integers; strings
-are never numbers. NumPy only, no TensorFlow.
+finite numbers, lists of numbers, strings, booleans and choices). Each
+check takes the value and the name the user knows it by (an argument such
+as "`dropout`", a key such as "options.json `lstm.dim`"; the command line
+passes its own flags, such as "--scalar-mix"), and returns the value in
+its plain Python type or raises `KerasElmoError` saying what it received
+and what is expected; a name of the form "`argument`" (or
+"`argument`[i]") is carried as the error's `argument`. NaN and infinities
+are never numbers here; booleans are never integers; strings are never
+numbers. NumPy only, no TensorFlow.
 """
 
 import math
 import numbers
+import re
 
 import numpy as np
 
 
 class KerasElmoError(ValueError):
-    """A user mistake: a bad argument, flag, file or value."""
+    """A user mistake: a bad argument, file or value.
+
+    Args:
+        message: str. What was received, what is expected, how to fix it.
+        argument: str or None. The Python argument the mistake is in
+            (`"init_from"`), when it is one; the command line shows its
+            flag instead.
+    """
+
+    def __init__(self, message, argument=None):
+        super().__init__(message)
+        self.argument = argument
 
 
 class WeightFileError(KerasElmoError):
@@ -66,6 +85,17 @@ def received(value):
     return f"{text} ({type(value).__name__})"
 
 
+def _argument(name):
+    """The Python argument a check's `name` is ("`dropout`" or
+    "`weights`[0]"), or None (a file key, a flag, words)."""
+    match = re.fullmatch(r"`([A-Za-z_][A-Za-z0-9_]*)`(\[\d+\])*", name)
+    return match.group(1) if match else None
+
+
+def _error(message, name):
+    return KerasElmoError(message, argument=_argument(name))
+
+
 def _bounds(minimum, maximum, above):
     parts = []
     if minimum is not None:
@@ -87,9 +117,10 @@ def _check_range(value, name, minimum, maximum, above):
     )
     too_large = maximum is not None and value > maximum
     if too_small or too_large:
-        raise KerasElmoError(
+        raise _error(
             f"{name} must be {_bounds(minimum, maximum, above)}; "
-            f"received {value!r}."
+            f"received {value!r}.",
+            name,
         )
 
 
@@ -97,11 +128,12 @@ def check_integer(value, name, minimum=None, maximum=None):
     """`value` as an int: an integer (or a float with an integer value,
     as JSON may write it) within [minimum, maximum]."""
     if not _is_number(value) or not math.isfinite(value):
-        raise KerasElmoError(
-            f"{name} must be an integer; received {received(value)}."
+        raise _error(
+            f"{name} must be an integer; received {received(value)}.",
+            name,
         )
     if value != int(value):
-        raise KerasElmoError(f"{name} must be an integer; received {value!r}.")
+        raise _error(f"{name} must be an integer; received {value!r}.", name)
     value = int(value)
     _check_range(value, name, minimum, maximum, False)
     return value
@@ -111,13 +143,15 @@ def check_number(value, name, minimum=None, maximum=None, above=False):
     """`value` as a finite float, >= `minimum` (> with `above`) and <=
     `maximum`."""
     if not _is_number(value):
-        raise KerasElmoError(
-            f"{name} must be a number; received {received(value)}."
+        raise _error(
+            f"{name} must be a number; received {received(value)}.",
+            name,
         )
     value = float(value)
     if not math.isfinite(value):
-        raise KerasElmoError(
-            f"{name} must be a finite number; received {value!r}."
+        raise _error(
+            f"{name} must be a finite number; received {value!r}.",
+            name,
         )
     _check_range(value, name, minimum, maximum, above)
     return value
@@ -127,7 +161,7 @@ def check_fraction(value, name):
     """A probability such as a dropout rate: a finite number in [0, 1)."""
     value = check_number(value, name, minimum=0.0)
     if value >= 1.0:
-        raise KerasElmoError(f"{name} must be in [0, 1); received {value!r}.")
+        raise _error(f"{name} must be in [0, 1); received {value!r}.", name)
     return value
 
 
@@ -135,16 +169,18 @@ def check_numbers(values, name, count=None, one_per=None):
     """`values` as a list of finite floats (`count` of them, if given:
     one per `one_per`, e.g. "biLM layer")."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise KerasElmoError(
-            f"{name} must be a list of numbers; received {received(values)}."
+        raise _error(
+            f"{name} must be a list of numbers; received {received(values)}.",
+            name,
         )
     values = list(values)
     for i, value in enumerate(values):
         values[i] = check_number(value, f"{name}[{i}]")
     if count is not None and len(values) != count:
         each = f", one per {one_per}" if one_per else ""
-        raise KerasElmoError(
-            f"{name} has {len(values)} values; expected {count}{each}."
+        raise _error(
+            f"{name} has {len(values)} values; expected {count}{each}.",
+            name,
         )
     return values
 
@@ -153,22 +189,25 @@ def check_flag(value, name):
     """A boolean argument (True/False, not a string such as "no")."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise KerasElmoError(
-        f"{name} must be True or False; received {received(value)}."
+    raise _error(
+        f"{name} must be True or False; received {received(value)}.",
+        name,
     )
 
 
 def check_strings(values, name):
     """`values` as a list of str (tokens): not a str itself, not ints."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise KerasElmoError(
-            f"{name} must be a list of strings; received {received(values)}."
+        raise _error(
+            f"{name} must be a list of strings; received {received(values)}.",
+            name,
         )
     values = list(values)
     for i, value in enumerate(values):
         if not isinstance(value, str):
-            raise KerasElmoError(
-                f"{name}[{i}] must be a string; received {received(value)}."
+            raise _error(
+                f"{name}[{i}] must be a string; received {received(value)}.",
+                name,
             )
     return values
 

@@ -63,57 +63,68 @@ def _same_file(a, b):
         return os.path.abspath(a) == os.path.abspath(b)
 
 
-def check_output_file(path, inputs=(), flag="--output"):
+def check_output_file(path, inputs=(), argument="path"):
     """Checks that `path` can be written as a file, before any work.
 
     Refuses a directory, a missing parent directory, a parent that is a
     file, and any path equal to one of `inputs` (a command never overwrites
-    its own input).
+    its own input). `argument` is the caller's name of `path`, for
+    messages (e.g. `"output_file"`).
     """
     path = os.fspath(path)
     for source in inputs:
         if source is not None and _same_file(path, source):
             raise OutputPathError(
-                f"{flag} {path} is also an input of this command; it would "
-                "be destroyed. Write the output to another path."
+                f"`{argument}` is also an input of this call; it would be "
+                "destroyed. Write the output to another path. Received: "
+                f"{argument}={path!r}.",
+                argument,
             )
     if os.path.isdir(path):
         raise OutputPathError(
-            f"{flag} {path} is a directory; expected a file path to write "
-            f"(e.g. {os.path.join(path, 'output.hdf5')})."
+            f"`{argument}` is a directory; expected a file path to write "
+            f"(e.g. {os.path.join(path, 'output.hdf5')!r}). Received: "
+            f"{argument}={path!r}.",
+            argument,
         )
-    _check_parent(path, flag)
+    _check_parent(path, argument)
     return path
 
 
-def check_output_directory(path, inputs=(), flag="--output"):
+def check_output_directory(path, inputs=(), argument="path"):
     """Checks that `path` can be used as an output directory.
 
     Refuses an existing file at `path`, a parent that is a file, and a
-    directory that is (or lies inside) one of `inputs`.
+    directory that is (or lies inside) one of `inputs`. `argument` is the
+    caller's name of `path`, for messages (e.g. `"output_dir"`).
     """
     path = os.fspath(path)
     if os.path.exists(path) and not os.path.isdir(path):
         raise OutputPathError(
-            f"{flag} {path} is an existing file; expected a directory "
-            "(new, or one this command wrote before). Choose another path."
+            f"`{argument}` is an existing file; expected a directory (new, "
+            "or one this call wrote before). Choose another path. "
+            f"Received: {argument}={path!r}.",
+            argument,
         )
     for source in inputs:
         if source is not None and _same_file(path, source):
             raise OutputPathError(
-                f"{flag} {path} is also an input of this command; it would "
-                "be overwritten. Choose another directory."
+                f"`{argument}` is also an input of this call; it would be "
+                "overwritten. Choose another directory. Received: "
+                f"{argument}={path!r}.",
+                argument,
             )
-    _check_parent(path, flag)
+    _check_parent(path, argument)
     return path
 
 
-def _check_parent(path, flag):
+def _check_parent(path, argument):
     parent = os.path.dirname(os.path.abspath(path))
     while parent and not os.path.exists(parent):
         parent = os.path.dirname(parent)
     if parent and not os.path.isdir(parent):
         raise OutputPathError(
-            f"{flag} {path}: {parent} is a file, not a directory, so "
-            "nothing can be written under it."
+            f"`{argument}`: {parent} is a file, not a directory, so nothing "
+            f"can be written under it. Received: {argument}={path!r}.",
+            argument,
         )

@@ -1,8 +1,8 @@
 """The one resolver: whatever names a biLM becomes a `BiLMSource`.
 
 Every entry point classifies its source here, with the same rules:
-`keras_elmo.load_bilm`, `ELMoEmbedding("...")`, `--model`, `--init-from`,
-`--options`/`--weights` and `keras-elmo download`. The kinds (`KINDS`),
+`keras_elmo.load_bilm`, `ELMoEmbedding("...")`, the biLM a command line
+runs or starts training from, and `keras-elmo download`. The kinds (`KINDS`),
 each one class of `keras_elmo.sources`:
 
 - a pretrained model name (`keras_elmo.pretrained.PRESETS`), downloaded
@@ -15,7 +15,7 @@ each one class of `keras_elmo.sources`:
   export-weights` writes), or any folder holding exactly one
   `*options*.json` and one `*weights*.hdf5` file (e.g. bilm-tf's test
   model, `options.json` + `lm_weights.hdf5`) (`ExportFolder`);
-- a training run directory (`keras-elmo train --output`, `RunFolder`);
+- a training run directory (what training writes, `RunFolder`);
 - an ELMoForManyLangs model folder, or a folder holding just one
   (`ELMoForManyLangsFolder`);
 - a `.keras` file holding one `BiLM` (`KerasFile`).
@@ -54,10 +54,14 @@ KINDS = (
 )
 
 
-def _name(flag, source):
-    """How the user gave `source`, for messages: `--model X` or
-    `load_bilm('X')`."""
-    return f"{flag} {source}" if flag else f"load_bilm({source!r})"
+def _error(message, source, argument):
+    """A `BiLMSourceError` about `source`, given as the Python argument
+    `argument` (None: `load_bilm`'s `source`)."""
+    argument = argument or "source"
+    return BiLMSourceError(
+        f"`{argument}` {message} Received: {argument}={source!r}.",
+        argument,
+    )
 
 
 def _found(path, limit=10):
@@ -72,15 +76,17 @@ def _found(path, limit=10):
     return f"a folder holding {shown}{more}"
 
 
-def _nothing_matches(path, flag):
+def _nothing_matches(path, argument):
     kinds = "; ".join(KINDS)
-    return BiLMSourceError(
-        f"{_name(flag, path)}: expected a training run directory or "
-        f"another biLM source ({kinds}); found neither: {_found(path)}."
+    return _error(
+        "is no biLM source: expected a training run directory or another "
+        f"biLM source ({kinds}); found neither: {_found(path)}.",
+        path,
+        argument,
     )
 
 
-def _from_path(path, flag):
+def _from_path(path, argument):
     """The source of the local file or folder `path`."""
     for kind in PATH_KINDS:
         if kind.matches(path):
@@ -88,16 +94,18 @@ def _from_path(path, flag):
     if os.path.isdir(path):
         inner = ELMoForManyLangsFolder.inside(path)
         if inner is None:
-            raise _nothing_matches(path, flag)
+            raise _nothing_matches(path, argument)
         return inner
-    raise BiLMSourceError(
-        f"{_name(flag, path)} is a file; expected a training run directory, "
-        "an export directory, a .keras file, or OPTIONS.json,WEIGHTS.hdf5 "
-        "(or the options and weights files separately)."
+    raise _error(
+        "is a file; expected a training run directory, an export "
+        "directory, a .keras file, or OPTIONS.json,WEIGHTS.hdf5 (or the "
+        "options and weights files separately).",
+        path,
+        argument,
     )
 
 
-def classify(source, weights=None, flag=None, progress=True):
+def classify(source, weights=None, argument=None, progress=True):
     """The `BiLMSource` of `source` (and `weights`), by the rules of the
     module docstring; files of names and URLs are downloaded into the
     cache if needed.
@@ -106,8 +114,8 @@ def classify(source, weights=None, flag=None, progress=True):
         source: str, `os.PathLike` or dict (parsed options, with `weights`).
         weights: str or None. The hdf5 weights (a path or a URL) that go
             with an options file.
-        flag: str or None. How the user gave `source` (`"--model"`), for
-            messages; None for the Python API.
+        argument: str or None. The Python argument `source` came in
+            (`"init_from"`), for messages; None: `load_bilm`'s `source`.
         progress: bool. Print download progress. Defaults to `True`.
     """
     from keras_elmo import pretrained
@@ -126,18 +134,20 @@ def classify(source, weights=None, flag=None, progress=True):
         )
     source = os.fspath(source)
     if os.path.exists(source):
-        return _from_path(source, flag)
+        return _from_path(source, argument)
     if OfficialFiles.matches(source):
         return OfficialFiles.fetch(*source.split(",", 1), progress)
     if pretrained.is_url(source):
         return _from_path(
-            pretrained.cached_file(source, progress=progress), flag
+            pretrained.cached_file(source, progress=progress), argument
         )
     if PretrainedModel.matches(source):
         return PretrainedModel.open(source, progress)
-    raise BiLMSourceError(
-        f"{_name(flag, source)}: no such file or directory, nor a "
-        "pretrained model name (`keras-elmo presets` lists them)."
+    raise _error(
+        "is no such file or directory, nor a pretrained model name "
+        "(`keras-elmo presets` lists them).",
+        source,
+        argument,
     )
 
 
@@ -181,8 +191,8 @@ def load_bilm(source, weights=None, vocabulary=None, **kwargs):
     `options.json` (with `weights`, the hdf5 file; both may be URLs, or
     one string `"OPTIONS.json,WEIGHTS.hdf5"`), an export directory, a
     training run directory, an ELMoForManyLangs model folder or a `.keras`
-    file holding a `BiLM`: the same sources `keras-elmo embed --model`
-    accepts (see `keras_elmo.loading`). Names and URLs are downloaded once
+    file holding a `BiLM`: the same sources every command takes (see
+    `keras_elmo.loading`). Names and URLs are downloaded once
     into the cache.
 
     Official files: `n_characters` 261 or 262, files without `CNN_proj`

@@ -7,9 +7,10 @@ modules parse and delegate: every default and rule lives in the library.
 
 User mistakes (`KerasElmoError` and the OS errors that user paths cause)
 are caught here, once, and printed as `keras-elmo CMD: error: ...` with
-exit status 2; anything else is a bug and keeps its traceback. A usage
-mistake prints the command's one-line usage and the error, also with exit
-status 2.
+exit status 2, the library's Python argument names turned into the
+command's flags (`keras_elmo.cli.messages`); anything else is a bug and
+keeps its traceback. A usage mistake prints the command's one-line usage
+and the error, also with exit status 2.
 
 Parsing imports no TensorFlow (`--help`, `--version` and usage errors
 answer at once): the parsers read their defaults from modules that do not
@@ -23,6 +24,8 @@ import os
 import sys
 import zipfile
 
+from keras_elmo.cli.messages import command_line_message
+from keras_elmo.cli.messages import flags_of
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.version import __version__
 
@@ -75,6 +78,10 @@ class _Parser(argparse.ArgumentParser):
     one-line usage and the error (argparse's default prints the whole
     usage block, 30 lines for `train`)."""
 
+    def actions(self):
+        """The parser's arguments (argparse `Action`s), in order."""
+        return list(self._actions)
+
     def error(self, message):
         usage = f"usage: {self.prog} [OPTIONS]"
         if self._subparsers is not None:
@@ -100,21 +107,23 @@ def build_parser():
     )
     for name in COMMANDS:
         importlib.import_module(name).add_parser(commands)
+    parser.commands = commands.choices  # command name -> its parser
     return parser
 
 
-def _describe(error):
+def _describe(error, flags):
     if isinstance(error, OSError) and error.filename and error.strerror:
         return f"{error.filename}: {error.strerror}"
     if isinstance(error, EOFError):
         return f"a compressed input ended early ({error}); is it complete?"
-    return str(error)
+    return command_line_message(error, flags)
 
 
 def main(argv=None):
     """Runs `keras-elmo ARGV`; returns the exit status."""
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
     except SystemExit as exit:  # argparse: --help, or a usage error
         return exit.code
     if getattr(args, "needs_tensorflow", True):
@@ -122,8 +131,9 @@ def main(argv=None):
     try:
         args.run(args)
     except USER_ERRORS as error:
+        flags = flags_of(parser.commands[args.command], args)
         print(
-            f"keras-elmo {args.command}: error: {_describe(error)}",
+            f"keras-elmo {args.command}: error: {_describe(error, flags)}",
             file=sys.stderr,
         )
         return 2

@@ -100,14 +100,14 @@ def bilm_source(args):
             "Give either --model or --options/--weights, not both."
         )
     if model is not None:
-        return classify(model, flag="--model")
+        return classify(model, argument="model")
     if options is None or weights is None:
         raise KerasElmoError(
             "Give the biLM with --options OPTIONS.json --weights "
             "WEIGHTS.hdf5, or --model DIR (a keras-elmo train output or an "
             "export directory)."
         )
-    return classify(options, weights, flag="--options")
+    return classify(options, weights, argument="options")
 
 
 def bilm_vocabulary(args, source):

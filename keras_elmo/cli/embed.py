@@ -16,6 +16,13 @@ from keras_elmo.export.file_format import KINDS
 from keras_elmo.export.file_format import PRECISIONS
 
 RUNTIMES = ("tensorflow", *KINDS)
+# The library's names of what these commands' flags give.
+_ARGUMENT_FLAGS = {
+    "input_file": "--input",
+    "vocab_file": "--vocab",
+    "output_file": "--output",
+    "model_file": "--model",
+}
 
 
 def add_parser(commands):
@@ -72,7 +79,7 @@ def add_parser(commands):
     )
     add_runtime_arguments(embed)
     add_quiet(embed)
-    embed.set_defaults(run=run_embed)
+    embed.set_defaults(run=run_embed, argument_flags=_ARGUMENT_FLAGS)
 
     tokens = commands.add_parser(
         "dump-token-embeddings",
@@ -92,7 +99,9 @@ def add_parser(commands):
         help="tokens a batch (default %(default)s)",
     )
     add_quiet(tokens)
-    tokens.set_defaults(run=run_dump_token_embeddings)
+    tokens.set_defaults(
+        run=run_dump_token_embeddings, argument_flags=_ARGUMENT_FLAGS
+    )
 
 
 def _open_source(args, *inputs):
@@ -100,7 +109,7 @@ def _open_source(args, *inputs):
     from keras_elmo.files import check_output_file
 
     source = bilm_source(args)
-    check_output_file(args.output, inputs=[*inputs, *source.inputs()])
+    check_output_file(args.output, [*inputs, *source.inputs()], "output")
     return source
 
 

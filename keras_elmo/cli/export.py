@@ -9,6 +9,9 @@ from keras_elmo.cli.arguments import bilm_vocabulary
 from keras_elmo.cli.arguments import positive_int
 from keras_elmo.errors import KerasElmoError
 
+# The library's name of what --output gives.
+_ARGUMENT_FLAGS = {"path": "--output"}
+
 
 def add_parser(commands):
     from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS
@@ -22,7 +25,10 @@ def add_parser(commands):
     )
     weights.add_argument("--model", required=True, help="training run dir")
     weights.add_argument("--output", required=True, help="directory to write")
-    weights.set_defaults(run=run_export_weights)
+    weights.set_defaults(
+        run=run_export_weights,
+        argument_flags={"model_dir": "--model", "output_dir": "--output"},
+    )
 
     serving = commands.add_parser(
         "export-savedmodel",
@@ -50,7 +56,9 @@ def add_parser(commands):
         help="refuse requests larger than this many token positions, "
         "batch x max_len (default %(default)s)",
     )
-    serving.set_defaults(run=run_export_savedmodel)
+    serving.set_defaults(
+        run=run_export_savedmodel, argument_flags=_ARGUMENT_FLAGS
+    )
     _add_deploy_parsers(commands)
 
 
@@ -58,7 +66,7 @@ def run_export_weights(args):
     from keras_elmo.files import check_output_directory
     from keras_elmo.training.run_directory import export_weights
 
-    check_output_directory(args.output, inputs=[args.model])
+    check_output_directory(args.output, [args.model], "output")
     export_weights(args.model, args.output)
     print(
         f"wrote options.json, weights.hdf5, vocab.txt and softmax.hdf5 to "
@@ -73,7 +81,9 @@ def run_export_savedmodel(args):
     from keras_elmo.files import check_output_directory
 
     source = bilm_source(args)
-    check_output_directory(args.output, inputs=[args.model, *source.inputs()])
+    check_output_directory(
+        args.output, [args.model, *source.inputs()], "output"
+    )
     # A word-input biLM carries its own vocabulary; others may cache one.
     vocabulary = bilm_vocabulary(args, source)
     if vocabulary is not None and args.cache_vocab:
@@ -162,7 +172,7 @@ def _add_deploy_parsers(commands):
         help="ONNX int8 only: one scale per weight column instead of one "
         "a matrix",
     )
-    onnx.set_defaults(run=run_export_onnx)
+    onnx.set_defaults(run=run_export_onnx, argument_flags=_ARGUMENT_FLAGS)
 
     litert = commands.add_parser(
         "export-litert",
@@ -175,7 +185,7 @@ def _add_deploy_parsers(commands):
         "'keras-elmo[litert]'.",
     )
     _add_common(litert, LITERT.precisions)
-    litert.set_defaults(run=run_export_litert)
+    litert.set_defaults(run=run_export_litert, argument_flags=_ARGUMENT_FLAGS)
 
 
 def _export(args, write, **options):
@@ -188,7 +198,7 @@ def _export(args, write, **options):
             "them), not a vocabulary's word ids. Drop the flag."
         )
     source = bilm_source(args)
-    check_output_file(args.output, inputs=[args.model, *source.inputs()])
+    check_output_file(args.output, [args.model, *source.inputs()], "output")
     write(
         source.read().bilm,
         args.output,

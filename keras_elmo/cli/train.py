@@ -314,7 +314,7 @@ def run(args):
     )
     init_from = None
     if args.init_from:
-        init_from = classify(args.init_from, flag="--init-from")
+        init_from = classify(args.init_from, argument="init_from")
     size = run_size(
         args.size,
         args.options,

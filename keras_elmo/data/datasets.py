@@ -127,11 +127,12 @@ def check_batch_budget(max_length, tokens_per_batch):
     """A batch must hold the longest sentence piece and its boundaries."""
     if int(max_length) < 1 or int(tokens_per_batch) < int(max_length) + 2:
         raise KerasElmoError(
-            "tokens_per_batch (--tokens-per-batch) must hold the longest "
-            "sentence piece, tokens_per_batch >= max_length + 2 = "
-            f"{int(max_length) + 2} tokens (max_length >= 1); received "
-            f"max_length={max_length}, tokens_per_batch={tokens_per_batch}. "
-            "Raise it or lower --max-length."
+            "`tokens_per_batch` must hold the longest sentence piece and "
+            "its boundaries, at least `max_length` + 2 = "
+            f"{int(max_length) + 2} tokens (and `max_length` >= 1). Raise "
+            "`tokens_per_batch` or lower `max_length`. Received: "
+            f"max_length={max_length!r}, tokens_per_batch={tokens_per_batch!r}.",
+            "tokens_per_batch",
         )
 
 

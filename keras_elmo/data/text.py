@@ -18,8 +18,9 @@ ON_BAD_LINE = ("error", "skip")
 def check_on_bad_line(on_bad_line):
     if on_bad_line not in ON_BAD_LINE:
         raise TextFileError(
-            f"on_bad_line (--on-bad-line) must be one of {ON_BAD_LINE}; "
-            f"received {on_bad_line!r}."
+            f"`on_bad_line` must be one of {ON_BAD_LINE}. Received: "
+            f"on_bad_line={on_bad_line!r}.",
+            "on_bad_line",
         )
     return on_bad_line
 
@@ -47,8 +48,9 @@ def _bad_line_error(path, line_number, raw, error):
         f"{path}, line {line_number}: not valid UTF-8 (byte "
         f"0x{raw[error.start]:02x} at byte offset {error.start} of the "
         "line). Re-encode the file as UTF-8 (e.g. `iconv -f latin1 -t "
-        "utf-8`); in sentence files (training, validation and `embed` "
-        "input) --on-bad-line skip leaves such lines out instead."
+        "utf-8`); in sentence files (training, validation and embedding "
+        "input) `on_bad_line` 'skip' leaves such lines out instead.",
+        "on_bad_line",
     )
 
 

@@ -46,7 +46,8 @@ class Vocabulary:
                 f"{source} lacks the special token(s) {', '.join(missing)}. "
                 "A biLM vocabulary lists <S>, </S> and <UNK> first, then "
                 "tokens by descending frequency; add the missing ones at the "
-                "top (or build one with `keras-elmo train --build-vocab`)."
+                "top (or build one from a corpus with "
+                "`Vocabulary.from_corpus`)."
             )
         seen = set()
         for line, token in enumerate(tokens, start=1):
@@ -122,12 +123,14 @@ class Vocabulary:
         """
         if int(min_count) < 1:
             raise KerasElmoError(
-                f"min_count (--min-count) must be >= 1; received {min_count}."
+                f"`min_count` must be >= 1. Received: min_count={min_count!r}.",
+                "min_count",
             )
         if max_size is not None and int(max_size) <= len(SPECIAL_TOKENS):
             raise KerasElmoError(
-                "max_size (--max-vocab-size) must be larger than 3 (the "
-                f"special tokens <S>, </S>, <UNK>); received {max_size}."
+                "`max_size` must be larger than 3 (the special tokens <S>, "
+                f"</S>, <UNK>). Received: max_size={max_size!r}.",
+                "max_size",
             )
         counts = collections.Counter()
         for path in files:

@@ -55,9 +55,10 @@ def _check_max_batch_tokens(max_batch_tokens):
         or max_batch_tokens < 1
     ):
         raise KerasElmoError(
-            "max_batch_tokens (--max-batch-tokens) must be a positive "
-            f"integer; received {max_batch_tokens!r}. It is the largest "
-            "request (batch x max_len token positions) the SavedModel serves."
+            "`max_batch_tokens` must be a positive integer: the largest "
+            "request (batch x max_len token positions) the SavedModel "
+            f"serves. Received: max_batch_tokens={max_batch_tokens!r}.",
+            "max_batch_tokens",
         )
     return int(max_batch_tokens)
 
@@ -412,8 +413,9 @@ def export_savedmodel(
     check_output_directory(path)
     if os.path.isdir(path) and os.listdir(path):
         raise OutputPathError(
-            f"{path} exists and is not empty; choose a new directory for the "
-            "SavedModel."
+            "`path` exists and is not empty; choose a new directory for the "
+            f"SavedModel. Received: path={path!r}.",
+            "path",
         )
     module = ELMoServing(bilm, vocabulary, max_batch_tokens)
     module.trace()

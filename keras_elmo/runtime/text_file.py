@@ -1,6 +1,6 @@
 """An exported biLM file (`.onnx`, `.tflite`) run over text files, in the
 hdf5 layouts of `keras_elmo.dump`, without TensorFlow: what `keras-elmo
-embed` and `dump-token-embeddings` run for `--model FILE.onnx|.tflite`.
+embed` and `dump-token-embeddings` run for a model file FILE.onnx|.tflite.
 
 The layouts are those of `keras_elmo.dump.embed_file` (dataset `str(i)`,
 float32 `(num_layers + 1, n_i, 2 * projection_dim)` for line i) and
@@ -32,9 +32,9 @@ def runtime_of(path):
     return RUNTIMES.get(suffix)
 
 
-def open_model(path, runtime=None, precision=None, num_threads=None):
-    """The exported model at `path`, loaded by its runtime, after checking
-    it against `--runtime` / `--precision` when they were given.
+def open_model(model_file, runtime=None, precision=None, num_threads=None):
+    """The exported model `model_file`, loaded by its runtime, after
+    checking it against `runtime` / `precision` when they were given.
 
     Raises:
         KerasElmoError: the file is missing, of another runtime than
@@ -42,24 +42,30 @@ def open_model(path, runtime=None, precision=None, num_threads=None):
     """
     from keras_elmo import runtime as runtimes
 
-    kind = runtime_of(path)
+    kind = runtime_of(model_file)
     if kind is None:
         raise KerasElmoError(
-            f"--model {path}: not an exported model file; expected a .onnx "
-            "(keras-elmo export-onnx) or .tflite (export-litert) file."
+            "`model_file` is not an exported model file; expected a .onnx "
+            "(keras-elmo export-onnx) or .tflite (export-litert) file. "
+            f"Received: model_file={model_file!r}.",
+            "model_file",
         )
     if runtime not in (None, kind):
         raise KerasElmoError(
-            f"--model {path} is a {kind} model but --runtime is {runtime}; "
-            f"drop --runtime, or pass --runtime {kind}."
+            f"`model_file` is a {kind} model but `runtime` is another; "
+            f"leave `runtime` out, or give {kind!r}. Received: "
+            f"model_file={model_file!r}, runtime={runtime!r}.",
+            "runtime",
         )
     load = {"onnx": runtimes.ONNXBiLM, "litert": runtimes.LiteRTBiLM}[kind]
-    model = load(path, num_threads=num_threads)
+    model = load(model_file, num_threads=num_threads)
     if precision not in (None, model.precision):
         raise KerasElmoError(
-            f"--model {path} was exported in {model.precision} but "
-            f"--precision is {precision}; drop --precision (a file has one "
-            "precision), or export the biLM again in the one you want."
+            f"`model_file` was exported in {model.precision} but "
+            "`precision` is another; leave `precision` out (a file has one "
+            "precision), or export the biLM again in the one you want. "
+            f"Received: model_file={model_file!r}, precision={precision!r}.",
+            "precision",
         )
     return model
 
@@ -81,7 +87,7 @@ def embed_file(
     """
     from keras_elmo.files import check_output_file
 
-    check_output_file(output_file, inputs=[input_file, model.path])
+    check_output_file(output_file, [input_file, model.path], "output_file")
 
     def layers_of(sentences):
         return np.stack(model(sentences)["layer_outputs"], axis=1)
@@ -114,7 +120,7 @@ def dump_token_embeddings(
     from keras_elmo.files import check_output_file
     from keras_elmo.progress import Progress
 
-    check_output_file(output_file, inputs=[vocab_file, model.path])
+    check_output_file(output_file, [vocab_file, model.path], "output_file")
     total = count_lines(vocab_file)
     progress = Progress(total, "token", verbose, label="dump")
     # A vocabulary line is one token; an empty line an empty token.

@@ -6,7 +6,8 @@ from keras_elmo.sources.bilm_source import real_files
 
 
 class RunFolder(BiLMSource):
-    """A training run directory (`keras-elmo train --output`): its latest
+    """A training run directory (what `keras_elmo.training.train` writes):
+    its latest
     checkpoint, with the softmax and the vocabulary of the run.
 
     Args:
@@ -14,7 +15,7 @@ class RunFolder(BiLMSource):
     """
 
     kind = "run"
-    summary = "a training run directory (the --output of keras-elmo train)"
+    summary = "a training run directory (config.json and checkpoint/)"
 
     def __init__(self, path):
         super().__init__(f"the run in {path}")

@@ -60,10 +60,10 @@ _JOBS = ("chief", "worker")
 TPU_UNSUPPORTED = (
     "TPU training is not supported yet: a TPU compiles each step with XLA, "
     "and although the training step has an XLA form (used by "
-    "--jit-compile), the distributed loop does not use it, and no TPU was "
+    "`jit_compile`), the distributed loop does not use it, and no TPU was "
     "available to test one (the sparse optimizers' merging of the softmax "
     "rows a batch touches has a data-dependent size). Train on GPUs "
-    "(--strategy mirrored or multi_worker) instead."
+    "(`strategy` 'mirrored' or 'multi_worker') instead."
 )
 
 
@@ -133,7 +133,7 @@ def _num_tasks(tf_config):
 
 
 def get_strategy(name="auto", cluster_timeout=DEFAULT_CLUSTER_TIMEOUT):
-    """The `tf.distribute.Strategy` for a `--strategy` name.
+    """The `tf.distribute.Strategy` for a `strategy` name.
 
     Must run before any other TensorFlow work in the process (the
     multi-worker strategy sets up the runtime).
@@ -148,7 +148,9 @@ def get_strategy(name="auto", cluster_timeout=DEFAULT_CLUSTER_TIMEOUT):
     """
     if name not in STRATEGIES:
         raise KerasElmoError(
-            f"Unknown strategy {name!r}; expected one of {list(STRATEGIES)}."
+            f"`strategy` must be one of {list(STRATEGIES)}. Received: "
+            f"strategy={name!r}.",
+            "strategy",
         )
     tf_config = read_tf_config(os.environ.get("TF_CONFIG"))
     gpus = tf.config.list_physical_devices("GPU")
@@ -166,13 +168,14 @@ def get_strategy(name="auto", cluster_timeout=DEFAULT_CLUSTER_TIMEOUT):
     if name == "tpu":
         # The step fails to compile under XLA (checked with jit_compile on
         # CPU); say so before connecting to a TPU.
-        raise KerasElmoError(TPU_UNSUPPORTED)
+        raise KerasElmoError(TPU_UNSUPPORTED, "strategy")
     if tf_config is None:
         raise KerasElmoError(
-            "--strategy multi_worker needs the cluster in the TF_CONFIG "
+            "`strategy` 'multi_worker' needs the cluster in the TF_CONFIG "
             "environment variable of every worker, e.g. TF_CONFIG='"
             f"{_TF_CONFIG_EXAMPLE}' (same cluster everywhere, each worker "
-            "its own index)."
+            "its own index).",
+            "strategy",
         )
     return _multi_worker_strategy(tf_config, float(cluster_timeout))
 
@@ -183,7 +186,7 @@ def resolve_strategy(strategy, cluster_timeout=DEFAULT_CLUSTER_TIMEOUT):
     if isinstance(strategy, str):
         strategy = get_strategy(strategy, cluster_timeout)
     if isinstance(strategy, tf.distribute.TPUStrategy):
-        raise KerasElmoError(TPU_UNSUPPORTED)
+        raise KerasElmoError(TPU_UNSUPPORTED, "strategy")
     return strategy
 
 
@@ -238,7 +241,7 @@ def _multi_worker_strategy(tf_config, timeout):
             f"within {timeout:g} s: {_reason(e)}. Start every worker of "
             "TF_CONFIG (same cluster, each its own task index), check that "
             "the addresses and ports are reachable from every machine, or "
-            "raise --cluster-timeout."
+            "raise `cluster_timeout`."
         ) from None
 
 
@@ -303,8 +306,8 @@ def agree_on_step(strategy, step):
         raise ClusterError(
             "The workers found checkpoints at different steps "
             f"({sorted(set(int(s) for s in steps))}): every worker must "
-            "see the same --output directory (storage shared by all "
-            "machines; only the chief writes to it)."
+            "see the same `output_dir` (storage shared by all machines; "
+            "only the chief writes to it)."
         )
 
 

@@ -196,18 +196,24 @@ def _lm_dataset(strategy, scan, vocabulary, **kwargs):
 def _check_arguments(checkpoint_every, jit_compile, epochs, steps):
     if isinstance(checkpoint_every, bool) or int(checkpoint_every) < 1:
         raise KerasElmoError(
-            "checkpoint_every (--checkpoint-every) must be >= 1; received "
-            f"{checkpoint_every}."
+            "`checkpoint_every` must be >= 1. Received: "
+            f"checkpoint_every={checkpoint_every!r}.",
+            "checkpoint_every",
         )
     if jit_compile not in JIT_COMPILE.values():
         raise KerasElmoError(
-            f"jit_compile must be True, False or 'auto'; received "
-            f"{jit_compile!r}."
+            "`jit_compile` must be True, False or 'auto'. Received: "
+            f"jit_compile={jit_compile!r}.",
+            "jit_compile",
         )
     if epochs is not None and not epochs > 0:
-        raise KerasElmoError(f"epochs (--epochs) must be > 0; got {epochs}.")
+        raise KerasElmoError(
+            f"`epochs` must be > 0. Received: epochs={epochs!r}.", "epochs"
+        )
     if steps is not None and int(steps) < 1:
-        raise KerasElmoError(f"steps (--steps) must be >= 1; got {steps}.")
+        raise KerasElmoError(
+            f"`steps` must be >= 1. Received: steps={steps!r}.", "steps"
+        )
 
 
 def _check_validate_every(validate_every, checkpoint_every, config):
@@ -218,21 +224,24 @@ def _check_validate_every(validate_every, checkpoint_every, config):
     from keras_elmo.errors import check_integer
 
     validate_every = check_integer(
-        validate_every, "validate_every (--validate-every)", minimum=1
+        validate_every, "`validate_every`", minimum=1
     )
     if not config.validation_files:
         raise KerasElmoError(
-            "validate_every (--validate-every) needs held-out files to "
-            "validate on: give them with --validation, or drop the flag."
+            "`validate_every` needs held-out files to validate on: give "
+            "`validation_files`, or leave `validate_every` out. Received: "
+            f"validate_every={validate_every!r}.",
+            "validate_every",
         )
     if validate_every % int(checkpoint_every):
         multiple = round(validate_every / checkpoint_every) or 1
         raise KerasElmoError(
-            f"validate_every (--validate-every) {validate_every} is not a "
-            f"multiple of checkpoint_every (--checkpoint-every) "
-            f"{checkpoint_every}: validation runs at checkpoints. Use a "
-            f"multiple, e.g. --validate-every {multiple * checkpoint_every}, "
-            f"or --checkpoint-every {validate_every}."
+            "`validate_every` must be a multiple of `checkpoint_every`: "
+            f"validation runs at checkpoints. Use a multiple, e.g. "
+            f"{multiple * checkpoint_every}, or set `checkpoint_every` to "
+            f"{validate_every}. Received: validate_every={validate_every!r}"
+            f", checkpoint_every={checkpoint_every!r}.",
+            "validate_every",
         )
 
 
@@ -242,9 +251,11 @@ def _resolve_jit(strategy, jit_compile):
         return jit_compile
     if jit_compile is True:
         raise KerasElmoError(
-            "jit_compile=True (--jit-compile on) is not supported with a "
-            f"strategy ({describe(strategy)}): the distributed loop runs "
-            "without XLA. Drop one of the two."
+            "`jit_compile` is not supported with a distribution strategy "
+            f"({describe(strategy)}): the distributed loop runs without "
+            "XLA. Leave one of `jit_compile` and `strategy` out. Received: "
+            "jit_compile=True.",
+            "jit_compile",
         )
     return False
 

@@ -33,11 +33,12 @@ def _check_token_encoder(model, source):
     theirs, ours = source.bilm.token_encoder, model.bilm.token_encoder
     if theirs != ours:
         raise KerasElmoError(
-            f"--init-from {source.description} is a biLM that reads "
-            f"{theirs} (token_encoder={theirs!r}), but this run trains "
-            f"one that reads {ours}: their token encoders cannot share "
-            "weights. Drop --token-encoder (the run then takes the "
-            "source's), or start from a biLM of the same kind."
+            f"`init_from` ({source.description}) is a biLM that reads "
+            f"{theirs}, but this run trains one that reads {ours}: their "
+            "token encoders cannot share weights. Leave `token_encoder` "
+            "out (the run then takes the source's), or start from a biLM "
+            "of the same kind.",
+            "init_from",
         )
 
 
@@ -49,9 +50,10 @@ def _check_table_rows(vocabulary, source):
     ):
         raise KerasElmoError(
             f"{source.description} is a word-input biLM, whose table rows "
-            "belong to the lines of its vocabulary: --init-from needs "
-            "the same vocabulary (pass its vocab.txt with --vocab; it "
-            "must lie beside the source's options.json or in its run)."
+            "belong to the lines of its vocabulary: `init_from` needs "
+            "the same `vocabulary` (its vocab.txt, which must lie beside "
+            "the source's options.json or in its run).",
+            "init_from",
         )
 
 
@@ -62,10 +64,11 @@ def _copy_bilm(model, bilm):
         if tuple(mine.shape) != tuple(other.shape):
             name = other.path.split("/", 1)[-1]
             raise WeightFileError(
-                f"--init-from weights do not fit the model: {name} has "
+                f"`init_from` weights do not fit the model: {name} has "
                 f"shape {tuple(other.shape)} there but "
-                f"{tuple(mine.shape)} in the model the flags describe. "
-                "Give the flags of the source (or no size flags, to "
-                "take its size)."
+                f"{tuple(mine.shape)} in the model of this run's size. "
+                "Give the size of the source (or no size at all, to take "
+                "its size).",
+                "init_from",
             )
         mine.assign(other.numpy())

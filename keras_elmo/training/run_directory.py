@@ -126,14 +126,14 @@ class RunDirectory:
         if not os.path.isdir(self.path):
             raise RunDirectoryError(
                 f"{self.path} is not a directory; expected a training run "
-                "directory (the --output of keras-elmo train)."
+                "directory (a folder that training wrote, with "
+                f"{CONFIG_FILE})."
             )
         values = read_json(path)
         if values is None:
             raise RunDirectoryError(
                 f"{self.path} is not a training run directory (no "
-                f"{CONFIG_FILE}). Pass the --output directory of "
-                "`keras-elmo train`."
+                f"{CONFIG_FILE}). Pass a folder that training wrote."
             )
         return TrainingConfig.from_json(values, source=path)
 
@@ -160,7 +160,7 @@ class RunDirectory:
                 f"{self.path} holds a run with other settings, so it cannot "
                 "be resumed with these (" + "; ".join(differences) + "). "
                 "Pass the original settings to resume, or choose a new "
-                "--output directory."
+                "`output_dir`."
             )
 
     def write_config(self, config):
@@ -177,7 +177,7 @@ class RunDirectory:
                 raise RunDirectoryError(
                     f"{self.path} was trained with the vocabulary in {path}, "
                     "not the one given now; pass that one to resume, or "
-                    "choose a new --output directory."
+                    "choose a new `output_dir`."
                 )
 
     # === History ===
@@ -250,8 +250,8 @@ class RunDirectory:
                 f"replica(s) and this run has {num_replicas}: a step is one "
                 "global batch of (replicas x tokens_per_batch) tokens, so "
                 "the data position would not line up. Resume on as many "
-                "devices (--strategy and TF_CONFIG as before), or choose a "
-                "new --output directory."
+                "devices (`strategy` and TF_CONFIG as before), or choose a "
+                "new `output_dir`."
             )
         keyed = _state_variables(model)
         values = self._read_state(path, meta, keyed)
@@ -316,7 +316,7 @@ class RunDirectory:
         if self.restore_checkpoint(model) is None:
             raise RunDirectoryError(
                 f"{self.path} has no checkpoint yet: train for at least "
-                "--checkpoint-every steps first."
+                "`checkpoint_every` steps first."
             )
         return model, vocabulary, config
 
@@ -347,12 +347,14 @@ def read_softmax(path):
 
 def export_weights(model_dir, output_dir):
     """Writes a run as official `options.json` + `weights.hdf5`, plus
-    `vocab.txt` and `softmax.hdf5` (for `--init-from`); returns
+    `vocab.txt` and `softmax.hdf5` (a source for `init_from`); returns
     `output_dir`."""
     if os.path.abspath(model_dir) == os.path.abspath(output_dir):
         raise KerasElmoError(
-            f"--output {output_dir} is the run directory itself; its files "
-            "are the input of the export. Choose another directory."
+            "`output_dir` is the run directory itself (`model_dir`); its "
+            "files are the input of the export. Choose another directory. "
+            f"Received: output_dir={output_dir!r}.",
+            "output_dir",
         )
     model, vocabulary, _ = load_run(model_dir)
     os.makedirs(output_dir, exist_ok=True)

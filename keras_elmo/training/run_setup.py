@@ -33,7 +33,11 @@ def run_vocabulary(
 
     existing = os.path.join(output, VOCAB_FILE)
     if vocab and build_vocab:
-        raise KerasElmoError("Give either --vocab or --build-vocab, not both.")
+        raise KerasElmoError(
+            "Give either `vocab` or `build_vocab`, not both. Received: "
+            f"vocab={vocab!r}, build_vocab={build_vocab!r}.",
+            "vocab",
+        )
     if vocab:
         return Vocabulary.from_file(vocab)
     if build_vocab and os.path.isfile(existing):
@@ -49,9 +53,10 @@ def run_vocabulary(
             print(f"built a vocabulary of {len(vocabulary):,} tokens")
         return vocabulary
     raise KerasElmoError(
-        "Give the output vocabulary with --vocab VOCAB.txt (one token a "
-        "line, <S> </S> <UNK> first), or --build-vocab to build it from "
-        "the training files."
+        "Give the output vocabulary as `vocab` (a file of one token a line, "
+        "<S> </S> <UNK> first), or set `build_vocab` to build it from the "
+        "training files.",
+        "vocab",
     )
 
 

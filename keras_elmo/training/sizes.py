@@ -2,7 +2,7 @@
 
 A size is a dict of `BiLM` arguments (`BILM_KEYS`). `bilm_size` turns the
 ways a user gives one (a size name, an official options file, single
-flags, or the size of the weights a run starts from) into one such dict,
+values, or the size of the weights a run starts from) into one such dict,
 checking each value under its own name.
 """
 
@@ -49,7 +49,7 @@ SIZES = {
 }
 DEFAULT_SIZE = "cpu"
 BILM_KEYS = tuple(SIZES[DEFAULT_SIZE])
-# The token encoders a run can train from scratch (`--token-encoder`), and
+# The token encoders a run can train from scratch (`token_encoder`), and
 # the size keys of a word-input biLM: the LSTMs' (its table is one row per
 # vocabulary line).
 TRAINABLE_TOKEN_ENCODERS = ("characters", "words")
@@ -63,7 +63,8 @@ LSTM_KEYS = (
     "use_skip_connections",
 )
 
-# Size arguments that single flags may set: name -> (type, smallest value).
+# Size arguments that may be given one by one: name -> (type, smallest
+# value).
 SIZE_ARGUMENTS = {
     "units": (int, 1),
     "projection_dim": (int, 1),
@@ -75,14 +76,10 @@ SIZE_ARGUMENTS = {
 }
 
 
-def _flag(name):
-    return "--" + name.replace("_", "-")
-
-
 def check_size_value(name, value, where=None):
     """Checks one size value under its own name (`where` names it for
-    the user, e.g. the flag or the options key)."""
-    where = where or _flag(name)
+    the user otherwise, e.g. the options key)."""
+    where = where or f"`{name}`"
     kind, smallest = SIZE_ARGUMENTS[name]
     if kind is int:
         return check_integer(value, where, minimum=smallest)
@@ -178,28 +175,29 @@ def check_bilm_size(
         if checked.get(name) is not None:
             checked[name] = check_size_value(name, checked[name])
     if "filters" in checked:
-        checked["filters"] = _check_filters_flag(checked["filters"])
+        checked["filters"] = _check_filters(checked["filters"])
     weights = parameter_count(checked, vocabulary_size)
     needed = weights * TRAINING_BYTES_PER_WEIGHT
     available = memory_bytes()
     batch = tokens_per_batch * activation_bytes_per_token(checked, num_sampled)
     if needed <= available < needed + batch:
         raise KerasElmoError(
-            f"A batch of {tokens_per_batch:,} tokens (--tokens-per-batch) "
+            f"A batch of {tokens_per_batch:,} tokens (`tokens_per_batch`) "
             f"of {where} keeps about {batch / 2**30:,.1f} GiB of "
             f"activations, beside {needed / 2**30:,.1f} GiB of weights and "
             f"optimizer state; this machine has {available / 2**30:,.1f} "
-            "GiB. Give a smaller --tokens-per-batch (the original recipe "
-            "uses 4096 per device)."
+            "GiB. Give a smaller `tokens_per_batch` (the original recipe "
+            "uses 4096 per device).",
+            "tokens_per_batch",
         )
     if needed > available:
-        flags = ", ".join(
-            f"{_flag(name)} {checked[name]}"
+        sizes = ", ".join(
+            f"`{name}` {checked[name]}"
             for name in ("units", "projection_dim", "num_layers")
             if name in checked
         )
         raise KerasElmoError(
-            f"{where} ({flags}, a vocabulary of {vocabulary_size:,}) has "
+            f"{where} ({sizes}, a vocabulary of {vocabulary_size:,}) has "
             f"{weights:,} weights, which need {needed / 2**30:,.1f} GiB "
             f"to train ({TRAINING_BYTES_PER_WEIGHT} bytes each: weight, "
             f"gradient, optimizer state); this machine has "
@@ -215,8 +213,9 @@ def size_of(config):
     if encoder not in TRAINABLE_TOKEN_ENCODERS:
         raise KerasElmoError(
             f"A biLM with token_encoder={encoder!r} cannot be trained here "
-            f"(keras-elmo train trains {', '.join(TRAINABLE_TOKEN_ENCODERS)}"
-            " biLMs); --init-from needs one of those."
+            f"(training trains {', '.join(TRAINABLE_TOKEN_ENCODERS)} "
+            "biLMs); `init_from` needs one of those.",
+            "init_from",
         )
     if encoder == "words":
         keys = (*LSTM_KEYS, "token_encoder", "vocabulary_size")
@@ -225,28 +224,24 @@ def size_of(config):
     return {key: config[key] for key in keys}
 
 
-def _check_filters_flag(filters):
-    try:
-        return [
-            list(f) for f in check_filters(filters, MAX_CHARACTERS_PER_TOKEN)
-        ]
-    except KerasElmoError as error:
-        raise KerasElmoError(f"--filters: {error}") from None
+def _check_filters(filters):
+    return [list(f) for f in check_filters(filters, MAX_CHARACTERS_PER_TOKEN)]
 
 
 def _check_options_kind(options_config, token_encoder):
-    """--options of one kind of biLM with --token-encoder of the other
+    """Options of one kind of biLM with a `token_encoder` of the other
     would silently drop half of the options file."""
     if options_config is None or token_encoder is None:
         return
     kind = options_config.get("token_encoder", DEFAULT_TOKEN_ENCODER)
     if kind != token_encoder:
         raise KerasElmoError(
-            f"--options describes a biLM that reads {kind}, but "
-            f"--token-encoder is {token_encoder}; the options' "
+            f"`options_config` describes a biLM that reads {kind}, but "
+            f"`token_encoder` is {token_encoder!r}; the options' "
             f"{'char CNN' if kind == 'characters' else 'word table'} sizes "
-            "would be ignored. Drop --token-encoder to take the options' "
-            "kind, or give options of that kind."
+            "would be ignored. Leave `token_encoder` out to take the "
+            "options' kind, or give options of that kind.",
+            "token_encoder",
         )
 
 
@@ -281,8 +276,10 @@ def bilm_size(
     size_name = size
     if token_encoder not in (None, *TRAINABLE_TOKEN_ENCODERS):
         raise KerasElmoError(
-            f"--token-encoder must be one of {list(TRAINABLE_TOKEN_ENCODERS)};"
-            f" received {token_encoder!r}."
+            "`token_encoder` must be one of "
+            f"{list(TRAINABLE_TOKEN_ENCODERS)}. Received: "
+            f"token_encoder={token_encoder!r}.",
+            "token_encoder",
         )
     flags = dict(flags or {})
     _check_options_kind(options_config, token_encoder)
@@ -295,7 +292,7 @@ def bilm_size(
         if name in SIZE_ARGUMENTS:
             flags[name] = check_size_value(name, value)
     if "filters" in flags:
-        flags["filters"] = _check_filters_flag(flags["filters"])
+        flags["filters"] = _check_filters(flags["filters"])
     if source_size is not None and not (
         size_name or options_config or flags or token_encoder
     ):
@@ -307,11 +304,12 @@ def bilm_size(
     encoder = token_encoder or size.get("token_encoder", DEFAULT_TOKEN_ENCODER)
     if encoder == "characters":
         return {key: size[key] for key in BILM_KEYS}
-    char_flags = [_flag(name) for name in flags if name not in LSTM_KEYS]
-    if char_flags:
+    char_sizes = [f"`{name}`" for name in flags if name not in LSTM_KEYS]
+    if char_sizes:
         raise KerasElmoError(
-            f"{', '.join(char_flags)} size(s) the char CNN; a word-input "
-            "biLM (--token-encoder words) has none. Drop the flag(s)."
+            f"{', '.join(char_sizes)} size(s) the char CNN; a word-input "
+            "biLM (`token_encoder` 'words') has none. Leave them out.",
+            char_sizes[0].strip("`"),
         )
     table = vocabulary_size or size.get("vocabulary_size")
     if table is None:

@@ -19,7 +19,7 @@ from keras_elmo.training.sizes import check_bilm_size
 # Optimizer name -> its default learning rate.
 OPTIMIZERS = {"adagrad": 0.2, "adam": 0.001}
 LEARNING_RATE_SCHEDULES = ("constant", "linear")
-# --mixed-precision -> Keras dtype policy. The layers keep the LSTM cell
+# `mixed_precision` -> Keras dtype policy. The layers keep the LSTM cell
 # state, the softmax and the loss in float32; float16 also needs loss
 # scaling.
 MIXED_PRECISION = {
@@ -30,14 +30,10 @@ MIXED_PRECISION = {
 JIT_COMPILE = {"auto": "auto", "on": True, "off": False}
 # Steps between checkpoints of the run directory.
 DEFAULT_CHECKPOINT_EVERY = 200
-# `--strategy` names (keras_elmo.training.distribute), and how long a
+# `strategy` names (keras_elmo.training.distribute), and how long a
 # multi-worker run waits for its peers.
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
 DEFAULT_CLUSTER_TIMEOUT = 600.0
-
-
-def _flag(name):
-    return "--" + name.replace("_", "-")
 
 
 @dataclasses.dataclass
@@ -70,7 +66,7 @@ class TrainingConfig:
         self.validate()
 
     def validate(self):
-        """Checks every value under its own name (and flag)."""
+        """Checks every value under its own name."""
         _at_least(self, "vocabulary_size", 3)
         _at_least(self, "tokens_per_batch", 1)
         _at_least(self, "max_length", 1)
@@ -79,20 +75,20 @@ class TrainingConfig:
         _choice(self, "learning_rate_schedule", LEARNING_RATE_SCHEDULES)
         _choice(self, "on_bad_line", ON_BAD_LINE)
         _choice(self, "mixed_precision", MIXED_PRECISION)
-        self.dropout = check_fraction(self.dropout, "dropout (--dropout)")
+        self.dropout = check_fraction(self.dropout, "`dropout`")
         if self.learning_rate is not None:
             self.learning_rate = check_number(
                 self.learning_rate,
-                "learning_rate (--learning-rate)",
+                "`learning_rate`",
                 minimum=0.0,
                 above=True,
             )
         for name in ("initial_accumulator_value", "clip_norm"):
-            value = check_number(getattr(self, name), name, minimum=0.0)
+            value = check_number(getattr(self, name), f"`{name}`", minimum=0.0)
             setattr(self, name, value)
         # NumPy's and TensorFlow's seeds are 32-bit and not negative.
         self.seed = check_integer(
-            self.seed, "seed (--seed)", minimum=0, maximum=2**31 - 1
+            self.seed, "`seed`", minimum=0, maximum=2**31 - 1
         )
         check_bilm_size(
             self.bilm,
@@ -135,11 +131,12 @@ def _at_least(config, name, smallest):
     value = getattr(config, name)
     if isinstance(value, bool) or not isinstance(value, int):
         raise KerasElmoError(
-            f"{name} ({_flag(name)}) must be an integer; received {value!r}."
+            f"`{name}` must be an integer. Received: {name}={value!r}.", name
         )
     if value < smallest:
         raise KerasElmoError(
-            f"{name} ({_flag(name)}) must be >= {smallest}; received {value}."
+            f"`{name}` must be >= {smallest}. Received: {name}={value!r}.",
+            name,
         )
 
 
@@ -147,8 +144,9 @@ def _choice(config, name, choices):
     value = getattr(config, name)
     if value not in choices:
         raise KerasElmoError(
-            f"{name} must be one of {sorted(choices, key=str)}; received "
-            f"{value!r}."
+            f"`{name}` must be one of {sorted(choices, key=str)}. Received: "
+            f"{name}={value!r}.",
+            name,
         )
 
 

@@ -136,7 +136,7 @@ def check_vocabulary(vocabulary, encoder, source=None):
             f"{source} starts with {vocabulary.tokens[:2]}; a word-input "
             f"biLM reads {BOS} as id 1 and {EOS} as id 2, so they must be "
             "its first two lines (as in vocabularies built by bilm-tf or "
-            "`keras-elmo train --build-vocab`). Move them to the top (the "
+            "`Vocabulary.from_corpus`). Move them to the top (the "
             "embedding table rows must move with them)."
         )
     if encoder is not None and len(vocabulary) != encoder.vocabulary_size:
