@@ -106,23 +106,23 @@ CASES = [
      ["`dropout` must be a finite number; received nan"]),
     # --- TrainingConfig ---
     ("config-dropout-nan", lambda b, w: _config(dropout=NAN),
-     ["dropout (--dropout) must be a finite number; received nan"]),
+     ["`dropout` must be a finite number; received nan"]),
     ("config-learning-rate-inf", lambda b, w: _config(learning_rate=INF),
-     ["learning_rate (--learning-rate) must be a finite number"]),
+     ["`learning_rate` must be a finite number"]),
     ("config-learning-rate-str", lambda b, w: _config(learning_rate="0.1"),
-     ["learning_rate (--learning-rate) must be a number; received '0.1'"]),
+     ["`learning_rate` must be a number; received '0.1'"]),
     ("config-clip-nan", lambda b, w: _config(clip_norm=NAN),
-     ["clip_norm must be a finite number; received nan"]),
+     ["`clip_norm` must be a finite number; received nan"]),
     ("config-accumulator-none",
      lambda b, w: _config(initial_accumulator_value=None),
-     ["initial_accumulator_value must be a number; received None"]),
+     ["`initial_accumulator_value` must be a number; received None"]),
     ("config-seed-str", lambda b, w: _config(seed="1"),
-     ["seed (--seed) must be an integer; received '1'"]),
+     ["`seed` must be an integer; received '1'"]),
     ("config-units-billion",
      lambda b, w: _config(bilm={"units": 10**9, "projection_dim": 128}),
-     ["--units 1000000000", "GiB to train", "this machine has"]),
+     ["`units` 1000000000", "GiB to train", "this machine has"]),
     ("config-cell-clip-nan", lambda b, w: _config(bilm={"cell_clip": NAN}),
-     ["--cell-clip must be a finite number; received nan"]),
+     ["`cell_clip` must be a finite number; received nan"]),
     # --- the export's scalar mix ---
     ("export-mix-nan", lambda b, w: scalar_mix_layer([NAN, 0, 0], 3, "ONNX"),
      ["ONNX export: `scalar_mix`", "[0] must be a finite number"]),
@@ -145,6 +145,9 @@ def test_bad_numbers_and_types_name_the_argument(bilm, word_bilm, case):
     message = str(raised.value)
     for word in words:
         assert word in message, message
+    assert "--" not in message, message  # Python names, not flags
+    if message.startswith("`"):  # about one argument: it carries its name
+        assert raised.value.argument == message[1:].split("`")[0], message
     if not name.startswith("mix-"):  # only ScalarMix itself says this
         assert "initial_scalar_weights" not in message, message
 

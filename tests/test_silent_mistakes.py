@@ -6,7 +6,8 @@ are clear errors; `ScalarMix(layer_norm_rule="allennlp")` refuses layers
 without boundaries; `--validate-every` must be a multiple of
 `--checkpoint-every`; `--init-from` names a mismatch of token encoders;
 two runs with the same seed give identical weights. Each refused command
-exits 2 with one `keras-elmo CMD: error:` line and changes no file.
+exits 2 with one `keras-elmo CMD: error:` line, which names flags (the
+library's Python names translated), and changes no file.
 """
 
 import hashlib
@@ -89,8 +90,9 @@ CASES = [
     ("train-validate-every-not-multiple",
      [*TRAIN, "--output", "{out}/run", "--validation", DATA, "--steps", "4",
       "--checkpoint-every", "2", "--validate-every", "3"],
-     ["--validate-every) 3 is not a multiple of checkpoint_every",
-      "--validate-every 4", "--checkpoint-every 3"]),
+     ["--validate-every must be a multiple of --checkpoint-every",
+      "--validate-every 4", "--checkpoint-every 3",
+      "Received: --validate-every=3, --checkpoint-every=2."]),
     ("train-validate-every-without-validation",
      [*TRAIN, "--output", "{out}/run", "--validate-every", "2"],
      ["needs held-out files to validate on", "--validation"]),
@@ -105,14 +107,14 @@ CASES = [
      [*TRAIN_WORDS, "--output", "{out}/run", "--options", OPTIONS,
       "--token-encoder", "words"],
      ["--options describes a biLM that reads characters",
-      "--token-encoder is words"]),
+      "--token-encoder is 'words'"]),
     ("train-word-options-with-char-encoder",
      [*TRAIN, "--output", "{out}/run", "--options",
       f"{WORDS}/options.json", "--token-encoder", "characters"],
      ["--options describes a biLM that reads words"]),
     ("train-seed-negative",
      [*TRAIN, "--output", "{out}/run", "--seed", "-1"],
-     ["seed (--seed) must be >= 0 and <= 2147483647; received -1"]),
+     ["--seed must be >= 0 and <= 2147483647; received -1"]),
     ("train-cell-clip-nan",
      [*TRAIN, "--output", "{out}/run", "--cell-clip", "nan"],
      ["--cell-clip must be a finite number; received nan"]),

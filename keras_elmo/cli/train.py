@@ -8,6 +8,18 @@ from keras_elmo.cli.arguments import positive_int
 from keras_elmo.cli.arguments import training_size
 from keras_elmo.cli.arguments import verbosity
 
+# The library's names of what these flags give, where they differ from
+# the flags' own (`--vocab` gives `vocab` to `run_vocabulary`, and the
+# `vocabulary` that `train` reads).
+ARGUMENT_FLAGS = {
+    "output_dir": "--output",
+    "train_files": "--train",
+    "validation_files": "--validation",
+    "vocabulary": "--vocab",
+    "max_size": "--max-vocab-size",
+    "options_config": "--options",
+}
+
 
 def add_parser(commands):
     parser = commands.add_parser(
@@ -23,7 +35,7 @@ def add_parser(commands):
     _add_training_arguments(parser)
     _add_device_arguments(parser)
     add_quiet(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, argument_flags=ARGUMENT_FLAGS)
     # The defaults, to tell a flag given from one left alone.
     parser.set_defaults(flag_default=parser.get_default)
 
@@ -300,7 +312,7 @@ def run(args):
         resolve_files(args.validation) if args.validation else None
     )
     check_output_directory(
-        args.output, inputs=[*train_files, *(validation_files or [])]
+        args.output, [*train_files, *(validation_files or [])], "output"
     )
     vocabulary = run_vocabulary(
         args.output,

@@ -237,9 +237,10 @@ def _check_validate_every(validate_every, checkpoint_every, config):
         multiple = round(validate_every / checkpoint_every) or 1
         raise KerasElmoError(
             "`validate_every` must be a multiple of `checkpoint_every`: "
-            f"validation runs at checkpoints. Use a multiple, e.g. "
-            f"{multiple * checkpoint_every}, or set `checkpoint_every` to "
-            f"{validate_every}. Received: validate_every={validate_every!r}"
+            "validation runs at checkpoints. Use a multiple, e.g. "
+            f"`validate_every` {multiple * checkpoint_every}, or "
+            f"`checkpoint_every` {validate_every}. Received: "
+            f"validate_every={validate_every!r}"
             f", checkpoint_every={checkpoint_every!r}.",
             "validate_every",
         )

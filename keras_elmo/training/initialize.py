@@ -34,7 +34,8 @@ def _check_token_encoder(model, source):
     if theirs != ours:
         raise KerasElmoError(
             f"`init_from` ({source.description}) is a biLM that reads "
-            f"{theirs}, but this run trains one that reads {ours}: their "
+            f"{theirs} (token_encoder={theirs!r}), but this run trains one "
+            f"that reads {ours}: their "
             "token encoders cannot share weights. Leave `token_encoder` "
             "out (the run then takes the source's), or start from a biLM "
             "of the same kind.",

@@ -202,7 +202,8 @@ def check_bilm_size(
             f"to train ({TRAINING_BYTES_PER_WEIGHT} bytes each: weight, "
             f"gradient, optimizer state); this machine has "
             f"{available / 2**30:,.1f} GiB. Choose smaller sizes (the "
-            "published 'original' has 4096 units, 512 dims, 2 layers)."
+            "published 'original' has 4096 units, 512 dims, 2 layers).",
+            "units",
         )
     return checked
 
