@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from keras_elmo.data.text import count_lines
 from keras_elmo.data.text import iter_sentences
+from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.dump_layout import DEFAULT_OUTPUT_LAYERS
 from keras_elmo.dump_layout import DEFAULT_SENTENCE_BATCH
 from keras_elmo.dump_layout import DEFAULT_TOKEN_BATCH
@@ -23,7 +24,6 @@ from keras_elmo.dump_layout import write_sentence_embeddings
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
-from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 from keras_elmo.progress import Progress
 
 

@@ -96,9 +96,7 @@ class TokenBatcher:
         self.encoder = bilm.encoder
         self.vocabulary = None
         if vocabulary is not None:
-            from keras_elmo.layers.token_encoders.word_encoder import (
-                check_vocabulary,
-            )
+            from keras_elmo.data.vocabulary import check_vocabulary
 
             self.vocabulary = check_vocabulary(vocabulary, self.encoder)
 

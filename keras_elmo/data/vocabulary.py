@@ -1,6 +1,7 @@
 """Word vocabularies in the bilm-tf format (SPEC §11)."""
 
 import collections
+import os
 
 import numpy as np
 import tensorflow as tf
@@ -184,3 +185,48 @@ def tokens_to_word_ids(tokens, table, sequence_length=None):
         is_token = positions[None, :] < sequence_length[:, None]
     ids = tf.cast(table.lookup(tokens), "int32") + 1
     return tf.where(is_token, ids, 0)
+
+
+def check_vocabulary(vocabulary, encoder, source=None):
+    """The `Vocabulary` of a word-input encoder, checked against it.
+
+    Args:
+        vocabulary: a `keras_elmo.data.Vocabulary`, a list of token strings
+            or the path of a vocabulary file.
+        encoder: the `WordEncoder` it is for (its `vocabulary_size`), or
+            None to check the layout only.
+        source: str, what to call the vocabulary in messages.
+
+    Raises `KerasElmoError` when it is missing, lacks `<S>`, `</S>` or
+    `<UNK>`, does not start with `<S>`, `</S>`, or has another size than
+    the table.
+    """
+    if vocabulary is None:
+        raise KerasElmoError(
+            "A word-input biLM needs its vocabulary (the vocab.txt it was "
+            "trained with, one token a line) to turn words into ids; pass "
+            "vocabulary=..."
+        )
+    if isinstance(vocabulary, (str, os.PathLike)):
+        vocabulary = os.fspath(vocabulary)
+        source = source or f"Vocabulary file {vocabulary}"
+        vocabulary = Vocabulary.from_file(vocabulary)
+    elif not isinstance(vocabulary, Vocabulary):
+        vocabulary = Vocabulary(vocabulary, source=source or "the vocabulary")
+    source = source or "the vocabulary"
+    if vocabulary.tokens[:2] != [BOS, EOS]:
+        raise KerasElmoError(
+            f"{source} starts with {vocabulary.tokens[:2]}; a word-input "
+            f"biLM reads {BOS} as id 1 and {EOS} as id 2, so they must be "
+            "its first two lines (as in vocabularies built by bilm-tf or "
+            "`Vocabulary.from_corpus`). Move them to the top (the "
+            "embedding table rows must move with them)."
+        )
+    if encoder is not None and len(vocabulary) != encoder.vocabulary_size:
+        raise KerasElmoError(
+            f"{source} has {len(vocabulary):,} tokens but the biLM's word "
+            f"table has {encoder.vocabulary_size:,} rows (one per "
+            "vocabulary line); pass the vocabulary the biLM was trained "
+            "with."
+        )
+    return vocabulary

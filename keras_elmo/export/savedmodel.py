@@ -36,6 +36,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.backend import require_tensorflow
+from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.dump import encode_tokens_in_batches
 from keras_elmo.errors import KerasElmoError
@@ -45,7 +46,6 @@ from keras_elmo.export.frozen_bilm import frozen_bilm
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_directory
 from keras_elmo.layers.scalar_mix import ScalarMix
-from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 
 
 def _check_max_batch_tokens(max_batch_tokens):

@@ -2,6 +2,7 @@ import keras
 from keras import ops
 
 from keras_elmo.data.host_ids import host_inputs
+from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_flag
@@ -12,7 +13,6 @@ from keras_elmo.errors import check_numbers
 from keras_elmo.layers import backends
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
-from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 from keras_elmo.layers.validation import check_batch_structure
 
 

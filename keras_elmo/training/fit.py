@@ -24,8 +24,8 @@ from keras_elmo.backend import require_tensorflow
 from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import resolve_files
 from keras_elmo.data.datasets import scan_corpus
+from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.layers.token_encoders.word_encoder import check_vocabulary
 from keras_elmo.progress import Progress
 from keras_elmo.progress import batch_callback
 from keras_elmo.training.distribute import DistributedLoop

@@ -1,14 +1,10 @@
 """The word token encoder (bilm-tf's word-input biLM)."""
 
-import os
-
 import keras
 import numpy as np
 from keras import ops
 
-from keras_elmo.data.vocabulary import BOS
-from keras_elmo.data.vocabulary import EOS
-from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
@@ -102,51 +98,6 @@ class WordEncoder(TokenEncoder):
 
     def tokens_to_inputs(self, tokens, table=None, sequence_length=None):
         return tokens_to_word_ids(tokens, table, sequence_length)
-
-
-def check_vocabulary(vocabulary, encoder, source=None):
-    """The `Vocabulary` of a word-input encoder, checked against it.
-
-    Args:
-        vocabulary: a `keras_elmo.data.Vocabulary`, a list of token strings
-            or the path of a vocabulary file.
-        encoder: the `WordEncoder` it is for (its `vocabulary_size`), or
-            None to check the layout only.
-        source: str, what to call the vocabulary in messages.
-
-    Raises `KerasElmoError` when it is missing, lacks `<S>`, `</S>` or
-    `<UNK>`, does not start with `<S>`, `</S>`, or has another size than
-    the table.
-    """
-    if vocabulary is None:
-        raise KerasElmoError(
-            "A word-input biLM needs its vocabulary (the vocab.txt it was "
-            "trained with, one token a line) to turn words into ids; pass "
-            "vocabulary=..."
-        )
-    if isinstance(vocabulary, (str, os.PathLike)):
-        vocabulary = os.fspath(vocabulary)
-        source = source or f"Vocabulary file {vocabulary}"
-        vocabulary = Vocabulary.from_file(vocabulary)
-    elif not isinstance(vocabulary, Vocabulary):
-        vocabulary = Vocabulary(vocabulary, source=source or "the vocabulary")
-    source = source or "the vocabulary"
-    if vocabulary.tokens[:2] != [BOS, EOS]:
-        raise KerasElmoError(
-            f"{source} starts with {vocabulary.tokens[:2]}; a word-input "
-            f"biLM reads {BOS} as id 1 and {EOS} as id 2, so they must be "
-            "its first two lines (as in vocabularies built by bilm-tf or "
-            "`Vocabulary.from_corpus`). Move them to the top (the "
-            "embedding table rows must move with them)."
-        )
-    if encoder is not None and len(vocabulary) != encoder.vocabulary_size:
-        raise KerasElmoError(
-            f"{source} has {len(vocabulary):,} tokens but the biLM's word "
-            f"table has {encoder.vocabulary_size:,} rows (one per "
-            "vocabulary line); pass the vocabulary the biLM was trained "
-            "with."
-        )
-    return vocabulary
 
 
 def check_bilm_vocabulary(encoder, vocabulary, where):
