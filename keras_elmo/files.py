@@ -75,7 +75,7 @@ def check_output_file(path, inputs=(), argument="path"):
     for source in inputs:
         if source is not None and _same_file(path, source):
             raise OutputPathError(
-                f"`{argument}` is also an input of this call; it would be "
+                f"`{argument}` is also one of the inputs; it would be "
                 "destroyed. Write the output to another path. Received: "
                 f"{argument}={path!r}.",
                 argument,
@@ -102,14 +102,14 @@ def check_output_directory(path, inputs=(), argument="path"):
     if os.path.exists(path) and not os.path.isdir(path):
         raise OutputPathError(
             f"`{argument}` is an existing file; expected a directory (new, "
-            "or one this call wrote before). Choose another path. "
+            "or one written before by the same call). Choose another path. "
             f"Received: {argument}={path!r}.",
             argument,
         )
     for source in inputs:
         if source is not None and _same_file(path, source):
             raise OutputPathError(
-                f"`{argument}` is also an input of this call; it would be "
+                f"`{argument}` is also one of the inputs; it would be "
                 "overwritten. Choose another directory. Received: "
                 f"{argument}={path!r}.",
                 argument,

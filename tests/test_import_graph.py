@@ -268,3 +268,55 @@ def test_the_resolver_loads_no_tensorflow_until_it_loads_a_bilm():
         check=True,
     )
     assert out.stdout.strip() == "False"
+
+
+# === The README's layout table ===
+
+README = os.path.join(os.path.dirname(ROOT), "README.md")
+_SECTION = "### How the package is laid out"
+
+
+def _layout_rows():
+    """`[(floor, [entry, ...])]` of the README's layout table: entries
+    such as `layers/backends/` (a folder) and `errors.py` (a module)."""
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    assert _SECTION in text, f"README.md lacks {_SECTION!r}"
+    section = text.split(_SECTION, 1)[1].split("\n#", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0][:1].isdigit():
+            continue
+        entries = cells[1].split("`")[1::2]
+        rows.append((int(cells[0].split()[0]), entries))
+    return rows
+
+
+def _tree():
+    """The folders (`layers/backends/`) and top-level modules
+    (`errors.py`) of the package."""
+    found = set()
+    for directory, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        relative = os.path.relpath(directory, ROOT)
+        if relative != "." and "__init__.py" in files:
+            found.add(relative.replace(os.sep, "/") + "/")
+        if relative == ".":
+            found |= {f for f in files if f.endswith(".py")} - {"__init__.py"}
+    return found
+
+
+def test_the_readme_lists_every_folder_and_top_level_module():
+    listed = [entry for _, entries in _layout_rows() for entry in entries]
+    assert len(listed) == len(set(listed)), f"listed twice: {listed}"
+    tree = _tree()
+    assert not tree - set(listed), f"not in README.md: {tree - set(listed)}"
+    assert not set(listed) - tree, f"not in the tree: {set(listed) - tree}"
+
+
+def test_the_readme_shows_each_on_its_floor():
+    for index, entries in _layout_rows():
+        for entry in entries:
+            module = "keras_elmo." + entry.rstrip("/").removesuffix(".py")
+            assert floor(module.replace("/", ".")) == index, entry

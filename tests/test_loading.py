@@ -245,13 +245,16 @@ def test_nothing_matches_lists_what_was_found_and_the_kinds(tmp_path):
     with pytest.raises(BiLMSourceError) as raised:
         keras_elmo.load_bilm(str(folder))
     message = str(raised.value)
-    assert f"load_bilm({str(folder)!r})" in message
+    assert f"Received: source={str(folder)!r}" in message
     assert "a folder holding a.json, notes.txt" in message
     for kind in KINDS:
         assert kind in message
-    # The same error on the command line, naming the flag.
-    with pytest.raises(BiLMSourceError, match=f"--init-from {folder}: "):
-        classify(str(folder), flag="--init-from")
+    # The same error for another argument names that argument (the
+    # command line shows it as its flag).
+    with pytest.raises(BiLMSourceError) as raised:
+        classify(str(folder), argument="init_from")
+    assert raised.value.argument == "init_from"
+    assert f"Received: init_from={str(folder)!r}" in str(raised.value)
     with pytest.raises(BiLMSourceError, match="no such file or directory"):
         keras_elmo.load_bilm(str(tmp_path / "missing" / "model"))
     with pytest.raises(BiLMSourceError, match="is a file"):
@@ -293,7 +296,7 @@ def test_vocabulary_is_checked_for_every_kind(tmp_path):
 
 
 def test_init_from_an_elmo_for_many_langs_model_is_refused_clearly():
-    source = classify(MANY_LANGS, flag="--init-from")
+    source = classify(MANY_LANGS, argument="init_from")
     with pytest.raises(KerasElmoError, match="cannot be trained here"):
         source.bilm_size()
 
@@ -369,7 +372,9 @@ def test_an_output_over_a_file_the_source_reads_is_refused(tmp_path, capsys):
     before = vocab.read_bytes()
     argv = ["embed", "--model", str(export), "--input", str(sentences)]
     assert main([*argv, "--output", str(vocab), "--quiet"]) == 2
-    assert f"--output {vocab} is also an input" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--output is also one of the inputs" in err
+    assert f"Received: --output '{vocab}'" in err
     assert vocab.read_bytes() == before
 
 

@@ -21,7 +21,8 @@ import re
 # A Python argument in backticks, not part of a dotted key
 # (options.json `lstm.dim` stays).
 _BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
-# `name=` in the "Received: ..." tail of a message.
+# `name=` in the "Received: ..." tail of a message, shown as the flag and
+# its value as a shell reads it (`--output '/x'`).
 _ASSIGNED = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_]*)=")
 _RECEIVED = "Received: "
 
@@ -48,7 +49,7 @@ def _flag(flags):
 def _assigned(flags):
     def replace(match):
         name = match.group(1)
-        return f"{flags[name]}=" if name in flags else match.group(0)
+        return f"{flags[name]} " if name in flags else match.group(0)
 
     return replace
 
