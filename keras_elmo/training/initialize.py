@@ -52,8 +52,8 @@ def _check_table_rows(vocabulary, source):
         raise KerasElmoError(
             f"{source.description} is a word-input biLM, whose table rows "
             "belong to the lines of its vocabulary: `init_from` needs "
-            "the same `vocabulary` (its vocab.txt, which must lie beside "
-            "the source's options.json or in its run).",
+            "the same vocabulary (give its vocab.txt as `vocabulary`; it "
+            "must lie beside the source's options.json or in its run).",
             "init_from",
         )
 

@@ -1,0 +1,217 @@
+"""The library speaks Python; the command line translates (issue 25).
+
+Outside `keras_elmo/cli/`, no string of the package names a command-line
+flag: messages name Python arguments (`init_from`) and errors carry the
+argument. The command line's one catch (`keras_elmo.cli.messages`) shows
+them as the flags of the command that ran. The same mistake reads in
+Python names from Python and in flags from the command line.
+"""
+
+import argparse
+import ast
+import os
+import re
+
+import pytest
+
+from keras_elmo.cli import build_parser
+from keras_elmo.cli import main
+from keras_elmo.cli.messages import command_line_message
+from keras_elmo.cli.messages import flags_of
+from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_number
+from keras_elmo.training.training_config import TrainingConfig
+from tests.helpers import FIXTURES
+from tests.helpers import TINY_TRAIN_FLAGS
+
+PACKAGE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "keras_elmo")
+FLAG = re.compile(r"(?<![\w-])--[a-z]")
+# "path:line" -> why a flag may stand in a string there (text about
+# another program's flags, say). None today.
+ALLOWED = {}
+DATA = os.path.join(FIXTURES, "train", "data.txt")
+VOCAB = os.path.join(FIXTURES, "train", "vocab.txt")
+
+
+def _flag_lines(text):
+    """The line numbers of `text` (Python source) whose string literals,
+    docstrings left out, name a command-line flag."""
+    tree = ast.parse(text)
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(
+            node,
+            (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef),
+        ):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(
+                first.value, ast.Constant
+            ):
+                docstrings.add(id(first.value))
+    lines = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            segment = ast.get_source_segment(text, node) or node.value
+            for offset, line in enumerate(segment.splitlines()):
+                if FLAG.search(line):
+                    lines.add(node.lineno + offset)
+    return sorted(lines)
+
+
+def _library_files():
+    for directory, dirs, files in os.walk(PACKAGE):
+        dirs[:] = [d for d in dirs if d not in ("cli", "__pycache__")]
+        for name in sorted(files):
+            if name.endswith(".py"):
+                yield os.path.join(directory, name)
+
+
+def test_the_flag_finder_finds_flags_in_messages_only():
+    source = (
+        '"""A docstring may say --model."""\n'
+        "# so may a comment: --model\n"
+        'def f(x):\n    raise ValueError(\n        "bad"\n'
+        '        f" --init-from {x}")\n'
+        "y = 'a-b and x--y'\n"
+    )
+    assert _flag_lines(source) == [6]
+
+
+def test_no_library_message_names_a_flag():
+    found = []
+    for path in _library_files():
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        relative = os.path.relpath(path, os.path.dirname(PACKAGE))
+        for line in _flag_lines(text):
+            if f"{relative}:{line}" not in ALLOWED:
+                found.append(f"{relative}:{line}")
+    assert not found, (
+        "messages outside keras_elmo/cli/ name command-line flags (name the "
+        f"Python argument in backticks instead): {found}"
+    )
+
+
+# === The translation ===
+
+
+def _flags(**argument_flags):
+    """The flags of `keras-elmo train`, and `argument_flags`."""
+    parser = build_parser().commands["train"]
+    args = argparse.Namespace(argument_flags=argument_flags)
+    return flags_of(parser, args)
+
+
+def test_flags_come_from_the_parsers_and_the_explicit_names():
+    flags = _flags(output_dir="--output")
+    assert flags["init_from"] == "--init-from"
+    assert flags["learning_rate_schedule"] == "--lr-schedule"
+    assert flags["size"] == "--size"  # --size and --preset: the first
+    assert flags["output_dir"] == "--output"
+    assert flags["validate_every"] == "--validate-every"
+    assert "train_files" not in flags  # only what the command says
+
+
+def test_train_names_the_library_arguments_it_gives_otherwise():
+    flags = flags_of(
+        build_parser().commands["train"],
+        build_parser().parse_args(
+            ["train", "--train", DATA, "--output", "x", "--build-vocab"]
+        ),
+    )
+    assert flags["output_dir"] == "--output"
+    assert flags["train_files"] == "--train"
+    assert flags["validation_files"] == "--validation"
+    assert flags["max_size"] == "--max-vocab-size"
+
+
+def test_argument_names_become_flags():
+    error = KerasElmoError(
+        "`init_from` is no biLM source; give `output_dir` elsewhere "
+        "(options.json `lstm.dim` and `stateful` stay). Received: "
+        "init_from='x', output_dir='y', stateful=3.",
+        "init_from",
+    )
+    assert command_line_message(error, _flags(output_dir="--output")) == (
+        "--init-from is no biLM source; give --output elsewhere "
+        "(options.json `lstm.dim` and `stateful` stay). Received: "
+        "--init-from 'x', --output 'y', stateful=3."
+    )
+
+
+def test_names_before_the_received_tail_are_left_as_values():
+    error = KerasElmoError(
+        "`init_from` reads characters (init_from='x' in its config). "
+        "Received: init_from='y'.",
+        "init_from",
+    )
+    assert command_line_message(error, _flags()) == (
+        "--init-from reads characters (init_from='x' in its config). "
+        "Received: --init-from 'y'."
+    )
+
+
+def test_an_error_that_does_not_name_its_argument_gets_its_flag():
+    error = KerasElmoError("must be a multiple of 2.", "learning_rate_schedule")
+    assert command_line_message(error, _flags()) == (
+        "--lr-schedule: must be a multiple of 2."
+    )
+
+
+def test_an_error_without_argument_is_shown_as_it_is():
+    # config.json's keys are spelled like arguments; they are not flags.
+    error = KerasElmoError("run/config.json: `init_from` must be a string.")
+    assert command_line_message(error, _flags()) == str(error)
+
+
+def test_the_checks_carry_the_argument():
+    with pytest.raises(KerasElmoError) as raised:
+        check_number(float("nan"), "`dropout`")
+    assert raised.value.argument == "dropout"
+    with pytest.raises(KerasElmoError) as raised:
+        check_number("x", "options.json `lstm.cell_clip`")
+    assert raised.value.argument is None
+
+
+# === One mistake, from Python and from the command line ===
+
+
+def test_a_python_call_names_the_python_argument(tmp_path):
+    from keras_elmo.training.fit import train
+
+    config = TrainingConfig(train_files=[DATA], bilm={}, vocabulary_size=9)
+    with pytest.raises(KerasElmoError) as raised:
+        train(
+            str(tmp_path / "run"),
+            config,
+            Vocabulary.from_file(VOCAB),
+            steps=1,
+            validate_every=2,
+        )
+    message = str(raised.value)
+    assert raised.value.argument == "validate_every"
+    assert "`validate_every` needs held-out files" in message
+    assert "give `validation_files`" in message
+    assert "Received: validate_every=2." in message
+    assert not FLAG.search(message), message
+    assert not os.path.exists(tmp_path / "run")
+
+
+def test_the_command_line_names_the_flag(tmp_path, capsys):
+    argv = [
+        "train", "--train", DATA, "--vocab", VOCAB, "--quiet",
+        *TINY_TRAIN_FLAGS, "--output", str(tmp_path / "run"),
+        "--steps", "1", "--validate-every", "2",
+    ]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("keras-elmo train: error: --validate-every needs")
+    assert "give --validation, or leave --validate-every out" in err
+    assert "Received: --validate-every 2." in err
+    assert "validate_every" not in err
+    assert not os.path.exists(tmp_path / "run")
