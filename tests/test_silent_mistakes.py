@@ -92,7 +92,7 @@ CASES = [
       "--checkpoint-every", "2", "--validate-every", "3"],
      ["--validate-every must be a multiple of --checkpoint-every",
       "--validate-every 4", "--checkpoint-every 3",
-      "Received: --validate-every=3, --checkpoint-every=2."]),
+      "Received: --validate-every 3, --checkpoint-every 2."]),
     ("train-validate-every-without-validation",
      [*TRAIN, "--output", "{out}/run", "--validate-every", "2"],
      ["needs held-out files to validate on", "--validation"]),
