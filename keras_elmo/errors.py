@@ -42,6 +42,16 @@ class ClusterError(KerasElmoError):
     """The workers of TF_CONFIG did not find each other, or lost one."""
 
 
+class InputPathError(KerasElmoError):
+    """An input path that is not what the reader takes: a directory where
+    a file is read (or a file where a directory is), a device, a pipe, a
+    socket, a symbolic link loop, or a path that cannot be read."""
+
+
+class MissingInputError(InputPathError, FileNotFoundError):
+    """An input path where nothing lies (a `FileNotFoundError` too)."""
+
+
 class OutputPathError(KerasElmoError):
     """An output path that cannot be written (or would destroy an input)."""
 

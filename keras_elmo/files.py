@@ -9,8 +9,10 @@ half-written output and never touches an existing one.
 import contextlib
 import os
 import shutil
+import stat
 
 from keras_elmo.errors import OutputPathError
+from keras_elmo.paths import kind_of
 
 PARTIAL_SUFFIX = ".partial"
 
@@ -56,32 +58,89 @@ def atomic_output(path, directory=False):
         os.replace(temporary, path)
 
 
-def _same_file(a, b):
+def _identity(path):
+    """`(st_dev, st_ino)` of what `path` names (links followed), or None
+    when nothing does."""
     try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _chain(path):
+    """The identities of `path` and of every directory above it (by its
+    real path): what `path` is, and every folder it lies inside."""
+    path = os.path.realpath(path)
+    chain = []
+    while True:
+        identity = _identity(path)
+        if identity is not None:
+            chain.append(identity)
+        parent = os.path.dirname(path)
+        if parent == path:
+            return chain
+        path = parent
+
+
+def _clash(path, source, directory):
+    """How writing `path` would touch the input `source`, in words (it is
+    the input, lies inside it, or, as a directory replaced whole, holds
+    it), or None."""
+    source = os.fspath(source)
+    if not os.path.exists(source):
+        return None
+    mine, theirs = _identity(path), _identity(source)
+    if (mine is not None and mine == theirs) or (
+        os.path.realpath(path) == os.path.realpath(source)
+    ):
+        return "is also an input of this command"
+    if os.path.isdir(source) and theirs in _chain(
+        os.path.dirname(os.path.abspath(path))
+    ):
+        return f"lies inside {source}, an input of this command"
+    if directory and mine is not None and mine in _chain(source)[1:]:
+        return f"holds {source}, an input of this command"
+    return None
+
+
+def check_inputs_kept(path, inputs, flag="--output", directory=False):
+    """Refuses an output `path` that is, or lies inside, one of `inputs`
+    (files or folders), or that holds one (`directory`: the output is a
+    folder, replaced whole), before any work.
+
+    Paths are compared as the files they name: by real path (symbolic
+    links resolved) and by device and inode (hard links, bind mounts, other
+    spellings), folders by the inode of every folder above the output.
+    """
+    path = os.fspath(path)
+    for source in inputs:
+        if source is None or isinstance(source, dict):
+            continue
+        clash = _clash(path, source, directory)
+        if clash is not None:
+            raise OutputPathError(
+                f"{flag} {path} {clash}; an output never replaces, or goes "
+                "into, what the command reads. Write it to another path."
+            )
 
 
 def check_output_file(path, inputs=(), flag="--output"):
     """Checks that `path` can be written as a file, before any work.
 
-    Refuses a directory, a missing parent directory, a parent that is a
-    file, and any path equal to one of `inputs` (a command never overwrites
-    its own input).
+    Refuses a directory, a device, pipe or socket, a missing parent
+    directory, a parent that is a file, and any path that is, or lies
+    inside, one of `inputs` (a command never overwrites its own input; see
+    `check_inputs_kept`).
     """
     path = os.fspath(path)
-    for source in inputs:
-        if source is not None and _same_file(path, source):
-            raise OutputPathError(
-                f"{flag} {path} is also an input of this command; it would "
-                "be destroyed. Write the output to another path."
-            )
+    check_inputs_kept(path, inputs, flag)
     if os.path.isdir(path):
         raise OutputPathError(
             f"{flag} {path} is a directory; expected a file path to write "
             f"(e.g. {os.path.join(path, 'output.hdf5')})."
         )
+    _check_not_special(path, flag)
     _check_parent(path, flag)
     return path
 
@@ -90,7 +149,7 @@ def check_output_directory(path, inputs=(), flag="--output"):
     """Checks that `path` can be used as an output directory.
 
     Refuses an existing file at `path`, a parent that is a file, and a
-    directory that is (or lies inside) one of `inputs`.
+    directory that is, lies inside or holds one of `inputs`.
     """
     path = os.fspath(path)
     if os.path.exists(path) and not os.path.isdir(path):
@@ -98,14 +157,25 @@ def check_output_directory(path, inputs=(), flag="--output"):
             f"{flag} {path} is an existing file; expected a directory "
             "(new, or one this command wrote before). Choose another path."
         )
-    for source in inputs:
-        if source is not None and _same_file(path, source):
-            raise OutputPathError(
-                f"{flag} {path} is also an input of this command; it would "
-                "be overwritten. Choose another directory."
-            )
+    check_inputs_kept(path, inputs, flag, directory=True)
     _check_parent(path, flag)
     return path
+
+
+def _check_not_special(path, flag):
+    """An output is written beside `path` and renamed over it: a device,
+    pipe or socket there would be replaced (or, through a link, written
+    where it leads), so only a regular file or nothing may lie there."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return
+    if not stat.S_ISREG(mode):
+        raise OutputPathError(
+            f"{flag} {path} is {kind_of(mode)}; expected a file path to "
+            "write (outputs are written whole to a temporary file and "
+            "renamed, never streamed)."
+        )
 
 
 def _check_parent(path, flag):

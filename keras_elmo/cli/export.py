@@ -6,6 +6,7 @@ import os
 from keras_elmo.cli.arguments import add_bilm_source
 from keras_elmo.cli.arguments import bilm_source
 from keras_elmo.cli.arguments import bilm_vocabulary
+from keras_elmo.cli.arguments import output_path
 from keras_elmo.cli.arguments import positive_int
 from keras_elmo.errors import KerasElmoError
 
@@ -21,7 +22,9 @@ def add_parser(commands):
         "vocabulary, and softmax.hdf5 (for --init-from).",
     )
     weights.add_argument("--model", required=True, help="training run dir")
-    weights.add_argument("--output", required=True, help="directory to write")
+    weights.add_argument(
+        "--output", type=output_path, required=True, help="directory to write"
+    )
     weights.set_defaults(run=run_export_weights)
 
     serving = commands.add_parser(
@@ -35,7 +38,10 @@ def add_parser(commands):
     )
     add_bilm_source(serving)
     serving.add_argument(
-        "--output", required=True, help="directory to write (new or empty)"
+        "--output",
+        type=output_path,
+        required=True,
+        help="directory to write (new or empty)",
     )
     serving.add_argument(
         "--cache-vocab",
@@ -119,7 +125,9 @@ def _float(text):
 
 def _add_common(parser, precisions):
     add_bilm_source(parser)
-    parser.add_argument("--output", required=True, help="file to write")
+    parser.add_argument(
+        "--output", type=output_path, required=True, help="file to write"
+    )
     parser.add_argument(
         "--precision",
         choices=precisions,

@@ -3,6 +3,7 @@
 from keras_elmo.cli.arguments import add_quiet
 from keras_elmo.cli.arguments import json_value
 from keras_elmo.cli.arguments import non_negative_float
+from keras_elmo.cli.arguments import output_path
 from keras_elmo.cli.arguments import positive_float
 from keras_elmo.cli.arguments import positive_int
 from keras_elmo.cli.arguments import training_size
@@ -68,7 +69,9 @@ def _add_data_arguments(parser):
         type=positive_int,
         help="with --build-vocab: at most this many tokens",
     )
-    data.add_argument("--output", required=True, help="run directory")
+    data.add_argument(
+        "--output", type=output_path, required=True, help="run directory"
+    )
     data.add_argument(
         "--tokens-per-batch",
         type=positive_int,

@@ -7,10 +7,10 @@ through gzip; a damaged or truncated `.gz` file is an error naming it.
 """
 
 import gzip
-import os
 import zlib
 
 from keras_elmo.errors import TextFileError
+from keras_elmo.paths import check_input_file
 
 ON_BAD_LINE = ("error", "skip")
 
@@ -25,13 +25,12 @@ def check_on_bad_line(on_bad_line):
 
 
 def _check_file(path):
-    if os.path.isdir(path):
-        raise TextFileError(
-            f"{path} is a directory; expected a text file of one sentence a "
-            "line (or a glob such as 'dir/*.txt' where a command takes one)."
-        )
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"Input file not found: {path}")
+    check_input_file(
+        path,
+        "Input file",
+        expected="a text file of one sentence a line (or a glob such as "
+        "'dir/*.txt' where a command takes one)",
+    )
 
 
 def open_binary(path):

@@ -30,7 +30,9 @@ import zipfile
 
 import numpy as np
 
+from keras_elmo.errors import InputPathError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.paths import check_input_file
 
 # torch.save's legacy header: magic number and protocol version.
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
@@ -191,11 +193,15 @@ def read_state_dict(path):
         WeightFileError: the file is missing, damaged, not a state dict of
             tensors, or names anything a state dict does not need.
     """
-    if not os.path.isfile(path):
-        raise WeightFileError(
-            f"Weight file not found: {path}. An ELMoForManyLangs model "
-            "folder holds token_embedder.pkl and encoder.pkl."
+    try:
+        check_input_file(
+            path,
+            "Weight file",
+            expected="a PyTorch state dict file (an ELMoForManyLangs model "
+            "folder holds token_embedder.pkl and encoder.pkl)",
         )
+    except InputPathError as error:
+        raise WeightFileError(str(error)) from None
     try:
         if zipfile.is_zipfile(path):
             state, storages = _read_zip(path)
