@@ -247,6 +247,38 @@ def _get(config, section, key, source, kind=int, minimum=None, maximum=None):
         raise WeightFileError(str(error)) from None
 
 
+def _named(section, name):
+    value = section.get("name", "")
+    return isinstance(value, str) and value.lower() == name
+
+
+def _filters(filters, source):
+    """`token_embedder.filters`: a non-empty list of [width, num_filters]
+    pairs of integers >= 1, each checked by name."""
+    if (
+        not isinstance(filters, list)
+        or not filters
+        or not all(isinstance(f, list) and len(f) == 2 for f in filters)
+    ):
+        raise WeightFileError(
+            f"{source} has token_embedder.filters = {received(filters)}; "
+            "expected a list of [width, num_filters] pairs."
+        )
+    checked = []
+    for i, (width, count) in enumerate(filters):
+        key = f"{source} `token_embedder.filters[{i}]`"
+        try:
+            checked.append(
+                [
+                    check_integer(width, f"{key} width", minimum=1),
+                    check_integer(count, f"{key} num_filters", minimum=1),
+                ]
+            )
+        except KerasElmoError as error:
+            raise WeightFileError(str(error)) from None
+    return checked
+
+
 def network_config_to_bilm(config, source):
     """Maps an EFML network config to `BiLM` arguments (without the
     vocabularies)."""
@@ -256,12 +288,11 @@ def network_config_to_bilm(config, source):
         raise WeightFileError(
             f"{source} needs `encoder` and `token_embedder` sections."
         )
-    if str(encoder.get("name", "")).lower() != "elmo" or (
-        str(embedder.get("name", "")).lower() != "cnn"
-    ):
+    if not (_named(encoder, "elmo") and _named(embedder, "cnn")):
         raise WeightFileError(
-            f"{source} describes encoder {encoder.get('name')!r} with token "
-            f"embedder {embedder.get('name')!r}; keras_elmo reads the ELMo "
+            f"{source} describes encoder {received(encoder.get('name'))} "
+            f"with token embedder {received(embedder.get('name'))}; "
+            "keras_elmo reads the ELMo "
             "biLMs ('elmo' with 'cnn', the published models), not EFML's "
             "plain-LSTM variants."
         )
@@ -271,18 +302,12 @@ def network_config_to_bilm(config, source):
             "keras_elmo reads EFML models with characters (all published "
             "ones)."
         )
-    filters = embedder.get("filters")
-    if not isinstance(filters, list) or not all(
-        isinstance(f, list) and len(f) == 2 for f in filters
-    ):
-        raise WeightFileError(
-            f"{source} has token_embedder.filters = {filters!r}; expected a "
-            "list of [width, num_filters] pairs."
-        )
+    filters = _filters(embedder.get("filters"), source)
     activation = embedder.get("activation")
     if activation not in ("relu", "tanh"):
         raise WeightFileError(
-            f"{source} has token_embedder.activation = {activation!r}; "
+            f"{source} has token_embedder.activation = "
+            f"{received(activation)}; "
             "expected 'relu' or 'tanh'."
         )
     units = _get(config, "encoder", "dim", source, minimum=1)
@@ -307,7 +332,7 @@ def network_config_to_bilm(config, source):
     word_dim = _get(config, "token_embedder", "word_dim", source, minimum=0)
     return {
         "token_encoder": "elmo_for_many_langs",
-        "filters": [list(f) for f in filters],
+        "filters": filters,
         "char_embedding_dim": _get(
             config, "token_embedder", "char_dim", source
         ),
