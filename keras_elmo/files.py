@@ -114,15 +114,19 @@ def check_inputs_kept(path, inputs, flag="--output", directory=False):
     spellings), folders by the inode of every folder above the output.
     """
     path = os.fspath(path)
-    for source in inputs:
-        if source is None or isinstance(source, dict):
-            continue
-        clash = _clash(path, source, directory)
-        if clash is not None:
-            raise OutputPathError(
-                f"{flag} {path} {clash}; an output never replaces, or goes "
-                "into, what the command reads. Write it to another path."
-            )
+    clashes = [
+        _clash(path, source, directory)
+        for source in inputs
+        if source is not None and not isinstance(source, dict)
+    ]
+    # The plainest first: "is also an input" over "lies inside".
+    clashes = sorted(c for c in clashes if c is not None)
+    clashes.sort(key=lambda clash: not clash.startswith("is "))
+    if clashes:
+        raise OutputPathError(
+            f"{flag} {path} {clashes[0]}; an output never replaces, or goes "
+            "into, what the command reads. Write it to another path."
+        )
 
 
 def check_output_file(path, inputs=(), flag="--output"):

@@ -311,10 +311,14 @@ def test_a_bad_keyword_is_blamed_on_the_keyword_not_the_file(keyword, value):
 
 
 def _files_under(folder):
+    """`folder`, its subfolders and their files, as real paths (a source
+    names the folders it reads too: no output may go into one)."""
     return sorted(
-        os.path.realpath(os.path.join(directory, name))
-        for directory, _, names in os.walk(folder)
-        for name in names
+        {
+            os.path.realpath(os.path.join(directory, name))
+            for directory, _, names in os.walk(folder)
+            for name in ["", *names]
+        }
     )
 
 
@@ -340,11 +344,13 @@ def test_each_kind_lists_every_file_it_reads(tmp_path, server):
     cached = pretrained.fetch("tiny", progress=False)
     expected_inputs = {
         f"{OPTIONS},{WEIGHTS}": _real(OPTIONS, WEIGHTS),
-        MODEL_DIR: _real(OPTIONS, WEIGHTS),
+        MODEL_DIR: _real(OPTIONS, WEIGHTS, MODEL_DIR),
         export: _files_under(export),
         RUN: _files_under(RUN),
         str(many_langs): _files_under(many_langs) + _real(network),
-        _wrapped_folder(tmp_path): _files_under(tmp_path / "outer"),
+        _wrapped_folder(tmp_path): _files_under(
+            tmp_path / "outer" / "zh.model"
+        ),
         keras_file: _real(keras_file),
         "tiny": _real(cached["options"], cached["weights"]),
     }

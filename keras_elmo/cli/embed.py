@@ -111,11 +111,16 @@ def add_parser(commands):
 
 
 def _open_source(args, *inputs):
-    """The biLM source, once the output was checked against every input."""
+    """The biLM source, once the output was checked against every input:
+    the local ones first (before a download), then every file the source
+    reads."""
     from keras_elmo.files import check_output_file
 
+    inputs = [*inputs, args.bilm_vocab]
+    check_output_file(args.output, [*inputs, args.options, args.weights])
     source = bilm_source(args)
-    check_output_file(args.output, inputs=[*inputs, *source.inputs()])
+    inputs += [args.model, *source.inputs()]
+    check_output_file(args.output, inputs)
     return source
 
 

@@ -78,8 +78,11 @@ def run_export_savedmodel(args):
     from keras_elmo.export.savedmodel import export_savedmodel
     from keras_elmo.files import check_output_directory
 
+    inputs = [args.bilm_vocab, args.cache_vocab]
+    check_output_directory(args.output, [*inputs, args.options, args.weights])
     source = bilm_source(args)
-    check_output_directory(args.output, inputs=[args.model, *source.inputs()])
+    inputs += [args.model, *source.inputs()]
+    check_output_directory(args.output, inputs)
     # A word-input biLM carries its own vocabulary; others may cache one.
     vocabulary = bilm_vocabulary(args, source)
     if vocabulary is not None and args.cache_vocab:
@@ -195,6 +198,7 @@ def _export(args, write, **options):
             "takes character ids (keras_elmo.runtime.batch_to_ids builds "
             "them), not a vocabulary's word ids. Drop the flag."
         )
+    check_output_file(args.output, [args.options, args.weights])
     source = bilm_source(args)
     check_output_file(args.output, inputs=[args.model, *source.inputs()])
     write(

@@ -302,9 +302,16 @@ def run(args):
     validation_files = (
         resolve_files(args.validation) if args.validation else None
     )
-    check_output_directory(
-        args.output, inputs=[*train_files, *(validation_files or [])]
-    )
+    # Nothing the run reads may be, hold or contain its output: checked
+    # with the local files first, then with the source once resolved.
+    inputs = [*train_files, *(validation_files or []), args.vocab]
+    inputs.append(args.options)
+    check_output_directory(args.output, inputs)
+    init_from = None
+    if args.init_from:
+        init_from = classify(args.init_from, flag="--init-from")
+        inputs += [args.init_from, *init_from.inputs()]
+        check_output_directory(args.output, inputs)
     vocabulary = run_vocabulary(
         args.output,
         train_files,
@@ -315,9 +322,6 @@ def run(args):
         args.on_bad_line,
         verbose=verbosity(args),
     )
-    init_from = None
-    if args.init_from:
-        init_from = classify(args.init_from, flag="--init-from")
     size = run_size(
         args.size,
         args.options,

@@ -27,6 +27,10 @@ class ExportFolder(OfficialFiles):
         super().__init__(options, weights, f"the export in {path}")
         self.path = path
 
+    def inputs(self):
+        # The folder too: the files are found by looking into it.
+        return [*super().inputs(), os.path.realpath(self.path)]
+
     @classmethod
     def matches(cls, source):
         return os.path.isdir(source) and None not in cls.find_files(source)
