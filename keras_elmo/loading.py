@@ -31,6 +31,9 @@ import os
 
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.export.file_format import KINDS as FILE_KINDS
+from keras_elmo.paths import check_input_file
+from keras_elmo.paths import kind_of
 from keras_elmo.sources.elmo_for_many_langs_folder import ELMoForManyLangsFolder
 from keras_elmo.sources.export_folder import ExportFolder
 from keras_elmo.sources.keras_file import KerasFile
@@ -80,6 +83,49 @@ def _nothing_matches(path, flag):
     )
 
 
+def _several_exports(path, flag):
+    """The error for a folder holding more than one export (its own
+    options/weights files, or biLM folders inside it), or None."""
+    options, weights = ExportFolder.candidates(path)
+    if len(options) > 1 or len(weights) > 1:
+        return BiLMSourceError(
+            f"{_name(flag, path)} holds more than one export: options "
+            f"{', '.join(options)} and weights {', '.join(weights)}. Which "
+            "one? Pass its pair as OPTIONS.json,WEIGHTS.hdf5, or keep each "
+            "export in a folder of its own."
+        )
+    inner = [
+        name
+        for name in sorted(os.listdir(path))
+        if os.path.isdir(os.path.join(path, name))
+        and any(kind.matches(os.path.join(path, name)) for kind in PATH_KINDS)
+    ]
+    if len(inner) > 1:
+        return BiLMSourceError(
+            f"{_name(flag, path)} holds {len(inner)} biLM folders: "
+            f"{', '.join(inner)}. Which one? Pass its folder "
+            f"({os.path.join(path, inner[0])}, ...)."
+        )
+    return None
+
+
+def _exported_file(path, flag):
+    """The error for an exported model file (`.onnx`, `.tflite`), which
+    the runtimes load, or None."""
+    suffix = os.path.splitext(path)[1].lower()
+    for kind in FILE_KINDS.values():
+        if suffix == kind.suffix:
+            # The runtime classes are named after the kinds' titles.
+            return BiLMSourceError(
+                f"{_name(flag, path)} is an exported {kind.title} model "
+                "(keras-elmo " + kind.command + "), not weights to build a "
+                "Keras BiLM from; it runs without TensorFlow in "
+                f"keras_elmo.runtime: keras_elmo.runtime.{kind.title}BiLM("
+                f"{path!r}) (`keras-elmo embed --model {path}` runs it too)."
+            )
+    return None
+
+
 def _from_path(path, flag):
     """The source of the local file or folder `path`."""
     for kind in PATH_KINDS:
@@ -87,9 +133,18 @@ def _from_path(path, flag):
             return kind(path)
     if os.path.isdir(path):
         inner = ELMoForManyLangsFolder.inside(path)
-        if inner is None:
-            raise _nothing_matches(path, flag)
-        return inner
+        if inner is not None:
+            return inner
+        raise _several_exports(path, flag) or _nothing_matches(path, flag)
+    error = _exported_file(path, flag)
+    if error is not None:
+        raise error
+    if not os.path.isfile(path):
+        mode = os.stat(path).st_mode
+        raise BiLMSourceError(
+            f"{_name(flag, path)} is {kind_of(mode)}; expected a biLM "
+            "source: a file or folder of one of: " + "; ".join(KINDS) + "."
+        )
     raise BiLMSourceError(
         f"{_name(flag, path)} is a file; expected a training run directory, "
         "an export directory, a .keras file, or OPTIONS.json,WEIGHTS.hdf5 "
@@ -127,8 +182,12 @@ def classify(source, weights=None, flag=None, progress=True):
     source = os.fspath(source)
     if os.path.exists(source):
         return _from_path(source, flag)
+    if os.path.lexists(source):  # a broken link or a loop: say which
+        check_input_file(source, _name(flag, source))
+    pretrained.check_url_scheme(source, _name(flag, source))
     if OfficialFiles.matches(source):
-        return OfficialFiles.fetch(*source.split(",", 1), progress)
+        options, weights = OfficialFiles.split(source, _name(flag, source))
+        return OfficialFiles.fetch(options, weights, progress)
     if pretrained.is_url(source):
         return _from_path(
             pretrained.cached_file(source, progress=progress), flag
@@ -154,6 +213,8 @@ def download(source, progress=True, verify=False):
     """
     from keras_elmo import pretrained
 
+    for part in source.split(",", 1):
+        pretrained.check_url_scheme(part, repr(part[:80]))
     parts = source.split(",", 1)
     if len(parts) == 2 and all(pretrained.is_url(part) for part in parts):
         return {

@@ -74,7 +74,7 @@ def _obtain(url, expected, target, problem, progress):
 def local_file(path_or_url, progress=True):
     """A local path unchanged; an `http(s)://` URL as its cached copy
     (another scheme is refused)."""
-    check_url_scheme(path_or_url, "The file")
+    check_url_scheme(path_or_url, f"The file {path_or_url[:80]!r}")
     if is_url(path_or_url):
         return cached_file(path_or_url, progress=progress)
     return path_or_url

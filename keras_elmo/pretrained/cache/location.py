@@ -42,7 +42,8 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")
 def check_url_scheme(value, name):
     """Refuses a URL of a scheme other than http(s) (`ftp://`, `s3://`,
     `data:`, `file:`...): keras_elmo downloads http(s) only, and such a
-    string is no path either. `name` says how the user gave it."""
+    string is no path either. `name` says how the user gave it, value
+    included (`--model ftp://...`)."""
     if not isinstance(value, str) or is_url(value):
         return
     match = _SCHEME.match(value)
@@ -51,7 +52,7 @@ def check_url_scheme(value, name):
     scheme = match.group(1).lower()
     if value[match.end() :].startswith("//") or scheme in _BARE_SCHEMES:
         raise KerasElmoError(
-            f"{name} {value[:80]!r} is a URL of unsupported scheme "
+            f"{name} is a URL of unsupported scheme "
             f"{scheme!r}; keras_elmo downloads http:// and https:// URLs. "
             "Fetch the file another way and pass its local path."
         )
