@@ -186,6 +186,14 @@ def test_embed_reads_standard_input(tmp_path, capsys, monkeypatch):
     assert sorted(from_stdin) == sorted(from_file) == ["0", "1", "2", "3"]
     for key, values in from_file.items():
         np.testing.assert_array_equal(from_stdin[key], values)
+    # /dev/stdin is standard input too.
+    stdin = io.TextIOWrapper(io.BytesIO(SENTENCES.encode("utf-8")))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    named = str(tmp_path / "named.hdf5")
+    argv = _embed(tmp_path, **{"--input": "/dev/stdin", "--output": named})
+    assert main(argv) == 0
+    for key, values in _layers(named).items():
+        np.testing.assert_array_equal(values, from_file[key])
     # A bad line is named as a line of standard input.
     bad = io.TextIOWrapper(io.BytesIO(b"fine\nna\xefve\n"))
     monkeypatch.setattr(sys, "stdin", bad)

@@ -44,9 +44,10 @@ def add_parser(commands):
     io.add_argument(
         "--input",
         required=True,
-        help="sentences, one a line; - reads standard input (e.g. `cat "
-        "text | keras-elmo embed --input - ...`; it is kept in a temporary "
-        "file until the end, since every line is checked before any work)",
+        help="sentences, one a line; - (or /dev/stdin) reads standard "
+        "input (e.g. `cat text | keras-elmo embed --input - ...`; it is "
+        "kept in a temporary file until the end, since every line is "
+        "checked before any work)",
     )
     io.add_argument(
         "--output", type=output_path, required=True, help="hdf5 file to write"
@@ -149,20 +150,29 @@ def _exported_model(args):
     )
 
 
+# The names of standard input that --input takes.
+STANDARD_INPUT = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
 @contextlib.contextmanager
 def _input_file(path):
-    """`path`, or for `-` a temporary file holding standard input: embed
-    reads its input twice (every line is checked before any work), so a
-    stream is kept whole first. A pipe or device given by name is refused
-    with the way to read it."""
-    if path != "-":
+    """`path`, or for `-` (or `/dev/stdin`) a temporary file holding
+    standard input: embed reads its input twice (every line is checked
+    before any work), so a stream is kept whole first. Another pipe or
+    device given by name is refused with the way to read it."""
+    if path not in STANDARD_INPUT:
         _check_not_stream(path)
         yield path
         return
-    if sys.stdin is None or sys.stdin.isatty():
+    if sys.stdin is None:
         raise KerasElmoError(
-            "--input - reads the sentences from standard input, which is a "
-            "terminal here; send them through a pipe or a redirect "
+            f"--input {path} reads the sentences from standard input, which "
+            "is closed here; send them through a pipe or a redirect."
+        )
+    if sys.stdin.isatty():
+        raise KerasElmoError(
+            f"--input {path} reads the sentences from standard input, which "
+            "is a terminal here; send them through a pipe or a redirect "
             "(`... | keras-elmo embed --input - ...`, `--input - < FILE`)."
         )
     with tempfile.TemporaryDirectory() as directory:
@@ -172,7 +182,9 @@ def _input_file(path):
         try:
             yield copy
         except KerasElmoError as error:  # named as the user gave it
-            message = str(error).replace(copy, "standard input (--input -)")
+            message = str(error).replace(
+                copy, f"standard input (--input {path})"
+            )
             raise type(error)(message) from None
 
 
