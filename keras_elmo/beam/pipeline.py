@@ -223,19 +223,20 @@ class WriteEmbeddings(beam.PTransform):
 
 def _output_files(output):
     """What a run wrote into `output` (shards, summary, Beam's temporary
-    folders), or []."""
-    found = []
+    folders and their files), files before their folders; or []."""
+    found = set()
     for name in (
         layout.SUMMARY_FILE,
+        f"{layout.SUMMARY_FILE}.partial",
         f"{layout.EMBEDDINGS_PREFIX}-*",
         f"{layout.BAD_LINES_PREFIX}-*",
-        ".temp-beam*",
-        f"{layout.SUMMARY_FILE}.partial",
+        "beam-temp-*",
+        "beam-temp-*/*",
     ):
         pattern = FileSystems.join(output, name)
         for match in FileSystems.match([pattern])[0].metadata_list:
-            found.append(match.path)
-    return found
+            found.add(match.path)
+    return sorted(found, key=len, reverse=True)
 
 
 def check_output(output, overwrite=False):
