@@ -34,6 +34,8 @@ from keras_elmo.errors import OutputPathError
 
 BAD = "bad"
 SENTENCES = "sentences"
+# Beam's file sinks write into folders named so, then rename.
+_TEMPORARY = "beam-temp-"
 # Rows buffered per Parquet write: bounds a writer's memory (a sentence
 # of all layers at the original size is ~300 KB).
 _RECORD_BATCH = 64
@@ -230,13 +232,27 @@ def _output_files(output):
         f"{layout.SUMMARY_FILE}.partial",
         f"{layout.EMBEDDINGS_PREFIX}-*",
         f"{layout.BAD_LINES_PREFIX}-*",
-        "beam-temp-*",
-        "beam-temp-*/*",
+        f"{_TEMPORARY}*/*",
     ):
         pattern = FileSystems.join(output, name)
         for match in FileSystems.match([pattern])[0].metadata_list:
             found.add(match.path)
-    return sorted(found, key=len, reverse=True)
+    # Matches are files; Beam's temporary folders are their parents (and,
+    # on a local disk, the empty ones too).
+    folders = {
+        os.path.dirname(path)
+        for path in found
+        if os.path.basename(os.path.dirname(path)).startswith(_TEMPORARY)
+    }
+    if FileSystems.get_scheme(output) in (None, "file") and os.path.isdir(
+        output
+    ):
+        folders.update(
+            os.path.join(output, name)
+            for name in os.listdir(output)
+            if name.startswith(_TEMPORARY)
+        )
+    return sorted(found) + sorted(folders)
 
 
 def check_output(output, overwrite=False):

@@ -36,6 +36,7 @@ FORMAT = "keras-elmo-corpus/1"
 
 def parquet_schema(dtype):
     """The pyarrow schema of the embedding shards, for `dtype` values."""
+    _pyarrow_parquet()
     import pyarrow as pa
 
     value = {"float32": pa.float32(), "float16": pa.float16()}[dtype]
@@ -113,6 +114,17 @@ def read_summary(directory):
     return value
 
 
+def _pyarrow_parquet():
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise KerasElmoError(
+            "Reading the Parquet shards needs pyarrow: pip install pyarrow "
+            "(the beam extra, 'keras-elmo[beam]', brings it)."
+        ) from None
+    return pq
+
+
 def read_embeddings(directory):
     """Yields `(file, line, array)` for every sentence of a complete output
     directory (local), shard by shard.
@@ -123,9 +135,9 @@ def read_embeddings(directory):
         for file, line, array in read_embeddings("out/"):
             ...
     """
-    import pyarrow.parquet as pq
-
-    for name in read_summary(directory)["embedding_files"]:
+    names = read_summary(directory)["embedding_files"]
+    pq = _pyarrow_parquet()
+    for name in names:
         shard = pq.ParquetFile(os.path.join(directory, os.path.basename(name)))
         for batch in shard.iter_batches():
             yield from _rows(batch)
