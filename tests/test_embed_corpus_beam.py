@@ -191,6 +191,7 @@ def test_from_python_in_memory_with_float16(tmp_path):
     "flags, message",
     [
         (["--gamma", "2"], "--gamma scales --scalar-mix"),
+        (["--scalar-mix", "[0, 0.5]"], "has 3 layers to mix"),
         (["--input", "missing*.txt"], "matches no file"),
         (["stray"], "Unexpected argument 'stray'"),
         (["--", "stray"], "Unexpected argument 'stray'"),

@@ -340,9 +340,14 @@ def embed_corpus(
 
     Returns:
         The parsed `summary.json` (counts and shard names).
+
+    The biLM is loaded here once before the run starts, so that a mistake
+    in it (source, vocabulary, mix size) fails at once rather than on
+    every worker; a runner that embeds in this process reuses it.
     """
     input_files(inputs, output)
     check_output(output, overwrite)
+    embedder.load()
     if not isinstance(beam_options, PipelineOptions):
         beam_options = PipelineOptions(list(beam_options))
     with beam.Pipeline(options=beam_options) as pipeline:
