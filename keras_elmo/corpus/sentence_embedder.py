@@ -201,13 +201,14 @@ class _LoadedBiLM:
         from keras_elmo.loading import classify
 
         source = classify(embedder.source, embedder.weights, progress=False)
-        self.bilm = source.bilm()
+        data = source.read()
+        self.bilm = data.bilm
         self.description = source.description
         self.num_layers = self.bilm.num_layers
         self.vocabulary = None
         if self.bilm.encoder.needs_vocabulary:
             self.vocabulary = check_vocabulary(
-                embedder.vocabulary or source.vocabulary(), self.bilm.encoder
+                embedder.vocabulary or data.vocabulary, self.bilm.encoder
             )
         self.layers = compiled_layers(self.bilm)
 
