@@ -168,6 +168,17 @@ def check_flag(value, name):
     )
 
 
+def check_choice(value, name, choices):
+    """One of `choices` (strings, or None): any other value, of any type,
+    is refused naming the choices."""
+    if not isinstance(value, (str, type(None))) or value not in choices:
+        raise KerasElmoError(
+            f"{name} must be one of {sorted(choices, key=str)}; received "
+            f"{received(value)}."
+        )
+    return value
+
+
 def check_strings(values, name):
     """`values` as a list of str (tokens): not a str itself, not ints."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):

@@ -28,6 +28,7 @@ from keras_elmo.version import __version__
 
 COMMANDS = (
     "keras_elmo.cli.embed",
+    "keras_elmo.cli.embed_corpus",
     "keras_elmo.cli.train",
     "keras_elmo.cli.evaluate",
     "keras_elmo.cli.export",

@@ -15,6 +15,12 @@ from keras_elmo.paths import check_input_file
 ON_BAD_LINE = ("error", "skip")
 
 
+def split_tokens(text):
+    """The tokens of one sentence line: its whitespace-separated words
+    (`str.split()`), the package's one tokenisation rule."""
+    return text.split()
+
+
 def check_on_bad_line(on_bad_line):
     if on_bad_line not in ON_BAD_LINE:
         raise TextFileError(
@@ -58,7 +64,7 @@ def read_lines(path, on_bad_line="error", skipped=None):
     arguments are those of `read_text_lines`.
     """
     for line_number, text in read_text_lines(path, on_bad_line, skipped):
-        yield line_number, text.split()
+        yield line_number, split_tokens(text)
 
 
 def read_text_lines(path, on_bad_line="error", skipped=None):
