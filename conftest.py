@@ -1,3 +1,4 @@
+import importlib.util
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -9,6 +10,12 @@ import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import keras_elmo  # noqa: E402
+
+# keras_elmo/beam imports Apache Beam (the `beam` extra); where it is not
+# installed, pytest does not import those modules for their doctests (and
+# tests/test_embed_corpus_beam.py skips).
+if importlib.util.find_spec("apache_beam") is None:
+    collect_ignore_glob = ["keras_elmo/beam/[mp]*.py"]
 
 
 def pytest_addoption(parser):

@@ -33,6 +33,7 @@ _EXPORTS = {
     "save_bilm": "keras_elmo.formats.bilm_tf",
 }
 _SUBMODULES = (
+    "corpus",
     "data",
     "export",
     "layers",
@@ -69,6 +70,7 @@ __all__ = [
     "WeightFileError",
     "__version__",
     "batch_to_ids",
+    "corpus",
     "data",
     "export",
     "layers",

@@ -44,7 +44,9 @@ def _word_vocabulary(bilm, vocabulary):
     return check_vocabulary(vocabulary, bilm.encoder)
 
 
-def _compiled_layers(bilm):
+def compiled_layers(bilm):
+    """A callable: int32 biLM inputs `(batch, time, ...)` -> float32
+    `(batch, num_layers + 1, time, 2 * projection_dim)`."""
     if not isinstance(bilm, keras.layers.Layer):
         # A runtime model (keras_elmo.runtime): NumPy in, the BiLM dict out.
         return lambda ids: np.stack(bilm(ids)["layer_outputs"], axis=1)
@@ -115,7 +117,7 @@ def embed_file(
             "embed_file needs a stateless BiLM (outputs must not depend on "
             "the order of lines); load it without stateful=True."
         )
-    layers = _compiled_layers(bilm)
+    layers = compiled_layers(bilm)
 
     def layers_of(sentences):
         return np.asarray(

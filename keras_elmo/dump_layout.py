@@ -78,6 +78,7 @@ def write_sentence_embeddings(
 
     from keras_elmo.data.text import count_lines
     from keras_elmo.data.text import read_text_lines
+    from keras_elmo.data.text import split_tokens
     from keras_elmo.files import atomic_output
     from keras_elmo.progress import Progress
 
@@ -98,7 +99,7 @@ def write_sentence_embeddings(
                         (text.strip(), str(n - 1)) for n, text in chunk
                     )
                 sentences = sorted(
-                    ((n, text.split()) for n, text in chunk),
+                    ((n, split_tokens(text)) for n, text in chunk),
                     key=lambda item: len(item[1]),
                 )
                 for start in range(0, len(sentences), batch_size):

@@ -61,6 +61,16 @@ class ClusterError(KerasElmoError):
     """The workers of TF_CONFIG did not find each other, or lost one."""
 
 
+class InputPathError(KerasElmoError):
+    """An input path that is not what the reader takes: a directory where
+    a file is read (or a file where a directory is), a device, a pipe, a
+    socket, a symbolic link loop, or a path that cannot be read."""
+
+
+class MissingInputError(InputPathError, FileNotFoundError):
+    """An input path where nothing lies (a `FileNotFoundError` too)."""
+
+
 class OutputPathError(KerasElmoError):
     """An output path that cannot be written (or would destroy an input)."""
 
@@ -85,15 +95,16 @@ def received(value):
     return f"{text} ({type(value).__name__})"
 
 
-def _argument(name):
+def argument_of(name):
     """The Python argument a check's `name` is ("`dropout`" or
-    "`weights`[0]"), or None (a file key, a flag, words)."""
+    "`weights`[0]"), or None (a file key, words): what an error about it
+    carries as its `argument`."""
     match = re.fullmatch(r"`([A-Za-z_][A-Za-z0-9_]*)`(\[\d+\])*", name)
     return match.group(1) if match else None
 
 
 def _error(message, name):
-    return KerasElmoError(message, argument=_argument(name))
+    return KerasElmoError(message, argument=argument_of(name))
 
 
 def _bounds(minimum, maximum, above):
@@ -193,6 +204,18 @@ def check_flag(value, name):
         f"{name} must be True or False; received {received(value)}.",
         name,
     )
+
+
+def check_choice(value, name, choices):
+    """One of `choices` (strings, or None): any other value, of any type,
+    is refused naming the choices."""
+    if not isinstance(value, (str, type(None))) or value not in choices:
+        raise _error(
+            f"{name} must be one of {sorted(choices, key=str)}; received "
+            f"{received(value)}.",
+            name,
+        )
+    return value
 
 
 def check_strings(values, name):

@@ -9,8 +9,10 @@ half-written output and never touches an existing one.
 import contextlib
 import os
 import shutil
+import stat
 
 from keras_elmo.errors import OutputPathError
+from keras_elmo.paths import kind_of
 
 PARTIAL_SUFFIX = ".partial"
 
@@ -56,30 +58,91 @@ def atomic_output(path, directory=False):
         os.replace(temporary, path)
 
 
-def _same_file(a, b):
+def _identity(path):
+    """`(st_dev, st_ino)` of what `path` names (links followed), or None
+    when nothing does."""
     try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _chain(path):
+    """The identities of `path` and of every directory above it (by its
+    real path): what `path` is, and every folder it lies inside."""
+    path = os.path.realpath(path)
+    chain = []
+    while True:
+        identity = _identity(path)
+        if identity is not None:
+            chain.append(identity)
+        parent = os.path.dirname(path)
+        if parent == path:
+            return chain
+        path = parent
+
+
+def _clash(path, source, directory):
+    """How writing `path` would touch the input `source`, in words (it is
+    the input, lies inside it, or, as a directory replaced whole, holds
+    it), or None."""
+    source = os.fspath(source)
+    if not os.path.exists(source):
+        return None
+    mine, theirs = _identity(path), _identity(source)
+    if (mine is not None and mine == theirs) or (
+        os.path.realpath(path) == os.path.realpath(source)
+    ):
+        return "is also an input"
+    if os.path.isdir(source) and theirs in _chain(
+        os.path.dirname(os.path.abspath(path))
+    ):
+        return f"lies inside {source}, an input"
+    if directory and mine is not None and mine in _chain(source)[1:]:
+        return f"holds {source}, an input"
+    return None
+
+
+def check_inputs_kept(path, inputs, argument="path", directory=False):
+    """Refuses an output `path` that is, or lies inside, one of `inputs`
+    (files or folders), or that holds one (`directory`: the output is a
+    folder, replaced whole), before any work. `argument` is the caller's
+    name of `path`, for messages (e.g. `"output_dir"`).
+
+    Paths are compared as the files they name: by real path (symbolic
+    links resolved) and by device and inode (hard links, bind mounts, other
+    spellings), folders by the inode of every folder above the output.
+    """
+    path = os.fspath(path)
+    clashes = [
+        _clash(path, source, directory)
+        for source in inputs
+        if source is not None and not isinstance(source, dict)
+    ]
+    # The plainest first: "is also an input" over "lies inside".
+    clashes = sorted(c for c in clashes if c is not None)
+    clashes.sort(key=lambda clash: not clash.startswith("is "))
+    if clashes:
+        raise OutputPathError(
+            f"`{argument}` {clashes[0]}; an output never replaces, or goes "
+            "into, what is read to make it. Write it to another path. "
+            f"Received: {argument}={path!r}.",
+            argument,
+        )
 
 
 def check_output_file(path, inputs=(), argument="path"):
     """Checks that `path` can be written as a file, before any work.
 
-    Refuses a directory, a missing parent directory, a parent that is a
-    file, and any path equal to one of `inputs` (a command never overwrites
-    its own input). `argument` is the caller's name of `path`, for
+    Refuses a directory, a device, pipe or socket, a missing parent
+    directory, a parent that is a file, and any path that is, or lies
+    inside, one of `inputs` (a command never overwrites its own input; see
+    `check_inputs_kept`). `argument` is the caller's name of `path`, for
     messages (e.g. `"output_file"`).
     """
     path = os.fspath(path)
-    for source in inputs:
-        if source is not None and _same_file(path, source):
-            raise OutputPathError(
-                f"`{argument}` is also one of the inputs; it would be "
-                "destroyed. Write the output to another path. Received: "
-                f"{argument}={path!r}.",
-                argument,
-            )
+    check_inputs_kept(path, inputs, argument)
     if os.path.isdir(path):
         raise OutputPathError(
             f"`{argument}` is a directory; expected a file path to write "
@@ -87,6 +150,7 @@ def check_output_file(path, inputs=(), argument="path"):
             f"{argument}={path!r}.",
             argument,
         )
+    _check_not_special(path, argument)
     _check_parent(path, argument)
     return path
 
@@ -95,8 +159,8 @@ def check_output_directory(path, inputs=(), argument="path"):
     """Checks that `path` can be used as an output directory.
 
     Refuses an existing file at `path`, a parent that is a file, and a
-    directory that is (or lies inside) one of `inputs`. `argument` is the
-    caller's name of `path`, for messages (e.g. `"output_dir"`).
+    directory that is, lies inside or holds one of `inputs`. `argument` is
+    the caller's name of `path`, for messages (e.g. `"output_dir"`).
     """
     path = os.fspath(path)
     if os.path.exists(path) and not os.path.isdir(path):
@@ -106,16 +170,26 @@ def check_output_directory(path, inputs=(), argument="path"):
             f"Received: {argument}={path!r}.",
             argument,
         )
-    for source in inputs:
-        if source is not None and _same_file(path, source):
-            raise OutputPathError(
-                f"`{argument}` is also one of the inputs; it would be "
-                "overwritten. Choose another directory. Received: "
-                f"{argument}={path!r}.",
-                argument,
-            )
+    check_inputs_kept(path, inputs, argument, directory=True)
     _check_parent(path, argument)
     return path
+
+
+def _check_not_special(path, argument):
+    """An output is written beside `path` and renamed over it: a device,
+    pipe or socket there would be replaced (or, through a link, written
+    where it leads), so only a regular file or nothing may lie there."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return
+    if not stat.S_ISREG(mode):
+        raise OutputPathError(
+            f"`{argument}` is {kind_of(mode)}; expected a file path to "
+            "write (outputs are written whole to a temporary file and "
+            f"renamed, never streamed). Received: {argument}={path!r}.",
+            argument,
+        )
 
 
 def _check_parent(path, argument):

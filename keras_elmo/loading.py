@@ -31,6 +31,9 @@ import os
 
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.export.file_format import KINDS as FILE_KINDS
+from keras_elmo.paths import check_input_file
+from keras_elmo.paths import kind_of
 from keras_elmo.sources.elmo_for_many_langs_folder import ELMoForManyLangsFolder
 from keras_elmo.sources.export_folder import ExportFolder
 from keras_elmo.sources.keras_file import KerasFile
@@ -86,6 +89,54 @@ def _nothing_matches(path, argument):
     )
 
 
+def _several_exports(path, argument):
+    """The error for a folder holding more than one export (its own
+    options/weights files, or biLM folders inside it), or None."""
+    options, weights = ExportFolder.candidates(path)
+    if len(options) > 1 or len(weights) > 1:
+        return _error(
+            f"holds more than one export: options {', '.join(options)} and "
+            f"weights {', '.join(weights)}. Which one? Pass its pair as "
+            "OPTIONS.json,WEIGHTS.hdf5, or keep each export in a folder of "
+            "its own.",
+            path,
+            argument,
+        )
+    inner = [
+        name
+        for name in sorted(os.listdir(path))
+        if os.path.isdir(os.path.join(path, name))
+        and any(kind.matches(os.path.join(path, name)) for kind in PATH_KINDS)
+    ]
+    if len(inner) > 1:
+        return _error(
+            f"holds {len(inner)} biLM folders: {', '.join(inner)}. Which "
+            f"one? Pass its folder ({os.path.join(path, inner[0])}, ...).",
+            path,
+            argument,
+        )
+    return None
+
+
+def _exported_file(path, argument):
+    """The error for an exported model file (`.onnx`, `.tflite`), which
+    the runtimes load, or None."""
+    suffix = os.path.splitext(path)[1].lower()
+    for kind in FILE_KINDS.values():
+        if suffix == kind.suffix:
+            # The runtime classes are named after the kinds' titles.
+            return _error(
+                f"is an exported {kind.title} model (keras-elmo "
+                f"{kind.command}), not weights to build a Keras BiLM from; it "
+                "runs without TensorFlow in keras_elmo.runtime: "
+                f"keras_elmo.runtime.{kind.title}BiLM({path!r}) (`keras-elmo "
+                "embed` runs it too).",
+                path,
+                argument,
+            )
+    return None
+
+
 def _from_path(path, argument):
     """The source of the local file or folder `path`."""
     for kind in PATH_KINDS:
@@ -93,9 +144,22 @@ def _from_path(path, argument):
             return kind(path)
     if os.path.isdir(path):
         inner = ELMoForManyLangsFolder.inside(path)
-        if inner is None:
-            raise _nothing_matches(path, argument)
-        return inner
+        if inner is not None:
+            return inner
+        raise _several_exports(path, argument) or _nothing_matches(
+            path, argument
+        )
+    error = _exported_file(path, argument)
+    if error is not None:
+        raise error
+    if not os.path.isfile(path):
+        mode = os.stat(path).st_mode
+        raise _error(
+            f"is {kind_of(mode)}; expected a biLM source: a file or folder "
+            "of one of: " + "; ".join(KINDS) + ".",
+            path,
+            argument,
+        )
     raise _error(
         "is a file; expected a training run directory, an export "
         "directory, a .keras file, or OPTIONS.json,WEIGHTS.hdf5 (or the "
@@ -135,8 +199,14 @@ def classify(source, weights=None, argument=None, progress=True):
     source = os.fspath(source)
     if os.path.exists(source):
         return _from_path(source, argument)
+    argument = argument or "source"
+    name = f"`{argument}` {source!r}"
+    if os.path.lexists(source):  # a broken link or a loop: say which
+        check_input_file(source, f"`{argument}`")
+    pretrained.check_url_scheme(source, name, argument)
     if OfficialFiles.matches(source):
-        return OfficialFiles.fetch(*source.split(",", 1), progress)
+        options, weights = OfficialFiles.split(source, name, argument)
+        return OfficialFiles.fetch(options, weights, progress)
     if pretrained.is_url(source):
         return _from_path(
             pretrained.cached_file(source, progress=progress), argument
@@ -164,6 +234,8 @@ def download(source, progress=True, verify=False):
     """
     from keras_elmo import pretrained
 
+    for part in source.split(",", 1):
+        pretrained.check_url_scheme(part, repr(part[:80]))
     parts = source.split(",", 1)
     if len(parts) == 2 and all(pretrained.is_url(part) for part in parts):
         return {

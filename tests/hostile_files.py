@@ -30,6 +30,10 @@ _STORAGE_NAMES = {
     np.dtype("float64"): "DoubleStorage",
     np.dtype("int64"): "LongStorage",
 }
+# Storage types a spec may name instead (`storage_type`): bfloat16, whose
+# bytes are the upper halves of the float32 `values`, and one no reader
+# of ELMo weights needs.
+_OTHER_STORAGES = ("BFloat16Storage", "ComplexFloatStorage")
 
 
 def _rebuild_tensor_v2(*args):
@@ -45,7 +49,7 @@ def _fake_torch():
     _rebuild_tensor_v2.__module__ = "torch._utils"
     utils._rebuild_tensor_v2 = _rebuild_tensor_v2
     torch._utils = utils
-    for name in _STORAGE_NAMES.values():
+    for name in (*_STORAGE_NAMES.values(), *_OTHER_STORAGES):
         storage = type(name, (), {"__module__": "torch"})
         setattr(torch, name, storage)
     saved = {name: sys.modules.get(name) for name in ("torch", "torch._utils")}
@@ -61,8 +65,9 @@ def _fake_torch():
 
 
 class _Storage:
-    def __init__(self, key, dtype, numel, view=None):
+    def __init__(self, key, dtype, numel, view=None, name=None):
         self.key, self.dtype, self.numel, self.view = key, dtype, numel, view
+        self.name = name or _STORAGE_NAMES[dtype]
 
 
 class _Tensor:
@@ -85,7 +90,7 @@ class _Pickler(pickle.Pickler):
     def persistent_id(self, obj):
         if not isinstance(obj, _Storage):
             return None
-        kind = getattr(self.torch, _STORAGE_NAMES[obj.dtype])
+        kind = getattr(self.torch, obj.name)
         if self.legacy:
             return ("storage", kind, obj.key, "cpu", obj.numel, obj.view)
         return ("storage", kind, obj.key, "cpu", obj.numel)
@@ -107,9 +112,14 @@ def _state(tensors, byteorder="little"):
         values = np.asarray(spec["values"])
         key = str(spec.get("storage", index))
         numel = spec.get("numel", values.size)
-        data = values.astype(values.dtype.newbyteorder(order)).tobytes()
-        storages[key] = (values.dtype, data, numel)
-        storage = _Storage(key, values.dtype, numel, spec.get("view"))
+        stored = values
+        if spec.get("storage_type") == "BFloat16Storage":
+            stored = bfloat16_bits(values)
+        data = stored.astype(stored.dtype.newbyteorder(order)).tobytes()
+        storages[key] = (stored.dtype, data, numel)
+        storage = _Storage(
+            key, values.dtype, numel, spec.get("view"), spec.get("storage_type")
+        )
         state[name] = _Tensor(
             storage,
             spec.get("offset", 0),
@@ -158,6 +168,12 @@ def torch_file(
         for key in kept:
             archive.writestr(f"archive/data/{key}", storages[key][1])
     return path
+
+
+def bfloat16_bits(values):
+    """The bfloat16 bits (uint16) of float32 `values`: their upper halves
+    (the lower halves are dropped, so pass values that fit bfloat16)."""
+    return (np.asarray(values, "float32").view("uint32") >> 16).astype("uint16")
 
 
 def raw_legacy_file(path, state_pickle):
@@ -238,4 +254,66 @@ def hdf5_with_declared_shapes(source, target, shapes):
             f.create_dataset(
                 name, shape=shape, dtype="float32", chunks=(1,) * len(shape)
             )
+    return target
+
+
+# === Paths that are not regular files (issue 24) ===
+
+
+def special_paths(root):
+    """`{name: path}` of things a reader must not open as a file, made in
+    the folder `root`: a FIFO (opening it blocks), a symbolic link loop, a
+    broken link, a folder, a character device that never ends
+    (`/dev/zero`) and one that is always empty (`/dev/null`)."""
+    import os
+
+    paths = {
+        "fifo": os.path.join(root, "fifo"),
+        "loop": os.path.join(root, "loop"),
+        "broken_link": os.path.join(root, "broken_link"),
+        "folder": os.path.join(root, "folder"),
+        "dev_zero": "/dev/zero",
+        "dev_null": "/dev/null",
+    }
+    os.mkfifo(paths["fifo"])
+    os.symlink(paths["loop"], paths["loop"])
+    os.symlink(os.path.join(root, "nowhere"), paths["broken_link"])
+    os.makedirs(paths["folder"])
+    return paths
+
+
+def forged_onnx(source, target, dtype="float"):
+    """An ONNX graph unrelated to a biLM (one Identity of an input `x`)
+    carrying the keras_elmo metadata of the export `source`."""
+    import onnx
+    from onnx import helper
+
+    exported = onnx.load(source)
+    kind = {"float": onnx.TensorProto.FLOAT, "int32": onnx.TensorProto.INT32}
+    x = helper.make_tensor_value_info("x", kind[dtype], [None, 4])
+    y = helper.make_tensor_value_info("y", kind[dtype], [None, 4])
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])], "forged", [x], [y]
+    )
+    model = helper.make_model(graph, opset_imports=exported.opset_import)
+    model.ir_version = exported.ir_version
+    helper.set_model_props(
+        model, {p.key: p.value for p in exported.metadata_props}
+    )
+    onnx.save(model, target)
+    return target
+
+
+def renamed_onnx(source, target, renames):
+    """A copy of the ONNX export `source` whose graph inputs and outputs
+    `renames` ({old: new}) are renamed (the metadata is kept)."""
+    import onnx
+
+    model = onnx.load(source)
+    for node in model.graph.node:
+        node.input[:] = [renames.get(n, n) for n in node.input]
+        node.output[:] = [renames.get(n, n) for n in node.output]
+    for value in (*model.graph.input, *model.graph.output):
+        value.name = renames.get(value.name, value.name)
+    onnx.save(model, target)
     return target

@@ -321,7 +321,7 @@ CASES = [
      KerasElmoError, ["`batch_size` must be a positive"]),
     ("embed-file-output-is-input",
      lambda a: embed_file(a.bilm, a.sentences, a.sentences), KerasElmoError,
-     ["`output_file` is also one of the inputs",
+     ["`output_file` is also an input",
       "Received: output_file='{sentences}'"]),
     ("export-max-batch-tokens-zero",
      lambda a: export_savedmodel(a.bilm, a.root + "/s", max_batch_tokens=0),

@@ -16,12 +16,13 @@ from keras_elmo.progress import Progress
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import subprocess_env
 
-# Each argv must leave TensorFlow (and Keras) unimported.
+# Each argv must leave TensorFlow (and Keras, and Apache Beam) unimported.
 LIGHT_COMMANDS = [
     ["--help"],
     ["--version"],
     ["presets"],
     ["embed", "--help"],
+    ["embed-corpus", "--help"],
     ["dump-token-embeddings", "--help"],
     ["train", "--help"],
     ["evaluate", "--help"],
@@ -35,6 +36,7 @@ LIGHT_COMMANDS = [
     ["bogus"],
     ["train"],  # missing required flags
     ["embed", "--batch-size", "x", "--input", "a", "--output", "b"],
+    ["embed-corpus", "--max-batch-tokens", "0", "--input", "a"],
     ["export-onnx", "--precision", "float16", "--output", "x.onnx"],
 ]
 
@@ -42,7 +44,7 @@ PROBE = r"""
 import json, sys
 from keras_elmo.cli import main
 status = main(json.loads(sys.argv[1]))
-heavy = [m for m in ("tensorflow", "keras") if m in sys.modules]
+heavy = [m for m in ("tensorflow", "keras", "apache_beam") if m in sys.modules]
 print(json.dumps({"status": status, "heavy": heavy}))
 """
 
@@ -93,6 +95,7 @@ def test_usage_mistake_is_two_lines(argv, usage, error, capsys):
 
 
 def test_help_shows_the_library_defaults(capsys):
+    from keras_elmo.corpus import sentences
     from keras_elmo.dump_layout import DEFAULT_SENTENCE_BATCH
     from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS
     from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
@@ -105,6 +108,9 @@ def test_help_shows_the_library_defaults(capsys):
         return " ".join(capsys.readouterr().out.split())
 
     assert f"(default {DEFAULT_SENTENCE_BATCH})" in shown("embed")
+    corpus = shown("embed-corpus")
+    assert f"(default {sentences.DEFAULT_MAX_BATCH_TOKENS})" in corpus
+    assert f"(default {sentences.DEFAULT_MAX_SENTENCE_TOKENS})" in corpus
     assert f"(default {DEFAULT_MAX_BATCH_TOKENS})" in shown("export-savedmodel")
     train = shown("train")
     assert f"(default {DEFAULT_CHECKPOINT_EVERY})" in train

@@ -364,6 +364,58 @@ def test_missing_model_folder_is_a_source_error(folder):
             ),
             "`encoder.n_layers` must be an integer; received '2'",
         ),
+        # Every value of the network config is checked by name (issue 24).
+        (
+            lambda p: _edit_json(
+                _config(p),
+                lambda c: c["token_embedder"]["filters"][0].__setitem__(1, "4"),
+            ),
+            r"tiny_cnn.json `token_embedder.filters\[0\]` num_filters must "
+            "be an integer; received '4'",
+        ),
+        (
+            lambda p: _edit_json(
+                _config(p),
+                lambda c: c["token_embedder"]["filters"][1].__setitem__(
+                    0, True
+                ),
+            ),
+            r"`token_embedder.filters\[1\]` width must be an integer; "
+            "received True",
+        ),
+        (
+            lambda p: _edit_json(
+                _config(p),
+                lambda c: c["token_embedder"]["filters"][0].__setitem__(0, 1.5),
+            ),
+            r"`token_embedder.filters\[0\]` width must be an integer; "
+            "received 1.5",
+        ),
+        (
+            lambda p: _edit_json(
+                _config(p), lambda c: c["token_embedder"].update(filters=[])
+            ),
+            "expected a list of \\[width, num_filters\\] pairs",
+        ),
+        (
+            lambda p: _edit_json(
+                _config(p), lambda c: c["encoder"].update(name=["elmo"])
+            ),
+            "encoder \\['elmo'\\] \\(list\\)",
+        ),
+        (
+            lambda p: _edit_json(
+                _config(p), lambda c: c["encoder"].update(dim=12.5)
+            ),
+            "`encoder.dim` must be an integer; received 12.5",
+        ),
+        (
+            lambda p: (
+                os.mkfifo(p / "char.dic.tmp")
+                or os.replace(p / "char.dic.tmp", p / "char.dic")
+            ),
+            "char.dic is a pipe",
+        ),
     ],
 )
 def test_bad_model_folders_give_clear_errors(folder, damage, message):

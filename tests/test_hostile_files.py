@@ -44,6 +44,45 @@ def test_good_files_read_back_exactly(tmp_path, layout, byteorder):
     assert state["empty"].shape == (0, 3)
 
 
+@pytest.mark.parametrize("layout", ["legacy", "zip"])
+@pytest.mark.parametrize("byteorder", ["little", "big"])
+def test_bfloat16_storages_read_as_float32_exactly(tmp_path, layout, byteorder):
+    # Real checkpoints are saved in bfloat16: each value is the upper half
+    # of a float32, so reading them as float32 loses nothing.
+    random = np.random.default_rng(0).standard_normal(12).astype("float32")
+    values = (random.view("uint32") & 0xFFFF0000).view("float32")
+    values = values.reshape(3, 4)
+    tensors = {
+        "w": {"values": values, "storage_type": "BFloat16Storage"},
+        "t": {
+            "values": values,
+            "storage_type": "BFloat16Storage",
+            "size": (4, 3),
+            "stride": (1, 4),
+        },
+    }
+    path = hostile_files.torch_file(
+        str(tmp_path / "w.pkl"), tensors, layout, byteorder
+    )
+    state = read_state_dict(path)
+    assert state["w"].dtype == np.float32
+    np.testing.assert_array_equal(state["w"], values)
+    np.testing.assert_array_equal(state["t"], values.T)
+
+
+def test_other_storage_types_are_unsupported_not_hostile(tmp_path):
+    tensors = _tensor(storage_type="ComplexFloatStorage")
+    path = hostile_files.torch_file(str(tmp_path / "w.pkl"), tensors)
+    with pytest.raises(WeightFileError) as raised:
+        read_state_dict(path)
+    message = str(raised.value)
+    assert "torch.ComplexFloatStorage, which keras_elmo does not read" in (
+        message
+    )
+    assert "BFloat16Storage" in message and "v.float()" in message
+    assert "run code" not in message
+
+
 # (id, tensors, torch_file arguments, words of the message)
 HOSTILE = [
     ("negative-offset", _tensor(offset=-1), {},

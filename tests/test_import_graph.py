@@ -21,9 +21,18 @@ import pytest
 ROOT = os.path.join(os.path.dirname(os.path.dirname(__file__)), "keras_elmo")
 # The floors, lowest first: folders and top-level modules of keras_elmo.
 FLOORS = (
-    # Facts: the error family, character ids, atomic files, progress
-    # lines, the version and the backend probe. NumPy at most.
-    ("errors", "characters", "files", "progress", "version", "backend"),
+    # Facts: the error family, character ids, what lies at a user path,
+    # atomic files, progress lines, the version and the backend probe.
+    # NumPy at most.
+    (
+        "errors",
+        "characters",
+        "paths",
+        "files",
+        "progress",
+        "version",
+        "backend",
+    ),
     # Text and vocabularies; sparse optimizers; the preset table and cache.
     ("data", "optimizers", "pretrained"),
     # The Keras layers, their token encoders and backend seam.
@@ -36,6 +45,9 @@ FLOORS = (
     ("loading", "sources"),
     # What runs a biLM over files or writes it for serving.
     ("dump", "dump_layout", "export", "runtime"),
+    # Corpus embedding: the engine-neutral embedder and output layout,
+    # and the Apache Beam adapters that run it.
+    ("corpus", "beam"),
     # The command line.
     ("cli",),
 )
@@ -47,6 +59,12 @@ EXCEPTIONS = {
     # imports elmo_embedding on the way, so it closes no cycle (checked
     # below too).
     ("keras_elmo.layers.elmo_embedding", "keras_elmo.loading"),
+    # The resolver names an exported .onnx/.tflite file as what it is (a
+    # runtime's model, not weights to build a BiLM from), by the suffixes
+    # and titles the exported files' one format module defines;
+    # export/file_format.py imports only the facts floor (NumPy, no
+    # TensorFlow), so nothing comes back up.
+    ("keras_elmo.loading", "keras_elmo.export.file_format"),
 }
 
 

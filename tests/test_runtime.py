@@ -25,6 +25,7 @@ from keras_elmo.export import to_litert  # noqa: E402
 from keras_elmo.export import to_onnx  # noqa: E402
 from keras_elmo.runtime import LiteRTBiLM  # noqa: E402
 from keras_elmo.runtime import ONNXBiLM  # noqa: E402
+from tests import hostile_files  # noqa: E402
 from tests.deploy_helpers import assert_bilm_outputs_close  # noqa: E402
 from tests.deploy_helpers import batches  # noqa: E402
 from tests.deploy_helpers import fixture_bilm  # noqa: E402
@@ -172,8 +173,10 @@ def test_export_commands_with_scalar_mix(tmp_path, capsys):
 @pytest.mark.parametrize("runtime", sorted(RUNTIMES))
 def test_bad_files_give_clear_errors(files, runtime, tmp_path):
     cls = RUNTIMES[runtime]
-    with pytest.raises(KerasElmoError, match="is not a file"):
+    with pytest.raises(KerasElmoError, match="Model file not found"):
         cls(str(tmp_path / "missing"))
+    with pytest.raises(KerasElmoError, match="is a directory; expected a"):
+        cls(str(tmp_path))
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(b"\x00not a model at all" * 10)
     with pytest.raises(KerasElmoError, match=f"export-{runtime}"):
@@ -200,6 +203,34 @@ def test_onnx_without_keras_elmo_metadata(files, tmp_path):
     onnx.save(model, path)
     with pytest.raises(KerasElmoError, match="format version 99"):
         ONNXBiLM(path)
+
+
+@pytest.mark.parametrize(
+    "build, words",
+    [
+        (
+            lambda source, target: hostile_files.forged_onnx(source, target),
+            "its inputs are ['x'], expected ['character_ids']",
+        ),
+        (
+            lambda source, target: hostile_files.renamed_onnx(
+                source, target, {"layer_1": "layer_9"}
+            ),
+            "its outputs are ['layer_0', 'layer_2', 'layer_9', 'mask']",
+        ),
+    ],
+)
+def test_a_graph_that_does_not_match_its_metadata_is_refused_on_open(
+    files, tmp_path, build, words
+):
+    # Metadata copied onto another graph (or a graph edited after the
+    # export): refused when the file is opened, not at the first call.
+    path = build(files["onnx"], str(tmp_path / "forged.onnx"))
+    with pytest.raises(KerasElmoError) as raised:
+        ONNXBiLM(path)
+    message = str(raised.value)
+    assert message.startswith(f"{path}: its ONNX graph does not match")
+    assert words in message and "export-onnx" in message
 
 
 @pytest.mark.parametrize("runtime", sorted(RUNTIMES))

@@ -31,6 +31,7 @@ from keras_elmo.version import __version__
 
 COMMANDS = (
     "keras_elmo.cli.embed",
+    "keras_elmo.cli.embed_corpus",
     "keras_elmo.cli.train",
     "keras_elmo.cli.evaluate",
     "keras_elmo.cli.export",
@@ -97,7 +98,9 @@ def build_parser():
     parser = _Parser(
         prog="keras-elmo",
         description="ELMo biLMs in Keras 3: embed text with official or "
-        "trained weights, pretrain on your corpus, export for serving.",
+        "trained weights, pretrain on your corpus, export for serving. The "
+        "commands run on TensorFlow whatever KERAS_BACKEND says (from "
+        "Python, the layers run on JAX and PyTorch too).",
     )
     parser.add_argument(
         "--version", action="version", version=f"keras-elmo {__version__}"
@@ -119,17 +122,77 @@ def _describe(error, flags):
     return command_line_message(error, flags)
 
 
+def _use_tensorflow():
+    """Points Keras at TensorFlow for this process, before it is imported.
+
+    The commands are TensorFlow programs (tf.function dumps, tf.data
+    training, the exports), so a `KERAS_BACKEND` of `jax` or `torch` in the
+    environment is set aside, with a note: it would only turn every command
+    into an error. Returns the error message when Keras was imported on
+    another backend already (`main` called from such a process), else None.
+    """
+    chosen = os.environ.get("KERAS_BACKEND", "tensorflow")
+    if "keras" in sys.modules:
+        backend = sys.modules["keras"].backend.backend()
+        if backend != "tensorflow":
+            return (
+                f"this process runs Keras on {backend!r}; the keras-elmo "
+                "commands run on TensorFlow. Run the command in a process "
+                "of its own (`keras-elmo ...`)."
+            )
+        return None
+    if chosen != "tensorflow":
+        print(
+            f"keras-elmo: note: KERAS_BACKEND={chosen} is set aside; the "
+            "command line runs on TensorFlow (from Python, the layers run "
+            "on every backend).",
+            file=sys.stderr,
+        )
+    os.environ["KERAS_BACKEND"] = "tensorflow"
+    return None
+
+
+def _quiet_stdout():
+    """After a reader closed standard output (`keras-elmo presets | head`):
+    what is still buffered goes to /dev/null, so that Python's flush at exit
+    does not fail a second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv=None):
-    """Runs `keras-elmo ARGV`; returns the exit status."""
+    """Runs `keras-elmo ARGV`; returns the exit status.
+
+    A reader that closes standard output early (`| head`) is a normal end,
+    as for any command-line tool: no message, exit status 141 (128 +
+    SIGPIPE, what the shell reports for `ls | head`).
+    """
+    try:
+        status = _main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 128 + 13  # SIGPIPE
+    return status
+
+
+def _main(argv):
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit:  # argparse: --help, or a usage error
         return exit.code
+    problem = _use_tensorflow()
+    if problem is not None:
+        print(f"keras-elmo {args.command}: error: {problem}", file=sys.stderr)
+        return 2
     if getattr(args, "needs_tensorflow", True):
         _import_tensorflow_quietly()
     try:
         args.run(args)
+    except BrokenPipeError:
+        raise
     except USER_ERRORS as error:
         flags = flags_of(parser.commands[args.command], args)
         print(

@@ -33,6 +33,18 @@ positive_float = _number(float, 0.0, True, "a positive number")
 non_negative_float = _number(float, 0.0, False, "a number >= 0")
 
 
+def output_path(text):
+    """argparse type of `--output`: a path; `-` (standard output) is
+    refused, since outputs are files written whole and renamed when
+    complete (hdf5 is written with seeks)."""
+    if text == "-":
+        raise argparse.ArgumentTypeError(
+            "expected a path; '-' (standard output) cannot take it: the "
+            "output is written to OUTPUT.partial and renamed when complete"
+        )
+    return text
+
+
 def json_value(text):
     """argparse type: a JSON value, e.g. `[[1, 32], [2, 64]]`."""
     try:

@@ -1,7 +1,11 @@
 """`keras-elmo embed` and `keras-elmo dump-token-embeddings`, and their
 runtime choice (`--runtime`, `--precision`)."""
 
+import contextlib
 import os
+import shutil
+import stat
+import sys
 import tempfile
 import time
 
@@ -9,6 +13,7 @@ from keras_elmo.cli.arguments import add_bilm_source
 from keras_elmo.cli.arguments import add_quiet
 from keras_elmo.cli.arguments import bilm_source
 from keras_elmo.cli.arguments import bilm_vocabulary
+from keras_elmo.cli.arguments import output_path
 from keras_elmo.cli.arguments import positive_int
 from keras_elmo.cli.arguments import verbosity
 from keras_elmo.errors import KerasElmoError
@@ -43,8 +48,17 @@ def add_parser(commands):
     )
     add_bilm_source(embed)
     io = embed.add_argument_group("input and output")
-    io.add_argument("--input", required=True, help="sentences, one a line")
-    io.add_argument("--output", required=True, help="hdf5 file to write")
+    io.add_argument(
+        "--input",
+        required=True,
+        help="sentences, one a line; - (or /dev/stdin) reads standard "
+        "input (e.g. `cat text | keras-elmo embed --input - ...`; it is "
+        "kept in a temporary file until the end, since every line is "
+        "checked before any work)",
+    )
+    io.add_argument(
+        "--output", type=output_path, required=True, help="hdf5 file to write"
+    )
     io.add_argument(
         "--batch-size",
         type=positive_int,
@@ -91,7 +105,9 @@ def add_parser(commands):
     add_bilm_source(tokens)
     io = tokens.add_argument_group("input and output")
     io.add_argument("--vocab", required=True, help="one token a line")
-    io.add_argument("--output", required=True, help="hdf5 file to write")
+    io.add_argument(
+        "--output", type=output_path, required=True, help="hdf5 file to write"
+    )
     io.add_argument(
         "--batch-size",
         type=positive_int,
@@ -105,11 +121,18 @@ def add_parser(commands):
 
 
 def _open_source(args, *inputs):
-    """The biLM source, once the output was checked against every input."""
+    """The biLM source, once the output was checked against every input:
+    the local ones first (before a download), then every file the source
+    reads."""
     from keras_elmo.files import check_output_file
 
+    inputs = [*inputs, args.bilm_vocab]
+    check_output_file(
+        args.output, [*inputs, args.options, args.weights], "output"
+    )
     source = bilm_source(args)
-    check_output_file(args.output, [*inputs, *source.inputs()], "output")
+    inputs += [args.model, *source.inputs()]
+    check_output_file(args.output, inputs, "output")
     return source
 
 
@@ -138,7 +161,65 @@ def _exported_model(args):
     )
 
 
+# The names of standard input that --input takes.
+STANDARD_INPUT = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
+@contextlib.contextmanager
+def _input_file(path):
+    """`path`, or for `-` (or `/dev/stdin`) a temporary file holding
+    standard input: embed reads its input twice (every line is checked
+    before any work), so a stream is kept whole first. Another pipe or
+    device given by name is refused with the way to read it."""
+    if path not in STANDARD_INPUT:
+        _check_not_stream(path)
+        yield path
+        return
+    if sys.stdin is None:
+        raise KerasElmoError(
+            f"--input {path} reads the sentences from standard input, which "
+            "is closed here; send them through a pipe or a redirect."
+        )
+    if sys.stdin.isatty():
+        raise KerasElmoError(
+            f"--input {path} reads the sentences from standard input, which "
+            "is a terminal here; send them through a pipe or a redirect "
+            "(`... | keras-elmo embed --input - ...`, `--input - < FILE`)."
+        )
+    with tempfile.TemporaryDirectory() as directory:
+        copy = os.path.join(directory, "standard-input.txt")
+        with open(copy, "wb") as f:
+            shutil.copyfileobj(sys.stdin.buffer, f)
+        try:
+            yield copy
+        except KerasElmoError as error:  # named as the user gave it
+            message = str(error).replace(
+                copy, f"standard input (--input {path})"
+            )
+            raise type(error)(message) from None
+
+
+def _check_not_stream(path):
+    from keras_elmo.paths import kind_of
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return  # the reader says what is wrong
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        raise KerasElmoError(
+            f"--input {path} is {kind_of(mode)}, not a file; embed checks "
+            "every line before any work, so it reads a stream through "
+            f"standard input: --input - < {path}"
+        )
+
+
 def run_embed(args):
+    with _input_file(args.input) as input_file:
+        _embed(args, input_file)
+
+
+def _embed(args, input_file):
     from keras_elmo.runtime import text_file
 
     # Before the biLM source is resolved: an exported file runs as it is.
@@ -146,7 +227,7 @@ def run_embed(args):
     if model is not None:
         count = text_file.embed_file(
             model,
-            args.input,
+            input_file,
             args.output,
             args.batch_size,
             verbose=verbosity(args),
@@ -158,7 +239,7 @@ def run_embed(args):
         return
     from keras_elmo.dump import embed_file
 
-    source = _open_source(args, args.input)
+    source = _open_source(args, input_file)
     vocabulary = bilm_vocabulary(args, source)
     bilm = runtime_bilm(
         source.read().bilm,
@@ -168,7 +249,7 @@ def run_embed(args):
     )
     count = embed_file(
         bilm,
-        args.input,
+        input_file,
         args.output,
         batch_size=args.batch_size,
         verbose=verbosity(args),

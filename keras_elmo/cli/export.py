@@ -6,6 +6,7 @@ import os
 from keras_elmo.cli.arguments import add_bilm_source
 from keras_elmo.cli.arguments import bilm_source
 from keras_elmo.cli.arguments import bilm_vocabulary
+from keras_elmo.cli.arguments import output_path
 from keras_elmo.cli.arguments import positive_int
 from keras_elmo.errors import KerasElmoError
 
@@ -24,7 +25,9 @@ def add_parser(commands):
         "vocabulary, and softmax.hdf5 (for --init-from).",
     )
     weights.add_argument("--model", required=True, help="training run dir")
-    weights.add_argument("--output", required=True, help="directory to write")
+    weights.add_argument(
+        "--output", type=output_path, required=True, help="directory to write"
+    )
     weights.set_defaults(
         run=run_export_weights,
         argument_flags={"model_dir": "--model", "output_dir": "--output"},
@@ -41,7 +44,10 @@ def add_parser(commands):
     )
     add_bilm_source(serving)
     serving.add_argument(
-        "--output", required=True, help="directory to write (new or empty)"
+        "--output",
+        type=output_path,
+        required=True,
+        help="directory to write (new or empty)",
     )
     serving.add_argument(
         "--cache-vocab",
@@ -80,10 +86,13 @@ def run_export_savedmodel(args):
     from keras_elmo.export.savedmodel import export_savedmodel
     from keras_elmo.files import check_output_directory
 
-    source = bilm_source(args)
+    inputs = [args.bilm_vocab, args.cache_vocab]
     check_output_directory(
-        args.output, [args.model, *source.inputs()], "output"
+        args.output, [*inputs, args.options, args.weights], "output"
     )
+    source = bilm_source(args)
+    inputs += [args.model, *source.inputs()]
+    check_output_directory(args.output, inputs, "output")
     # A word-input biLM carries its own vocabulary; others may cache one.
     vocabulary = bilm_vocabulary(args, source)
     if vocabulary is not None and args.cache_vocab:
@@ -129,7 +138,9 @@ def _float(text):
 
 def _add_common(parser, precisions):
     add_bilm_source(parser)
-    parser.add_argument("--output", required=True, help="file to write")
+    parser.add_argument(
+        "--output", type=output_path, required=True, help="file to write"
+    )
     parser.add_argument(
         "--precision",
         choices=precisions,
@@ -197,6 +208,7 @@ def _export(args, write, **options):
             "takes character ids (keras_elmo.runtime.batch_to_ids builds "
             "them), not a vocabulary's word ids. Drop the flag."
         )
+    check_output_file(args.output, [args.options, args.weights], "output")
     source = bilm_source(args)
     check_output_file(args.output, [args.model, *source.inputs()], "output")
     write(

@@ -3,6 +3,7 @@
 from keras_elmo.cli.arguments import add_quiet
 from keras_elmo.cli.arguments import json_value
 from keras_elmo.cli.arguments import non_negative_float
+from keras_elmo.cli.arguments import output_path
 from keras_elmo.cli.arguments import positive_float
 from keras_elmo.cli.arguments import positive_int
 from keras_elmo.cli.arguments import training_size
@@ -80,7 +81,9 @@ def _add_data_arguments(parser):
         type=positive_int,
         help="with --build-vocab: at most this many tokens",
     )
-    data.add_argument("--output", required=True, help="run directory")
+    data.add_argument(
+        "--output", type=output_path, required=True, help="run directory"
+    )
     data.add_argument(
         "--tokens-per-batch",
         type=positive_int,
@@ -311,9 +314,16 @@ def run(args):
     validation_files = (
         resolve_files(args.validation) if args.validation else None
     )
-    check_output_directory(
-        args.output, [*train_files, *(validation_files or [])], "output"
-    )
+    # Nothing the run reads may be, hold or contain its output: checked
+    # with the local files first, then with the source once resolved.
+    inputs = [*train_files, *(validation_files or []), args.vocab]
+    inputs.append(args.options)
+    check_output_directory(args.output, inputs, "output")
+    init_from = None
+    if args.init_from:
+        init_from = classify(args.init_from, argument="init_from")
+        inputs += [args.init_from, *init_from.inputs()]
+        check_output_directory(args.output, inputs, "output")
     vocabulary = run_vocabulary(
         args.output,
         train_files,
@@ -324,9 +334,6 @@ def run(args):
         args.on_bad_line,
         verbose=verbosity(args),
     )
-    init_from = None
-    if args.init_from:
-        init_from = classify(args.init_from, argument="init_from")
     size = run_size(
         args.size,
         args.options,

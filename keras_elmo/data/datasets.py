@@ -33,6 +33,7 @@ from keras_elmo.data.character_ids import tokens_to_char_ids
 from keras_elmo.data.text import check_on_bad_line
 from keras_elmo.data.text import read_lines
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.paths import check_input_file
 from keras_elmo.backend import require_tensorflow
 
 _SHUFFLE_BUFFER = 20000
@@ -51,6 +52,9 @@ def resolve_files(file_patterns):
                 f"'{os.path.join(pattern, '*.txt')}' (quoted, so the shell "
                 "does not expand it)."
             )
+        if not matches and os.path.lexists(pattern):
+            # A pipe, device, socket or symbolic link loop: say which.
+            check_input_file(pattern, "Input file", "a text file")
         if not matches:
             raise FileNotFoundError(
                 f"No file matches {pattern!r}. Pass a file path or a glob "

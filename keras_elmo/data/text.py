@@ -7,12 +7,18 @@ through gzip; a damaged or truncated `.gz` file is an error naming it.
 """
 
 import gzip
-import os
 import zlib
 
 from keras_elmo.errors import TextFileError
+from keras_elmo.paths import check_input_file
 
 ON_BAD_LINE = ("error", "skip")
+
+
+def split_tokens(text):
+    """The tokens of one sentence line: its whitespace-separated words
+    (`str.split()`), the package's one tokenisation rule."""
+    return text.split()
 
 
 def check_on_bad_line(on_bad_line):
@@ -26,13 +32,12 @@ def check_on_bad_line(on_bad_line):
 
 
 def _check_file(path):
-    if os.path.isdir(path):
-        raise TextFileError(
-            f"{path} is a directory; expected a text file of one sentence a "
-            "line (or a glob such as 'dir/*.txt' where a command takes one)."
-        )
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"Input file not found: {path}")
+    check_input_file(
+        path,
+        "Input file",
+        expected="a text file of one sentence a line (or a glob such as "
+        "'dir/*.txt' where a command takes one)",
+    )
 
 
 def open_binary(path):
@@ -61,7 +66,7 @@ def read_lines(path, on_bad_line="error", skipped=None):
     arguments are those of `read_text_lines`.
     """
     for line_number, text in read_text_lines(path, on_bad_line, skipped):
-        yield line_number, text.split()
+        yield line_number, split_tokens(text)
 
 
 def read_text_lines(path, on_bad_line="error", skipped=None):

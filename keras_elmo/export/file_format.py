@@ -21,6 +21,7 @@ reader's check.
 import collections
 import json
 
+from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
@@ -137,6 +138,66 @@ def _check_metadata_values(info, path, command):
             f"{path}: its keras_elmo metadata is damaged ({error}); export "
             f"it again with keras-elmo {command}."
         ) from None
+
+
+def expected_signature(info):
+    """`(inputs, outputs)` of the file that metadata `info` describes:
+    each `{name: (dtype name, shape)}`, None for a dynamic size."""
+    width = 2 * int(info["projection_dim"])
+    layers = ("float32", (None, None, width))
+    names = output_names(
+        int(info["num_layers"]),
+        MIX_NAME in info["export_options"].get("outputs", []),
+    )
+    outputs = {name: layers for name in names}
+    outputs[MASK_NAME] = ("bool", (None, None))
+    inputs = {info["input"]: ("int32", (None, None, MAX_CHARACTERS_PER_TOKEN))}
+    return inputs, outputs
+
+
+def _signature_problem(role, found, expected):
+    """What differs between the `found` and `expected` tensors, or None."""
+    if set(found) != set(expected):
+        return (
+            f"its {role}s are {sorted(found)[:10]}, expected {sorted(expected)}"
+        )
+    for name, (dtype, shape) in expected.items():
+        found_dtype, found_shape = found[name]
+        if found_dtype != dtype:
+            return f"{role} {name!r} is {found_dtype}, expected {dtype}"
+        if len(found_shape) != len(shape) or any(
+            want is not None and have is not None and have != want
+            for have, want in zip(found_shape, shape)
+        ):
+            shown = tuple("?" if n is None else n for n in shape)
+            return (
+                f"{role} {name!r} has shape {tuple(found_shape)}, expected "
+                f"{shown}"
+            )
+    return None
+
+
+def check_signature(path, info, inputs, outputs, kind):
+    """Checks the inputs and outputs a runtime found in a file of `kind`
+    against those its metadata `info` declares (names, dtypes, ranks,
+    fixed sizes), so that a graph carrying borrowed metadata is refused
+    when it is opened, not at its first call.
+
+    Args:
+        inputs, outputs: `{name: (dtype name, shape)}` as the runtime
+            reports them, None for a dynamic size.
+    """
+    want_inputs, want_outputs = expected_signature(info)
+    problem = _signature_problem(
+        "input", inputs, want_inputs
+    ) or _signature_problem("output", outputs, want_outputs)
+    if problem is not None:
+        raise KerasElmoError(
+            f"{path}: its {kind.title} graph does not match its keras_elmo "
+            f"metadata ({problem}); it was not written by keras-elmo "
+            f"{kind.command}, or was changed since. Export the biLM again "
+            f"with keras-elmo {kind.command}."
+        )
 
 
 def check_precision(precision, kind):

@@ -14,11 +14,25 @@ import numpy as np
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import NUM_CHARACTER_IDS
 from keras_elmo.characters import OPTIONS_NUM_CHARACTERS
+from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.token_encoders.word_encoder import check_bilm_vocabulary
+from keras_elmo.paths import check_input_file
+
+
+def _check_file(path, what, expected):
+    """`check_input_file`, a missing file a `FileNotFoundError`, any other
+    wrong kind of path a `WeightFileError`."""
+    try:
+        check_input_file(path, what, expected)
+    except MissingInputError:
+        raise
+    except InputPathError as error:
+        raise WeightFileError(str(error)) from None
 
 
 def read_options(options_file):
@@ -26,18 +40,12 @@ def read_options(options_file):
     unreadable or non-JSON file is an error naming it."""
     if isinstance(options_file, dict):
         return options_file
-    if not os.path.exists(options_file):
-        raise FileNotFoundError(
-            f"Options file not found: {options_file}. Pass the options.json "
-            "that came with the weights (e.g. "
-            "elmo_2x4096_512_2048cnn_2xhighway_options.json)."
-        )
-    if os.path.isdir(options_file):
-        raise WeightFileError(
-            f"Options file {options_file} is a directory; expected the "
-            "options.json file itself (e.g. "
-            f"{os.path.join(options_file, 'options.json')})."
-        )
+    _check_file(
+        options_file,
+        "Options file",
+        "the options.json file itself (e.g. elmo_2x4096_512_2048cnn"
+        "_2xhighway_options.json, the one that came with the weights)",
+    )
     try:
         with open(options_file, encoding="utf-8") as f:
             options = json.load(f)
@@ -297,10 +305,11 @@ def _file_shape(variables, axis):
 
 
 def _open_hdf5(weight_file, mode):
-    if mode == "r" and not os.path.exists(weight_file):
-        raise FileNotFoundError(
-            f"Weight file not found: {weight_file}. Pass the hdf5 file that "
-            "came with the options (e.g. ..._weights.hdf5)."
+    if mode == "r":
+        _check_file(
+            weight_file,
+            "Weight file",
+            "the hdf5 file that came with the options (e.g. ..._weights.hdf5)",
         )
     try:
         return h5py.File(weight_file, mode)

@@ -35,12 +35,17 @@ from keras_elmo.data.elmo_for_many_langs_ids import (
     MAX_CHARACTERS_PER_TOKEN_RANGE,
 )
 from keras_elmo.data.elmo_for_many_langs_ids import WORD_SPECIALS
+from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
+from keras_elmo.errors import received
 from keras_elmo.formats.torch_pickle import read_state_dict
 from keras_elmo.layers.bilm import BiLM
+from keras_elmo.paths import check_input_directory
+from keras_elmo.paths import check_input_file
 
 # EFML's packaged network configs (the published models name one of them).
 _PACKAGED_CONFIG = {
@@ -106,18 +111,18 @@ def inner_model_dir(path):
 def find_model_dir(path):
     """The EFML model folder at `path`, or its only subfolder holding one
     (an archive unpacked with its folder)."""
-    if os.path.isfile(path):
-        raise WeightFileError(
-            f"{path} is a file; expected an ELMoForManyLangs model folder "
-            "(for bilm-tf files, pass options.json and the hdf5 weights "
-            "together)."
+    try:
+        check_input_directory(
+            path,
+            "ELMoForManyLangs model folder",
+            expected="the folder unpacked from the model's zip (it holds "
+            "config.json, char.dic, word.dic, token_embedder.pkl and "
+            "encoder.pkl)",
+            hint="For bilm-tf files, pass options.json and the hdf5 weights "
+            "together.",
         )
-    if not os.path.isdir(path):
-        raise WeightFileError(
-            f"ELMoForManyLangs model folder not found: {path}. Pass the "
-            "folder unpacked from the model's zip (it holds config.json, "
-            "char.dic, word.dic, token_embedder.pkl and encoder.pkl)."
-        )
+    except InputPathError as error:
+        raise WeightFileError(str(error)) from None
     if os.path.isfile(os.path.join(path, "config.json")):
         return path
     inner = inner_model_dir(path)
@@ -131,6 +136,10 @@ def find_model_dir(path):
 
 
 def _read_json(path, what):
+    try:
+        check_input_file(path, what.capitalize(), "a JSON file")
+    except InputPathError as error:
+        raise WeightFileError(str(error)) from None
     try:
         with open(path, encoding="utf-8") as f:
             value = json.load(f)
@@ -165,7 +174,7 @@ def read_network_config(model_dir):
         os.path.join(model_dir, config_path),
         os.path.join(model_dir, name),
     ):
-        if os.path.isfile(candidate):
+        if os.path.lexists(candidate):  # a link or pipe: _read_json says
             return _read_json(candidate, "network config"), candidate
     if name in PACKAGED_CONFIGS:
         return PACKAGED_CONFIGS[name], name
@@ -188,13 +197,16 @@ def read_dictionary(path, specials):
     earlier one with the same entry.
     """
     try:
+        check_input_file(path, "Dictionary", "a UTF-8 text file")
         with open(path, "rb") as f:
             text = f.read().decode("utf-8")
-    except FileNotFoundError:
+    except MissingInputError:
         raise WeightFileError(
             f"{path} not found; an ELMoForManyLangs model folder has "
             f"{os.path.basename(path)} beside config.json."
         ) from None
+    except InputPathError as error:
+        raise WeightFileError(str(error)) from None
     except UnicodeDecodeError as e:
         raise WeightFileError(f"{path} is not UTF-8 ({e}).") from None
     entries = {}
@@ -235,6 +247,38 @@ def _get(config, section, key, source, kind=int, minimum=None, maximum=None):
         raise WeightFileError(str(error)) from None
 
 
+def _named(section, name):
+    value = section.get("name", "")
+    return isinstance(value, str) and value.lower() == name
+
+
+def _filters(filters, source):
+    """`token_embedder.filters`: a non-empty list of [width, num_filters]
+    pairs of integers >= 1, each checked by name."""
+    if (
+        not isinstance(filters, list)
+        or not filters
+        or not all(isinstance(f, list) and len(f) == 2 for f in filters)
+    ):
+        raise WeightFileError(
+            f"{source} has token_embedder.filters = {received(filters)}; "
+            "expected a list of [width, num_filters] pairs."
+        )
+    checked = []
+    for i, (width, count) in enumerate(filters):
+        key = f"{source} `token_embedder.filters[{i}]`"
+        try:
+            checked.append(
+                [
+                    check_integer(width, f"{key} width", minimum=1),
+                    check_integer(count, f"{key} num_filters", minimum=1),
+                ]
+            )
+        except KerasElmoError as error:
+            raise WeightFileError(str(error)) from None
+    return checked
+
+
 def network_config_to_bilm(config, source):
     """Maps an EFML network config to `BiLM` arguments (without the
     vocabularies)."""
@@ -244,12 +288,11 @@ def network_config_to_bilm(config, source):
         raise WeightFileError(
             f"{source} needs `encoder` and `token_embedder` sections."
         )
-    if str(encoder.get("name", "")).lower() != "elmo" or (
-        str(embedder.get("name", "")).lower() != "cnn"
-    ):
+    if not (_named(encoder, "elmo") and _named(embedder, "cnn")):
         raise WeightFileError(
-            f"{source} describes encoder {encoder.get('name')!r} with token "
-            f"embedder {embedder.get('name')!r}; keras_elmo reads the ELMo "
+            f"{source} describes encoder {received(encoder.get('name'))} "
+            f"with token embedder {received(embedder.get('name'))}; "
+            "keras_elmo reads the ELMo "
             "biLMs ('elmo' with 'cnn', the published models), not EFML's "
             "plain-LSTM variants."
         )
@@ -259,18 +302,12 @@ def network_config_to_bilm(config, source):
             "keras_elmo reads EFML models with characters (all published "
             "ones)."
         )
-    filters = embedder.get("filters")
-    if not isinstance(filters, list) or not all(
-        isinstance(f, list) and len(f) == 2 for f in filters
-    ):
-        raise WeightFileError(
-            f"{source} has token_embedder.filters = {filters!r}; expected a "
-            "list of [width, num_filters] pairs."
-        )
+    filters = _filters(embedder.get("filters"), source)
     activation = embedder.get("activation")
     if activation not in ("relu", "tanh"):
         raise WeightFileError(
-            f"{source} has token_embedder.activation = {activation!r}; "
+            f"{source} has token_embedder.activation = "
+            f"{received(activation)}; "
             "expected 'relu' or 'tanh'."
         )
     units = _get(config, "encoder", "dim", source, minimum=1)
@@ -295,7 +332,7 @@ def network_config_to_bilm(config, source):
     word_dim = _get(config, "token_embedder", "word_dim", source, minimum=0)
     return {
         "token_encoder": "elmo_for_many_langs",
-        "filters": [list(f) for f in filters],
+        "filters": filters,
         "char_embedding_dim": _get(
             config, "token_embedder", "char_dim", source
         ),

@@ -30,7 +30,9 @@ import zipfile
 
 import numpy as np
 
+from keras_elmo.errors import InputPathError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.paths import check_input_file
 
 # torch.save's legacy header: magic number and protocol version.
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
@@ -51,13 +53,18 @@ _STORAGE_DTYPES = {
     "CharStorage": "i1",
     "ByteStorage": "u1",
     "BoolStorage": "?",
+    # Read as its raw 16 bits, then widened to float32 (`_storage_array`):
+    # NumPy has no bfloat16.
+    "BFloat16Storage": "u2",
 }
+_BFLOAT16 = "BFloat16Storage"
 
 
 class _StorageType:
     def __init__(self, name):
         self.name = name
         self.dtype = np.dtype(_STORAGE_DTYPES[name])
+        self.bfloat16 = name == _BFLOAT16
 
 
 class _StorageRef:
@@ -65,6 +72,7 @@ class _StorageRef:
 
     def __init__(self, storage_type, key, numel, view=None):
         self.dtype = storage_type.dtype
+        self.bfloat16 = storage_type.bfloat16
         self.key = key
         self.numel = numel
         self.view = view  # (offset, numel) into the root storage
@@ -136,6 +144,14 @@ class _Unpickler(pickle._Unpickler):
             return _ALLOWED[(module, name)]
         if module == "torch" and name in _STORAGE_DTYPES:
             return _StorageType(name)
+        if module == "torch" and name.endswith("Storage"):
+            raise WeightFileError(
+                f"{self.path} holds tensors of type torch.{name[:60]}, which "
+                "keras_elmo does not read (it reads "
+                f"{', '.join(_STORAGE_DTYPES)}). Convert the weights to "
+                "float32 in PyTorch (state = {k: v.float() for k, v in "
+                "state.items()}) and save them again."
+            )
         raise WeightFileError(
             f"{self.path} names `{module}.{name}`, which a PyTorch state "
             "dict of tensors never needs; refusing to load it (unpickling "
@@ -191,11 +207,15 @@ def read_state_dict(path):
         WeightFileError: the file is missing, damaged, not a state dict of
             tensors, or names anything a state dict does not need.
     """
-    if not os.path.isfile(path):
-        raise WeightFileError(
-            f"Weight file not found: {path}. An ELMoForManyLangs model "
-            "folder holds token_embedder.pkl and encoder.pkl."
+    try:
+        check_input_file(
+            path,
+            "Weight file",
+            expected="a PyTorch state dict file (an ELMoForManyLangs model "
+            "folder holds token_embedder.pkl and encoder.pkl)",
         )
+    except InputPathError as error:
+        raise WeightFileError(str(error)) from None
     try:
         if zipfile.is_zipfile(path):
             state, storages = _read_zip(path)
@@ -396,7 +416,11 @@ def _storage_array(data, ref, byteorder, numel, path):
             f"its {numel} elements need; the file is truncated."
         )
     array = np.frombuffer(data, dtype=dtype, count=numel)
-    return array.astype(ref.dtype.newbyteorder("="))
+    array = array.astype(ref.dtype.newbyteorder("="))
+    if ref.bfloat16:
+        # A bfloat16 is the upper half of a float32: widening is exact.
+        return (array.astype(np.uint32) << 16).view(np.float32)
+    return array
 
 
 def _layout(tensor, path, name):

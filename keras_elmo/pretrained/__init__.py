@@ -31,6 +31,7 @@ location stays that of the publisher's URL.
 from keras_elmo.pretrained.cache import CACHE_VARIABLE
 from keras_elmo.pretrained.cache import cache_dir
 from keras_elmo.pretrained.cache import cache_path
+from keras_elmo.pretrained.cache import check_url_scheme
 from keras_elmo.pretrained.cache import is_url
 from keras_elmo.pretrained.local_files import cached_file
 from keras_elmo.pretrained.local_files import cached_files
@@ -54,6 +55,7 @@ __all__ = [
     "cache_path",
     "cached_file",
     "cached_files",
+    "check_url_scheme",
     "fetch",
     "get_preset",
     "is_url",

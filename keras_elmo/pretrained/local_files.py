@@ -10,6 +10,7 @@ from keras_elmo.pretrained.archive import unpack
 from keras_elmo.pretrained.cache import MISSING
 from keras_elmo.pretrained.cache import cache_path
 from keras_elmo.pretrained.cache import cache_problem
+from keras_elmo.pretrained.cache import check_url_scheme
 from keras_elmo.pretrained.cache import index
 from keras_elmo.pretrained.cache import is_url
 from keras_elmo.pretrained.cache import local_path
@@ -71,7 +72,9 @@ def _obtain(url, expected, target, problem, progress):
 
 
 def local_file(path_or_url, progress=True):
-    """A local path unchanged; an `http(s)://` URL as its cached copy."""
+    """A local path unchanged; an `http(s)://` URL as its cached copy
+    (another scheme is refused)."""
+    check_url_scheme(path_or_url, f"The file {path_or_url[:80]!r}")
     if is_url(path_or_url):
         return cached_file(path_or_url, progress=progress)
     return path_or_url

@@ -2,8 +2,6 @@
 checks, the attributes read from the metadata and the output dict (NumPy
 only). The file format itself is `keras_elmo.export.file_format`."""
 
-import os
-
 import numpy as np
 
 from keras_elmo.characters import MAX_CHARACTER_ID
@@ -13,6 +11,7 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.export.file_format import MASK_NAME
 from keras_elmo.export.file_format import MIX_NAME
 from keras_elmo.export.file_format import layer_name
+from keras_elmo.paths import check_input_file
 
 
 class CharacterInputs:
@@ -94,13 +93,12 @@ class ExportedBiLM:
     kind = None  # file_format.ONNX, file_format.LITERT
 
     def _check_file(self, path):
-        path = os.fspath(path)
-        if not os.path.isfile(path):
-            raise KerasElmoError(
-                f"{path} is not a file; expected a {self.kind.suffix} file "
-                f"written by keras-elmo {self.kind.command}."
-            )
-        return path
+        return check_input_file(
+            path,
+            "Model file",
+            expected=f"a {self.kind.suffix} file written by keras-elmo "
+            f"{self.kind.command}",
+        )
 
     def _read_metadata(self, path, metadata):
         self.path = path

@@ -4,10 +4,13 @@ LiteRT interpreter (no TensorFlow)."""
 import mmap
 import struct
 
+import numpy as np
+
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_threads
 from keras_elmo.export.file_format import LITERT
 from keras_elmo.export.file_format import METADATA_KEY
+from keras_elmo.export.file_format import check_signature
 from keras_elmo.export.file_format import parse_metadata
 from keras_elmo.runtime.exported_bilm import ExportedBiLM
 
@@ -22,6 +25,21 @@ def _import_litert():
             'pip install "keras-elmo[litert]"'
         ) from None
     return Interpreter, schema
+
+
+def _signature(details):
+    """`{name: (dtype name, shape)}` of a signature runner's details (a
+    dynamic size, -1, becomes None)."""
+    return {
+        name: (
+            np.dtype(detail["dtype"]).name,
+            tuple(
+                None if n < 0 else int(n)
+                for n in detail.get("shape_signature", detail["shape"])
+            ),
+        )
+        for name, detail in details.items()
+    }
 
 
 def read_metadata(path, schema):
@@ -133,6 +151,13 @@ class LiteRTBiLM(ExportedBiLM):
                 f"({str(error).strip()[:300]}); export it again with "
                 "keras-elmo export-litert."
             ) from None
+        check_signature(
+            path,
+            metadata,
+            _signature(self.runner.get_input_details()),
+            _signature(self.runner.get_output_details()),
+            self.kind,
+        )
         self._read_metadata(path, metadata)
 
     def _run(self, ids):

@@ -5,6 +5,7 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_threads
 from keras_elmo.export.file_format import METADATA_KEY
 from keras_elmo.export.file_format import ONNX
+from keras_elmo.export.file_format import check_signature
 from keras_elmo.export.file_format import parse_metadata
 from keras_elmo.runtime.exported_bilm import ExportedBiLM
 
@@ -18,6 +19,26 @@ def _import_onnxruntime():
             'pip install "keras-elmo[onnx]"'
         ) from None
     return onnxruntime
+
+
+# ONNX Runtime's tensor types -> NumPy dtype names.
+_ONNX_DTYPES = {
+    "tensor(float)": "float32",
+    "tensor(int32)": "int32",
+    "tensor(bool)": "bool",
+}
+
+
+def _signature(tensors):
+    """`{name: (dtype name, shape)}` of ONNX Runtime's `NodeArg`s (a
+    symbolic size becomes None)."""
+    return {
+        t.name: (
+            _ONNX_DTYPES.get(t.type, t.type),
+            tuple(n if isinstance(n, int) else None for n in t.shape or ()),
+        )
+        for t in tensors
+    }
 
 
 class ONNXBiLM(ExportedBiLM):
@@ -55,6 +76,7 @@ class ONNXBiLM(ExportedBiLM):
         ort = _import_onnxruntime()
         path = self._check_file(path)
         options = ort.SessionOptions()
+        options.log_severity_level = 3  # errors only: its warnings are ours
         if num_threads is not None:
             options.intra_op_num_threads = num_threads
             options.inter_op_num_threads = 1
@@ -70,6 +92,13 @@ class ONNXBiLM(ExportedBiLM):
             ) from None
         custom = self.session.get_modelmeta().custom_metadata_map
         metadata = parse_metadata(custom.get(METADATA_KEY), path, self.kind)
+        check_signature(
+            path,
+            metadata,
+            _signature(self.session.get_inputs()),
+            _signature(self.session.get_outputs()),
+            self.kind,
+        )
         self._read_metadata(path, metadata)
         self._outputs = [o.name for o in self.session.get_outputs()]
 

@@ -26,8 +26,9 @@ class BiLMSource:
         matches(source): classmethod. Whether the str `source` (a path, or
             what the user typed) is of this kind, by its format's one rule.
         _read(): the `BiLMData` of the source (called once, by `read`).
-        inputs(): every file the source reads, as real paths (for output
-            checks: no command writes over one of them).
+        inputs(): every file the source reads, and every folder it reads
+            whole or looks into, as real paths (for output checks: no
+            command writes over, or into, one of them).
 
     Instance attribute: `description`, the source in words for messages.
     """
@@ -78,17 +79,19 @@ class BiLMSource:
 
 
 def real_files(*paths):
-    """The real paths of the files among `paths` and in the folders among
-    them (walked whole), each once; paths that do not exist are left
-    out."""
+    """The real paths of the files among `paths`, and of the folders among
+    them with every file in them (walked whole), each once; paths that do
+    not exist are left out. (A folder counts too: no output may go into
+    one a source reads.)"""
     found = []
     for path in paths:
         if path is None:
             continue
         if os.path.isdir(path):
             for directory, _, names in sorted(os.walk(path)):
+                found.append(directory)
                 found += [os.path.join(directory, n) for n in sorted(names)]
-        elif os.path.exists(path):
+        elif os.path.lexists(path):
             found.append(path)
     return list(dict.fromkeys(os.path.realpath(path) for path in found))
 

@@ -27,6 +27,10 @@ class ExportFolder(OfficialFiles):
         super().__init__(options, weights, f"the export in {path}")
         self.path = path
 
+    def inputs(self):
+        # The folder too: the files are found by looking into it.
+        return [*super().inputs(), os.path.realpath(self.path)]
+
     @classmethod
     def matches(cls, source):
         return os.path.isdir(source) and None not in cls.find_files(source)
@@ -42,20 +46,29 @@ class ExportFolder(OfficialFiles):
         weights = os.path.join(path, EXPORT_WEIGHTS)
         if os.path.isfile(options) and os.path.isfile(weights):
             return options, weights
+        options, weights = ExportFolder.candidates(path)
         return (
-            _only_file(path, "options", ".json"),
-            _only_file(path, "weights", (".hdf5", ".h5")),
+            os.path.join(path, options[0]) if len(options) == 1 else None,
+            os.path.join(path, weights[0]) if len(weights) == 1 else None,
+        )
+
+    @staticmethod
+    def candidates(path):
+        """The names of the folder's `*options*.json` files and of its
+        `*weights*.hdf5` (`.h5`) files."""
+        return (
+            _files_named(path, "options", ".json"),
+            _files_named(path, "weights", (".hdf5", ".h5")),
         )
 
 
-def _only_file(path, word, endings):
-    """The one file of `path` whose name holds `word` and ends with one of
-    `endings` (bilm-tf's `*_options.json`, `*_weights.hdf5`), or None."""
-    matches = [
-        os.path.join(path, name)
+def _files_named(path, word, endings):
+    """The files of `path` whose names hold `word` and end with one of
+    `endings` (bilm-tf's `*_options.json`, `*_weights.hdf5`)."""
+    return [
+        name
         for name in sorted(os.listdir(path))
         if word in name
         and name.endswith(endings)
         and os.path.isfile(os.path.join(path, name))
     ]
-    return matches[0] if len(matches) == 1 else None

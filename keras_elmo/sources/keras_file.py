@@ -26,7 +26,8 @@ class KerasFile(BiLMSource):
 
     @classmethod
     def matches(cls, source):
-        return source.endswith(".keras") and not os.path.isdir(source)
+        # A regular file: a pipe or device so named is refused by kind.
+        return source.endswith(".keras") and os.path.isfile(source)
 
     def inputs(self):
         return real_files(self.path)

@@ -2,6 +2,7 @@
 
 import os
 
+from keras_elmo.errors import BiLMSourceError
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files
@@ -34,6 +35,25 @@ class OfficialFiles(BiLMSource):
     def matches(cls, source):
         """Two paths or URLs in one string, split at the first comma."""
         return "," in source
+
+    @staticmethod
+    def split(source, name, argument=None):
+        """`(options, weights)` of the str `OPTIONS,WEIGHTS`; an empty part
+        is an error naming it (`name` says how the user gave `source`;
+        `argument`, the Python argument it came in, is carried on it)."""
+        options, weights = source.split(",", 1)
+        for part, value, where in (
+            ("options", options, "before"),
+            ("weights", weights, "after"),
+        ):
+            if not value.strip():
+                raise BiLMSourceError(
+                    f"{name}: no {part} file {where} the comma; "
+                    "OPTIONS.json,WEIGHTS.hdf5 names the options file before "
+                    "it and the hdf5 weights after it.",
+                    argument,
+                )
+        return options, weights
 
     @classmethod
     def fetch(cls, options, weights, progress=True):

@@ -22,11 +22,13 @@ import h5py
 import numpy as np
 
 from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import RunDirectoryError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
 from keras_elmo.formats.bilm_tf import save_bilm
+from keras_elmo.paths import check_input_file
 from keras_elmo.training.training_config import TrainingConfig
 from keras_elmo.training.training_config import build_model
 
@@ -46,11 +48,14 @@ EXPORT_SOFTMAX = "softmax.hdf5"
 def read_json(path, default=None):
     """The JSON value in `path` (`default` if it does not exist); a file
     that is not JSON is an error naming it."""
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return default
     try:
+        check_input_file(path, "Run file", "a JSON file")
         with open(path, encoding="utf-8") as f:
             return json.load(f)
+    except InputPathError as error:
+        raise RunDirectoryError(str(error)) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise RunDirectoryError(
             f"{path} is not valid JSON ({error}); the file is damaged. "
@@ -269,9 +274,12 @@ class RunDirectory:
             keys = list(keyed)[: len(keys)] + keys[len(keyed) :]
         state_file = os.path.join(path, "state.npz")
         try:
+            check_input_file(state_file, "Checkpoint file", "a .npz file")
             # Opened here: np.load leaks its own handle on a damaged file.
             with open(state_file, "rb") as f, np.load(f) as state:
                 return {key: state[f"v{i}"] for i, key in enumerate(keys)}
+        except InputPathError as error:
+            raise RunDirectoryError(str(error)) from None
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
             raise self._damaged(path, "state.npz cannot be read") from None
 
@@ -336,8 +344,11 @@ def write_softmax(path, kernel, bias):
 def read_softmax(path):
     """`(kernel, bias)` of a `softmax.hdf5` file."""
     try:
+        check_input_file(path, "Softmax file", "an hdf5 file")
         with h5py.File(path, "r") as f:
             return f["softmax/W"][...], f["softmax/b"][...]
+    except InputPathError as error:
+        raise WeightFileError(str(error)) from None
     except (OSError, KeyError) as error:
         raise WeightFileError(
             f"{path} is not a softmax file of an export (datasets softmax/W "

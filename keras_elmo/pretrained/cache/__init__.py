@@ -15,6 +15,7 @@ from keras_elmo.pretrained.cache.integrity import cache_problem
 from keras_elmo.pretrained.cache.location import CACHE_VARIABLE
 from keras_elmo.pretrained.cache.location import cache_dir
 from keras_elmo.pretrained.cache.location import cache_path
+from keras_elmo.pretrained.cache.location import check_url_scheme
 from keras_elmo.pretrained.cache.location import is_url
 from keras_elmo.pretrained.cache.location import local_path
 
@@ -24,6 +25,7 @@ __all__ = [
     "cache_dir",
     "cache_path",
     "cache_problem",
+    "check_url_scheme",
     "is_url",
     "local_path",
     "read_index",

@@ -3,6 +3,7 @@ in it."""
 
 import hashlib
 import os
+import re
 import urllib.parse
 
 from keras_elmo.errors import KerasElmoError
@@ -31,6 +32,32 @@ def cache_dir():
 def is_url(value):
     """Whether `value` is an `http://` or `https://` URL."""
     return isinstance(value, str) and value.startswith(("http://", "https://"))
+
+
+# Schemes written without "//" that still name no local file.
+_BARE_SCHEMES = ("data", "file", "mailto", "urn", "javascript")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")
+
+
+def check_url_scheme(value, name, argument=None):
+    """Refuses a URL of a scheme other than http(s) (`ftp://`, `s3://`,
+    `data:`, `file:`...): keras_elmo downloads http(s) only, and such a
+    string is no path either. `name` says how the user gave it, value
+    included ("`source` 'ftp://...'"); `argument`, the Python argument it
+    came in, is carried on the error."""
+    if not isinstance(value, str) or is_url(value):
+        return
+    match = _SCHEME.match(value)
+    if match is None:
+        return
+    scheme = match.group(1).lower()
+    if value[match.end() :].startswith("//") or scheme in _BARE_SCHEMES:
+        raise KerasElmoError(
+            f"{name} is a URL of unsupported scheme "
+            f"{scheme!r}; keras_elmo downloads http:// and https:// URLs. "
+            "Fetch the file another way and pass its local path.",
+            argument,
+        )
 
 
 def cache_path(url):

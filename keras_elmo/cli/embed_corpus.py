@@ -1,0 +1,199 @@
+"""`keras-elmo embed-corpus`: embed text files on Apache Beam (any runner).
+
+Parsing imports neither TensorFlow nor Beam. Running it does (the
+resolver checks `--model` here, so that a mistake fails at once rather
+than on every worker); local workers inherit the quiet TensorFlow log
+level the command sets.
+"""
+
+import argparse
+import logging
+import os
+
+from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo.cli.arguments import bilm_source
+from keras_elmo.cli.arguments import json_value
+from keras_elmo.cli.arguments import positive_int
+from keras_elmo.errors import KerasElmoError
+
+RUNNERS = ("DirectRunner", "FlinkRunner", "SparkRunner", "DataflowRunner")
+# Beam's workers log every bundle at INFO; a command prints its own lines.
+# The library's names of what this command's flags give.
+_ARGUMENT_FLAGS = {
+    "inputs": "--input",
+    "scalar_weights": "--scalar-mix",
+    "vocabulary": "--bilm-vocab",
+}
+_QUIET_WORKERS = "--default_sdk_harness_log_level=WARNING"
+
+
+def add_parser(commands):
+    from keras_elmo.corpus import sentences
+    from keras_elmo.dump_layout import DEFAULT_OUTPUT_LAYERS
+    from keras_elmo.dump_layout import OUTPUT_LAYERS
+
+    parser = commands.add_parser(
+        "embed-corpus",
+        help="embed text files on Apache Beam (local, Flink, Spark, "
+        "Dataflow) into sharded Parquet",
+        description="Embeds every line of the --input files (one "
+        "whitespace-tokenised sentence a line, UTF-8, .gz allowed; any "
+        "filesystem Beam has) with Beam's RunInference, and writes the "
+        "directory --output: embeddings-*.parquet (columns file, line "
+        "(from 1), shape, embedding), bad_lines-*.jsonl (lines that are "
+        "empty, too long or not UTF-8, with the reason) and summary.json "
+        "(counts; written last). Each sentence equals its `keras-elmo "
+        "embed` dataset. Beam pipeline options follow a `--`, e.g. `-- "
+        "--direct_running_mode=multi_processing --direct_num_workers=2`. "
+        "Needs the beam extra: pip install 'keras-elmo[beam]'.",
+    )
+    add_bilm_source(parser)
+    io = parser.add_argument_group("input and output")
+    io.add_argument(
+        "--input",
+        action="append",
+        required=True,
+        help="a text file or glob (repeat for more)",
+    )
+    io.add_argument("--output", required=True, help="output directory")
+    io.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="delete a previous run in --output first (otherwise a "
+        "directory holding one, finished or not, is refused)",
+    )
+    io.add_argument(
+        "--max-sentence-tokens",
+        type=positive_int,
+        default=sentences.DEFAULT_MAX_SENTENCE_TOKENS,
+        help="a longer line is reported as too long (default %(default)s)",
+    )
+    io.add_argument(
+        "--max-batch-tokens",
+        type=positive_int,
+        default=sentences.DEFAULT_MAX_BATCH_TOKENS,
+        help="padded token positions per biLM call (default %(default)s)",
+    )
+    layers = parser.add_argument_group("layers of each sentence")
+    choice = layers.add_mutually_exclusive_group()
+    for name, shape in OUTPUT_LAYERS.items():
+        default = " (default)" if name == DEFAULT_OUTPUT_LAYERS else ""
+        choice.add_argument(
+            f"--{name}",
+            dest="output_layers",
+            action="store_const",
+            const=name,
+            help=f"shape {shape}{default}",
+        )
+    choice.add_argument(
+        "--scalar-mix",
+        type=json_value,
+        metavar="JSON",
+        help="gamma * sum_k softmax(s)_k * layer_k for the weights s given, "
+        "one per layer, e.g. '[0.0, 0.5, 1.0]'; shape (n, 2 * "
+        "projection_dim)",
+    )
+    layers.add_argument(
+        "--gamma",
+        type=float,
+        help="the scale of --scalar-mix (default 1.0)",
+    )
+    layers.add_argument(
+        "--dtype",
+        choices=("float32", "float16"),
+        default="float32",
+        help="stored precision; float16 halves the output (default "
+        "%(default)s)",
+    )
+    parser.set_defaults(output_layers=DEFAULT_OUTPUT_LAYERS)
+    engine = parser.add_argument_group("Apache Beam")
+    engine.add_argument(
+        "--runner",
+        default=RUNNERS[0],
+        help=f"Beam runner: {', '.join(RUNNERS)} (default %(default)s; "
+        "its own options go after `--`)",
+    )
+    engine.add_argument(
+        "beam_options",
+        nargs=argparse.REMAINDER,
+        help="-- then Beam pipeline options, passed through",
+    )
+    parser.set_defaults(run=run_embed_corpus, argument_flags=_ARGUMENT_FLAGS)
+
+
+def _beam_options(args):
+    options = list(args.beam_options)
+    if options and options[0] == "--":
+        options = options[1:]
+    if options and not options[0].startswith("-"):
+        raise KerasElmoError(
+            f"Unexpected argument {options[0]!r}; Beam options go after "
+            "`--` and start with `--` (e.g. -- --direct_num_workers=2)."
+        )
+    return [_QUIET_WORKERS, f"--runner={args.runner}", *options]
+
+
+def _embedder(args):
+    from keras_elmo.corpus import SentenceEmbedder
+
+    mix = args.scalar_mix is not None
+    if args.gamma is not None and not mix:
+        raise KerasElmoError(
+            "--gamma scales --scalar-mix; give the mix weights too, or drop "
+            "--gamma."
+        )
+    return SentenceEmbedder(
+        args.options or args.model,
+        weights=args.weights,
+        vocabulary=args.bilm_vocab,
+        output_layers="mix" if mix else args.output_layers,
+        scalar_weights=args.scalar_mix,
+        gamma=1.0 if args.gamma is None else args.gamma,
+        dtype=args.dtype,
+        max_batch_tokens=args.max_batch_tokens,
+        max_sentence_tokens=args.max_sentence_tokens,
+    )
+
+
+def _report(summary, output):
+    from keras_elmo.corpus.sentences import BAD_LINE_REASONS
+
+    bad = summary["bad_lines"]
+    lines = [
+        f"Embedded {summary['sentences']} sentences ({summary['tokens']} "
+        f"tokens) into {output} ({len(summary['embedding_files'])} "
+        "Parquet shards)"
+    ]
+    if any(bad.values()):
+        counts = ", ".join(
+            f"{bad[reason]} {meaning}"
+            for reason, meaning in BAD_LINE_REASONS.items()
+            if bad.get(reason)
+        )
+        lines.append(
+            f"Not embedded: {counts}; listed in "
+            f"{os.path.join(output, 'bad_lines-*.jsonl')}"
+        )
+    return "\n".join(lines)
+
+
+def run_embed_corpus(args):
+    from keras_elmo.beam import require_beam
+
+    require_beam()
+    # Beam warns on import that Google Cloud clients are missing.
+    logging.disable(logging.WARNING)
+    try:
+        from keras_elmo.beam.pipeline import embed_corpus
+    finally:
+        logging.disable(logging.NOTSET)
+
+    bilm_source(args)  # a mistake in --model fails here, not on a worker
+    summary = embed_corpus(
+        args.input,
+        args.output,
+        _embedder(args),
+        _beam_options(args),
+        overwrite=args.overwrite,
+    )
+    print(_report(summary, args.output))

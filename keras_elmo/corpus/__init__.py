@@ -1,0 +1,30 @@
+"""Embedding corpora on a distributed engine, engine-neutral part.
+
+`SentenceEmbedder` embeds batches of sentences (lines or token lists) with
+a biLM it loads once per worker process; `sentences` holds the rules for
+what a sentence is and which lines are bad; `output_layout` the sharded
+Parquet output (names, schema, summary) and how to read it back. The
+engines' adapters sit beside this folder: `keras_elmo.beam` (Apache Beam
+`RunInference`); a Ray Data recipe is in the README. Importing this
+package loads neither TensorFlow nor an engine.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "SentenceEmbedder": "keras_elmo.corpus.sentence_embedder",
+    "BadLine": "keras_elmo.corpus.sentences",
+    "read_embeddings": "keras_elmo.corpus.output_layout",
+}
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(
+        f"module 'keras_elmo.corpus' has no attribute {name!r}"
+    )
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))

@@ -1,0 +1,222 @@
+"""`SentenceEmbedder`: the engine-neutral piece of corpus embedding."""
+
+import pickle
+import threading
+
+import numpy as np
+
+from keras_elmo.corpus.sentences import DEFAULT_MAX_BATCH_TOKENS
+from keras_elmo.corpus.sentences import DEFAULT_MAX_SENTENCE_TOKENS
+from keras_elmo.corpus.sentences import BadLine
+from keras_elmo.corpus.sentences import to_tokens
+from keras_elmo.corpus.sentences import token_batches
+from keras_elmo.dump_layout import DEFAULT_OUTPUT_LAYERS
+from keras_elmo.dump_layout import OUTPUT_LAYERS
+from keras_elmo.dump_layout import select_layers
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_choice
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_number
+from keras_elmo.errors import check_numbers
+
+# What each sentence's array holds: the layers `keras-elmo embed` writes,
+# or a fixed scalar mix of them.
+MIX = "mix"
+EMBEDDER_OUTPUTS = (*OUTPUT_LAYERS, MIX)
+DTYPES = ("float32", "float16")
+
+# The biLMs this process has loaded: one per source, shared by every
+# embedder (and thread) of the process.
+_LOADED = {}
+_LOADING = threading.Lock()
+
+
+class SentenceEmbedder:
+    """Embeds batches of sentences with a biLM loaded once per process.
+
+    The piece a distributed engine runs (Apache Beam's `RunInference`
+    through `keras_elmo.beam.ELMoModelHandler`, a Ray Data `map_batches`
+    actor, a Spark UDF): it holds only what names the biLM and the output,
+    so it pickles small, and loads the biLM on first use in each worker
+    process (later embedders of the same source in that process share it).
+    Stateless: each sentence starts from a zero LSTM state, so its
+    embedding does not depend on the batch; it equals `keras-elmo embed`'s
+    dataset for the same line.
+
+    Args:
+        source: str or path. Any biLM source `keras_elmo.load_bilm`
+            accepts (a pretrained name, a URL, an export or run directory,
+            `OPTIONS.json,WEIGHTS.hdf5`, ...).
+        weights: str or None. The hdf5 weights, with an options file as
+            `source`. Defaults to `None`.
+        vocabulary: the vocabulary of a word-input biLM (path or list);
+            default: the source's own. Unused for character biLMs.
+        output_layers: `"all"` (`(num_layers + 1, n, 2 * projection_dim)`),
+            `"top"` or `"average"` (`(n, 2 * projection_dim)`), as `keras-elmo
+            embed --all/--top/--average`; or `"mix"`: `gamma * sum_k
+            softmax(scalar_weights)_k * layer_k` (`ScalarMix` without layer
+            norm). Defaults to `"all"`.
+        scalar_weights: list of `num_layers + 1` numbers, for `"mix"`.
+        gamma: float. The mix's scale. Defaults to `1.0`.
+        dtype: `"float32"` or `"float16"` (half the storage; the biLM runs
+            in float32 either way). Defaults to `"float32"`.
+        max_batch_tokens: int. Padded token positions per biLM call (a
+            longer sentence is embedded alone). Defaults to `4096`.
+        max_sentence_tokens: int. A longer sentence is a bad line
+            (`keras_elmo.corpus.sentences.BadLine`). Defaults to `2048`.
+
+    Call arguments:
+        sentences: a list of lines (str or UTF-8 bytes, split on
+            whitespace) or of token lists.
+
+    Returns:
+        A list of NumPy arrays, one per sentence, in order.
+
+    Example:
+
+    >>> embedder = keras_elmo.corpus.SentenceEmbedder(
+    ...     "tests/fixtures/bilm-tf/model", output_layers="top")
+    >>> [x.shape for x in embedder(["The cat sat .", b"Hello"])]
+    [(4, 32), (1, 32)]
+    """
+
+    def __init__(
+        self,
+        source,
+        weights=None,
+        vocabulary=None,
+        output_layers=DEFAULT_OUTPUT_LAYERS,
+        scalar_weights=None,
+        gamma=1.0,
+        dtype="float32",
+        max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
+        max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS,
+    ):
+        self.source = source
+        self.weights = weights
+        self.vocabulary = vocabulary
+        self.output_layers = check_choice(
+            output_layers, "`output_layers`", EMBEDDER_OUTPUTS
+        )
+        self.scalar_weights = _check_mix(output_layers, scalar_weights)
+        self.gamma = check_number(gamma, "`gamma`")
+        self.dtype = check_choice(dtype, "`dtype`", DTYPES)
+        self.max_batch_tokens = check_integer(
+            max_batch_tokens, "`max_batch_tokens`", minimum=1
+        )
+        self.max_sentence_tokens = check_integer(
+            max_sentence_tokens, "`max_sentence_tokens`", minimum=1
+        )
+
+    # === Sentences ===
+
+    def tokens(self, sentence):
+        """The tokens of one sentence (`keras_elmo.corpus.sentences.
+        to_tokens`); raises `BadLine` for an empty, too long or non-UTF-8
+        one."""
+        return to_tokens(sentence, self.max_sentence_tokens)
+
+    def __call__(self, sentences):
+        token_lists = []
+        for i, sentence in enumerate(sentences):
+            try:
+                token_lists.append(self.tokens(sentence))
+            except BadLine as error:
+                raise BadLine(error.reason, f"Sentence {i}: {error}") from None
+        return self.embed_tokens(token_lists)
+
+    def embed_tokens(self, token_lists, model=None):
+        """The arrays of checked token lists (see `tokens`), in order;
+        `model` is this process's `load()` (or an engine's proxy of it)."""
+        model = model or self.load()
+        results = [None] * len(token_lists)
+        lengths = [len(tokens) for tokens in token_lists]
+        for batch in token_batches(lengths, self.max_batch_tokens):
+            values = model([token_lists[i] for i in batch])
+            for row, i in enumerate(batch):
+                results[i] = self._select(values[row, :, : lengths[i]])
+        return results
+
+    def _select(self, layers):
+        if self.output_layers == MIX:
+            weights = np.exp(self.scalar_weights - np.max(self.scalar_weights))
+            weights = (self.gamma * weights / weights.sum()).astype("float32")
+            mixed = np.tensordot(weights, layers, axes=1)
+        else:
+            mixed = select_layers(layers, self.output_layers)
+        return mixed.astype(self.dtype, copy=False)
+
+    # === The biLM, once per process ===
+
+    def load(self):
+        """The biLM of this process (loaded on first use), as a callable:
+        token lists -> float32 `(batch, num_layers + 1, time,
+        2 * projection_dim)`."""
+        key = pickle.dumps((self.source, self.weights, self.vocabulary))
+        model = _LOADED.get(key)
+        if model is None:
+            with _LOADING:
+                model = _LOADED.get(key)
+                if model is None:
+                    model = _LOADED[key] = _LoadedBiLM(self)
+        mix = self.scalar_weights
+        if mix is not None and len(mix) != model.num_layers + 1:
+            raise KerasElmoError(
+                f"`scalar_weights` has {len(mix)} values; "
+                f"{model.description} has {model.num_layers + 1} layers to "
+                "mix (num_layers + 1).",
+                "scalar_weights",
+            )
+        return model
+
+    def __repr__(self):
+        return (
+            f"SentenceEmbedder({self.source!r}, output_layers="
+            f"{self.output_layers!r}, dtype={self.dtype!r})"
+        )
+
+
+def _check_mix(output_layers, scalar_weights):
+    if output_layers != MIX:
+        if scalar_weights is not None:
+            raise KerasElmoError(
+                "`scalar_weights` are for `output_layers` 'mix'; drop one of "
+                f"them. Received: output_layers={output_layers!r}.",
+                "scalar_weights",
+            )
+        return None
+    if scalar_weights is None:
+        raise KerasElmoError(
+            "`output_layers` 'mix' needs `scalar_weights`: one number per "
+            "biLM layer (num_layers + 1, e.g. [0.0, 0.0, 0.0]). Received: "
+            "output_layers='mix'.",
+            "scalar_weights",
+        )
+    return np.asarray(check_numbers(scalar_weights, "`scalar_weights`"))
+
+
+class _LoadedBiLM:
+    """A checked, compiled biLM: token lists -> its layers, float32."""
+
+    def __init__(self, embedder):
+        from keras_elmo.dump import compiled_layers
+        from keras_elmo.layers.token_encoders.word_encoder import (
+            check_vocabulary,
+        )
+        from keras_elmo.loading import classify
+
+        source = classify(embedder.source, embedder.weights, progress=False)
+        data = source.read()
+        self.bilm = data.bilm
+        self.description = source.description
+        self.num_layers = self.bilm.num_layers
+        self.vocabulary = None
+        if self.bilm.encoder.needs_vocabulary:
+            self.vocabulary = check_vocabulary(
+                embedder.vocabulary or data.vocabulary, self.bilm.encoder
+            )
+        self.layers = compiled_layers(self.bilm)
+
+    def __call__(self, token_lists):
+        ids = self.bilm.encoder.batch_to_inputs(token_lists, self.vocabulary)
+        return np.asarray(self.layers(ids))

@@ -1,0 +1,128 @@
+"""Sentences as the corpus embedder takes them, and the lines it cannot take.
+
+A sentence is a raw line (str, or UTF-8 bytes as Arrow, Parquet and pandas
+hand text over; split by the package's one tokenisation rule,
+`keras_elmo.data.text.split_tokens`) or a list of tokens (str or UTF-8
+bytes). Bytes and str give the same tokens, so the same ids. A line that
+cannot be embedded is a *bad line* with one of `BAD_LINE_REASONS`; a value
+of any other type is a programming mistake and raises `KerasElmoError`.
+
+Batches are planned here too: sentences sorted by length, cut so that each
+batch's padded size (sentences x its longest sentence) stays within a
+token budget.
+
+NumPy only: no TensorFlow, no engine.
+"""
+
+import numpy as np
+
+from keras_elmo.data.text import split_tokens
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import received
+
+EMPTY = "empty"
+TOO_LONG = "too_long"
+NOT_UTF8 = "not_utf8"
+# Why a line was not embedded -> what that means, for reports.
+BAD_LINE_REASONS = {
+    EMPTY: "no tokens (an empty or blank line)",
+    TOO_LONG: "more tokens than max_sentence_tokens",
+    NOT_UTF8: "not valid UTF-8",
+}
+# A sentence longer than this is a bad line (a protein of UniRef50 rarely
+# has more residues; a text line that long is usually not a sentence).
+DEFAULT_MAX_SENTENCE_TOKENS = 2048
+# Padded token positions (sentences x longest sentence) per biLM call.
+DEFAULT_MAX_BATCH_TOKENS = 4096
+
+
+class BadLine(KerasElmoError):
+    """A sentence that cannot be embedded; `reason` is one of
+    `BAD_LINE_REASONS`."""
+
+    def __init__(self, reason, message):
+        super().__init__(message)
+        self.reason = reason
+
+
+def _text(value, what):
+    if isinstance(value, str):
+        return value
+    try:
+        return bytes(value).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BadLine(
+            NOT_UTF8,
+            f"{what} is not valid UTF-8 (byte 0x{value[error.start]:02x} at "
+            f"byte offset {error.start}).",
+        ) from None
+
+
+def _is_token_list(value):
+    if isinstance(value, np.ndarray):
+        return value.ndim == 1
+    return isinstance(value, (list, tuple))
+
+
+def to_tokens(value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS):
+    """The tokens of one sentence.
+
+    Args:
+        value: a line (str or UTF-8 bytes) or a list of tokens (each str or
+            UTF-8 bytes; a 1-D NumPy array of them too).
+        max_sentence_tokens: int. More tokens than this is a bad line.
+
+    Returns:
+        A list of str tokens.
+
+    Raises:
+        BadLine: the sentence is empty, too long or not UTF-8.
+        KerasElmoError: `value` is of another type.
+    """
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        tokens = split_tokens(_text(value, "The line"))
+    elif _is_token_list(value):
+        tokens = [_token(token, i) for i, token in enumerate(value)]
+    else:
+        raise KerasElmoError(
+            "A sentence must be a line (str or UTF-8 bytes) or a list of "
+            f"tokens (str or bytes); received {received(value)}."
+        )
+    if not tokens:
+        raise BadLine(EMPTY, "The sentence has no tokens.")
+    if len(tokens) > max_sentence_tokens:
+        raise BadLine(
+            TOO_LONG,
+            f"The sentence has {len(tokens)} tokens; at most "
+            f"{max_sentence_tokens} are embedded (max_sentence_tokens).",
+        )
+    return tokens
+
+
+def _token(token, i):
+    if isinstance(token, (str, bytes)):
+        return _text(token, f"Token {i}")
+    raise KerasElmoError(
+        f"Token {i} of a sentence must be a str or UTF-8 bytes; received "
+        f"{received(token)}."
+    )
+
+
+def token_batches(lengths, max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS):
+    """Plans biLM calls: lists of indices into `lengths`, each list sorted
+    by length, with `len(batch) * longest <= max_batch_tokens` (a sentence
+    longer than the budget goes alone).
+
+    >>> token_batches([3, 1, 2, 8, 2], max_batch_tokens=6)
+    [[1, 2, 4], [0], [3]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches, batch = [], []
+    for i in order:
+        if batch and (len(batch) + 1) * lengths[i] > max_batch_tokens:
+            batches.append(batch)
+            batch = []
+        batch.append(i)
+    if batch:
+        batches.append(batch)
+    return batches

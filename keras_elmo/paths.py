@@ -1,0 +1,117 @@
+"""What lies at a path a user gave, checked before anything opens it.
+
+Every reader of a user path (options, weights, vocabularies, text, model
+folders, runtime files) asks `check_input_file` or `check_input_directory`
+first: a regular file (or directory) that can be read passes; anything
+else is refused at once with what lies there, in words. Opening a FIFO
+blocks until a writer comes, and `/dev/zero` never ends, so neither is
+ever opened; a symbolic link loop, a broken link, a missing path and a
+permission problem each get their own message instead of a bare
+"No such file".
+"""
+
+import errno
+import os
+import stat
+
+from keras_elmo.errors import InputPathError
+from keras_elmo.errors import MissingInputError
+from keras_elmo.errors import argument_of
+
+# File types other than regular files and directories, in words.
+_OTHER_KINDS = (
+    (stat.S_ISFIFO, "a pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def kind_of(mode):
+    """What a `stat` mode is, in words ("a regular file", "a directory",
+    "a pipe (FIFO)", ...)."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    for test, words in _OTHER_KINDS:
+        if test(mode):
+            return words
+    return "not a file or directory"
+
+
+def _stat_error(path, what, expected, error):
+    """The error to raise for `path`, whose `os.stat` raised `error`."""
+    argument = argument_of(what)
+    if error.errno == errno.ENOENT and os.path.islink(path):
+        return MissingInputError(
+            f"{what} {path} is a broken symbolic link (to "
+            f"{os.readlink(path)}, which does not exist).",
+            argument,
+        )
+    if error.errno in (errno.ENOENT, errno.ENOTDIR):
+        return MissingInputError(
+            f"{what} not found: {path}. Expected {expected}.", argument
+        )
+    if error.errno == errno.ELOOP:
+        return InputPathError(
+            f"{what} {path} is a symbolic link loop (following it never "
+            "reaches a file); fix or remove the link.",
+            argument,
+        )
+    if error.errno == errno.EACCES:
+        return InputPathError(
+            f"{what} {path} cannot be reached: permission denied (a "
+            "directory on the way cannot be searched).",
+            argument,
+        )
+    return InputPathError(
+        f"{what} {path} cannot be read: {error.strerror}.", argument
+    )
+
+
+def _check(path, what, is_kind, expected, access, hint):
+    path = os.fspath(path)
+    argument = argument_of(what)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        raise _stat_error(path, what, expected, error) from None
+    except ValueError:  # an embedded NUL byte
+        raise InputPathError(
+            f"{what} {path!r} is not a valid path.", argument
+        ) from None
+    if not is_kind(mode):
+        more = f" {hint}" if hint else ""
+        raise InputPathError(
+            f"{what} {path} is {kind_of(mode)}; expected {expected}.{more}",
+            argument,
+        )
+    if not os.access(path, access):
+        raise InputPathError(
+            f"{what} {path} cannot be read: permission denied.", argument
+        )
+    return path
+
+
+def check_input_file(path, what, expected="a regular file", hint=None):
+    """`path` as a str if it is a regular file (or a link to one) that can
+    be read; else `MissingInputError` (a `FileNotFoundError`) or
+    `InputPathError` naming `what` ("Options file") and what lies there.
+
+    Args:
+        path: str or `os.PathLike`.
+        what: str. What the file is to the reader, starting a message
+            ("Options file"), or the Python argument it came in
+            ("`vocabulary`"), which the error then carries.
+        expected: str. What the reader takes, in words.
+        hint: str or None. A sentence added to a wrong-kind error.
+    """
+    return _check(path, what, stat.S_ISREG, expected, os.R_OK, hint)
+
+
+def check_input_directory(path, what, expected="a directory", hint=None):
+    """`path` as a str if it is a directory that can be listed and read;
+    else the errors of `check_input_file`."""
+    access = os.R_OK | os.X_OK
+    return _check(path, what, stat.S_ISDIR, expected, access, hint)

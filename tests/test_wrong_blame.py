@@ -1,0 +1,146 @@
+"""Sources blamed for what they are (issue 24, class 6): a URL of another
+scheme, a pair string missing a part, a folder of two exports, an exported
+runtime file, and paths that are not files, each with its own message
+from `load_bilm` and from the command line (exit status 2, the argument
+named, inputs byte-identical)."""
+
+import hashlib
+import os
+import shutil
+
+import pytest
+
+import keras_elmo
+from keras_elmo.cli import main
+from keras_elmo.errors import KerasElmoError
+from tests.helpers import MODEL_DIR
+from tests.helpers import OPTIONS
+from tests.helpers import WEIGHTS
+from tests.hostile_files import special_paths
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    """Folders of several exports, exported model files and paths that
+    are not files, by name."""
+    root = tmp_path_factory.mktemp("wrong_blame")
+    two = root / "two_pairs"
+    two.mkdir()
+    for prefix in ("a", "b"):
+        shutil.copy(OPTIONS, two / f"{prefix}_options.json")
+        shutil.copy(WEIGHTS, two / f"{prefix}_weights.hdf5")
+    exports = root / "two_exports"
+    for name in ("first", "second"):
+        (exports / name).mkdir(parents=True)
+        shutil.copy(OPTIONS, exports / name / "options.json")
+        shutil.copy(WEIGHTS, exports / name / "weights.hdf5")
+    # Exported model files (their content does not matter: the name says
+    # what they are before anything reads them).
+    for name in ("model.onnx", "model.tflite"):
+        (root / name).write_bytes(b"not read")
+    (root / "special").mkdir()
+    paths = special_paths(str(root / "special"))
+    pipe = str(root / "special" / "pipe.keras")
+    os.mkfifo(pipe)
+    return dict(
+        root=str(root),
+        two_pairs=str(two),
+        two_exports=str(exports),
+        onnx=str(root / "model.onnx"),
+        tflite=str(root / "model.tflite"),
+        loop=paths["loop"],
+        broken_link=paths["broken_link"],
+        fifo=paths["fifo"],
+        pipe_keras=pipe,
+    )
+
+
+# (id, source given to load_bilm / --model, words of the message)
+CASES = [
+    ("ftp", "ftp://example.org/elmo_weights.hdf5",
+     ["'ftp'", "http:// and https://"]),
+    ("s3", "s3://bucket/elmo", ["unsupported scheme 's3'"]),
+    ("data", "data:application/json,[1]", ["unsupported scheme 'data'"]),
+    ("file", "file:///tmp/options.json", ["unsupported scheme 'file'"]),
+    ("pair-without-weights", f"{OPTIONS},",
+     ["no weights file after the comma", "OPTIONS.json,WEIGHTS.hdf5"]),
+    ("pair-without-options", f",{WEIGHTS}",
+     ["no options file before the comma"]),
+    ("two-pairs", "{two_pairs}",
+     ["holds more than one export", "a_options.json, b_options.json",
+      "a_weights.hdf5, b_weights.hdf5", "Which one?"]),
+    ("two-exports", "{two_exports}",
+     ["holds 2 biLM folders: first, second", "Which one?"]),
+    ("onnx", "{onnx}",
+     ["is an exported ONNX model", "keras_elmo.runtime.ONNXBiLM("]),
+    ("tflite", "{tflite}",
+     ["is an exported LiteRT model", "keras_elmo.runtime.LiteRTBiLM("]),
+    ("loop", "{loop}", ["is a symbolic link loop"]),
+    ("broken-link", "{broken_link}", ["is a broken symbolic link"]),
+    ("fifo", "{fifo}", ["is a pipe (FIFO)"]),
+    ("fifo-named-keras", "{pipe_keras}", ["is a pipe (FIFO)"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "source, words", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_load_bilm_names_what_the_source_is(folders, source, words):
+    source = source.format(**folders)
+    with pytest.raises(KerasElmoError) as raised:
+        keras_elmo.load_bilm(source, progress=False)
+    message = str(raised.value)
+    for word in words:
+        assert word in message, message
+    assert "not found" not in message and "found neither" not in message
+    # The library speaks Python: the argument, never the command's flag.
+    assert raised.value.argument == "source", message
+    assert "`source`" in message and "--model" not in message, message
+
+
+def _digests(folder):
+    found = {}
+    for directory, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(directory, name)
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    found[path] = hashlib.sha256(f.read()).hexdigest()
+    return found
+
+
+@pytest.mark.parametrize(
+    "source, words", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_the_command_line_names_what_the_source_is(
+    folders, tmp_path, capsys, source, words
+):
+    source = source.format(**folders)
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("the cat sat\n", encoding="utf-8")
+    before = _digests(folders["root"])
+    argv = ["export-onnx", "--model", source]
+    if source.endswith((".onnx", ".tflite")):
+        # embed runs an exported file itself; export-onnx cannot.
+        words = ["is an exported"]
+    assert main([*argv, "--output", str(tmp_path / "out.onnx")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("keras-elmo export-onnx: error: "), err
+    for word in words:
+        assert word in err, err
+    assert "Traceback" not in err
+    assert "--model" in err and "`model`" not in err, err
+    assert _digests(folders["root"]) == before
+    assert not os.path.exists(tmp_path / "out.onnx")
+
+
+def test_download_names_an_unsupported_scheme(capsys):
+    assert main(["download", "ftp://example.org/options.json"]) == 2
+    err = capsys.readouterr().err
+    assert "unsupported scheme 'ftp'" in err and "is a local path" not in err
+
+
+def test_a_folder_of_one_export_still_loads(tmp_path):
+    # The several-exports rule names a choice only when there is one.
+    shutil.copytree(MODEL_DIR, tmp_path / "one")
+    assert keras_elmo.load_bilm(str(tmp_path / "one")).count_params() > 0
