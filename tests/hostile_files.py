@@ -176,11 +176,16 @@ def bfloat16_bits(values):
     return (np.asarray(values, "float32").view("uint32") >> 16).astype("uint16")
 
 
-def raw_legacy_file(path, state_pickle):
-    """A legacy file whose state-dict pickle is the raw bytes given."""
+def raw_legacy_file(path, state_pickle, protocol_pickle=None):
+    """A legacy file whose state-dict pickle is the raw bytes given (and
+    its protocol-version pickle, if given)."""
     with open(path, "wb") as f:
-        for value in (LEGACY_MAGIC, LEGACY_PROTOCOL, {"little_endian": True}):
-            pickle.dump(value, f, protocol=2)
+        pickle.dump(LEGACY_MAGIC, f, protocol=2)
+        if protocol_pickle is None:
+            pickle.dump(LEGACY_PROTOCOL, f, protocol=2)
+        else:
+            f.write(protocol_pickle)
+        pickle.dump({"little_endian": True}, f, protocol=2)
         f.write(state_pickle)
         pickle.dump([], f, protocol=2)
     return path
@@ -317,3 +322,73 @@ def renamed_onnx(source, target, renames):
         value.name = renames.get(value.name, value.name)
     onnx.save(model, target)
     return target
+
+
+# === Pickles that build more than they seem to (issue 24, class 3) ===
+# Each builder returns opcodes that push one value; `as_pickle` makes a
+# whole protocol-2 pickle of them (for `raw_legacy_file`).
+
+_GET = [b"h" + bytes([i]) for i in range(256)]  # BINGET i
+_PUT = [b"q" + bytes([i]) for i in range(256)]  # BINPUT i
+
+
+def as_pickle(*values):
+    """A pickle of the opcodes `values` (one value, or a tuple of them)."""
+    body = b"".join(values)
+    if len(values) > 1:
+        body = b"(" + body + b"t"
+    return b"\x80\x02" + body + b"."
+
+
+def text(value):
+    """Opcodes pushing the str `value`."""
+    data = value.encode()
+    return b"X" + struct.pack("<I", len(data)) + data
+
+
+def nested_key_dict(depth=200_000):
+    """A dict whose key is a tuple nested `depth` deep: hashing it
+    overflows the C stack (SIGSEGV) in Python's own unpickler."""
+    return b"}K\x01" + b"\x85" * depth + b"K\x01s"
+
+
+def shared_tuples(levels=40):
+    """A tuple of two copies of a tuple of two copies of ... (memo
+    references), `levels` deep: 2**levels items to any walk over it, from
+    5 bytes a level."""
+    body = b"K\x01" + _PUT[0]
+    for level in range(levels):
+        body += _GET[level] + b"\x86" + _PUT[level + 1]
+    return body
+
+
+def shared_lists(levels=40):
+    """`shared_tuples` built so that sizes tracked as objects are made
+    miss it: every list is empty when put in its tuple and filled
+    afterwards (T[k] = (L[k], L[k]); then L[k].append(T[k-1]))."""
+    body = b""
+    for k in range(levels):  # memo[k] = L[k] = []
+        body += b"]" + _PUT[k] + b"0"
+    for k in range(levels):  # memo[100 + k] = T[k] = (L[k], L[k])
+        body += _GET[k] + _GET[k] + b"\x86" + _PUT[100 + k] + b"0"
+    for k in range(1, levels):  # L[k].append(T[k - 1])
+        body += _GET[k] + _GET[99 + k] + b"a0"
+    return body + _GET[99 + levels]
+
+
+def storage_reference(storage_type):
+    """A state dict {"w": a storage whose type is the opcodes given}."""
+    pid = text("storage") + storage_type + text("0") + text("cpu") + b"K\x04"
+    return b"}" + text("w") + b"(" + pid + b"tQs"
+
+
+def long_integer_dict(digits=6_000, text_line=True):
+    """{"w": an integer of `digits` digits}, as a protocol 0 LONG line
+    (`text_line`) or a LONG4 of that many digits."""
+    value = 10**digits - 1  # (int("9" * digits) hits Python's digit limit)
+    if text_line:
+        number = b"L" + b"9" * digits + b"L\n"
+    else:
+        data = value.to_bytes((value.bit_length() + 8) // 8, "little")
+        number = b"\x8b" + struct.pack("<i", len(data)) + data
+    return b"}" + text("w") + number + b"s"
