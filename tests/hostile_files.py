@@ -392,3 +392,64 @@ def long_integer_dict(digits=6_000, text_line=True):
         data = value.to_bytes((value.bit_length() + 8) // 8, "little")
         number = b"\x8b" + struct.pack("<i", len(data)) + data
     return b"}" + text("w") + number + b"s"
+
+
+# === HDF5 weight files with what a weight file never holds (issue 24) ===
+
+CHAR_EMBED = "char_embed"
+
+
+def _hdf5_copy(source, target):
+    import shutil
+
+    shutil.copy(source, target)
+    return target
+
+
+def hdf5_with_values(source, target, name, values):
+    """A copy of `source` whose dataset `name` holds `values` instead (any
+    dtype: complex, strings, NaN...)."""
+    import h5py
+
+    with h5py.File(_hdf5_copy(source, target), "a") as f:
+        del f[name]
+        f.create_dataset(name, data=values)
+    return target
+
+
+def hdf5_with_link(source, target, name, kind):
+    """A copy of `source` whose dataset `name` is a link of `kind`:
+    "external" (to the same dataset of a second copy, `target`.other),
+    "soft" (to a copy elsewhere in the file), "virtual" (a virtual dataset
+    mapping the second copy), "external-storage" (its bytes in a raw file
+    beside it) or "external-group" (its group an external link)."""
+    import h5py
+    import numpy as np
+
+    other = _hdf5_copy(source, target + ".other")
+    with h5py.File(_hdf5_copy(source, target), "a") as f:
+        values = f[name][...]
+        del f[name]
+        if kind == "external":
+            f[name] = h5py.ExternalLink(other, name)
+        elif kind == "soft":
+            f.create_dataset("elsewhere", data=values)
+            f[name] = h5py.SoftLink("/elsewhere")
+        elif kind == "virtual":
+            layout = h5py.VirtualLayout(values.shape, values.dtype)
+            layout[...] = h5py.VirtualSource(other, name, values.shape)
+            f.create_virtual_dataset(name, layout)
+        elif kind == "external-storage":
+            raw = target + ".raw"
+            np.asarray(values).tofile(raw)
+            f.create_dataset(
+                name,
+                shape=values.shape,
+                dtype=values.dtype,
+                external=[(raw, 0, values.nbytes)],
+            )
+        elif kind == "external-group":
+            group = name.split("/")[0]
+            del f[group]
+            f[group] = h5py.ExternalLink(other, group)
+    return target

@@ -209,6 +209,50 @@ def check_bilm_size(
     return checked
 
 
+# Bytes of one float32 weight of a biLM that is loaded (not trained).
+LOADED_BYTES_PER_WEIGHT = 4
+
+
+def check_bilm_memory(config, where):
+    """A biLM of `config` (`BiLM` arguments, each already checked, as
+    `BiLM(...)` checks them) fits in this machine's memory: its weights
+    (`LOADED_BYTES_PER_WEIGHT` each) at most `memory_bytes()`. Checked
+    before it is built, so that a file that declares absurd sizes is
+    refused instead of filling memory. `where` names the biLM's source.
+    """
+    kind = config.get("token_encoder", DEFAULT_TOKEN_ENCODER)
+    lstm_keys = (*LSTM_KEYS, "token_encoder")
+    if kind in TRAINABLE_TOKEN_ENCODERS:
+        size = {key: config[key] for key in BILM_KEYS if key in config}
+        size["token_encoder"] = kind
+    else:  # another token encoder: its LSTMs at least
+        size = {key: config[key] for key in lstm_keys if key in config}
+        size["token_encoder"] = "words"
+    weights = parameter_count(size, 0)
+    if size["token_encoder"] == "words":
+        table = config.get("vocabulary_size") or 0
+        weights += table * config["projection_dim"]
+    needed = weights * LOADED_BYTES_PER_WEIGHT
+    available = memory_bytes()
+    if needed > available:
+        sizes = ", ".join(
+            f"{key}={config[key]:,}"
+            for key in (
+                "units",
+                "projection_dim",
+                "num_layers",
+                "vocabulary_size",
+            )
+            if key in config
+        )
+        raise KerasElmoError(
+            f"{where} declares a biLM of {weights:,} weights ({sizes}), "
+            f"which need {needed / 2**30:,.1f} GiB; this machine has "
+            f"{available / 2**30:,.1f} GiB. The file is damaged or not "
+            "the one meant."
+        )
+
+
 def size_of(config):
     """The size (`BiLM` arguments) of a `BiLM.get_config()`."""
     encoder = config.get("token_encoder", DEFAULT_TOKEN_ENCODER)
