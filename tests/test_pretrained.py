@@ -680,3 +680,109 @@ def test_human_sizes():
     ]
     assert human_size(374_434_792) == "357.1 MiB"
     assert human_size(3 << 30) == "3.0 GiB"
+
+
+# === Resume only from the same source and object (issue 24, class 2) ===
+
+
+def _other_weights(tmp_path):
+    """The fixture weights with other values, the same size and layout:
+    a partial download of one joined with the rest of the other still
+    loads, so only the resume rule can tell them apart."""
+    import shutil
+
+    import h5py
+
+    path = str(tmp_path / "other.hdf5")
+    shutil.copy(WEIGHTS, path)
+    with h5py.File(path, "a") as f:
+        f["char_embed"][...] = f["char_embed"][...] + 1.0
+    data = read_bytes(path)
+    assert len(data) == len(FILES["/m/weights.hdf5"])
+    assert data != FILES["/m/weights.hdf5"]
+    return data
+
+
+def _interrupted(server):
+    """A call that leaves a partial download of /m/weights.hdf5; returns
+    its path."""
+    server.drop["/m/weights.hdf5"] = download.DOWNLOAD_ATTEMPTS
+    with pytest.raises(DownloadError, match="closed after"):
+        pretrained.fetch("tiny-unhashed", progress=False)
+    partial = _cached(server, "/m/weights.hdf5") + download.DOWNLOAD_SUFFIX
+    assert os.path.getsize(partial) > 0
+    return partial
+
+
+def _weights_requests(server, path="/m/weights.hdf5"):
+    return [r for p, r in server.requests if p.endswith(path)]
+
+
+@pytest.mark.parametrize("form", ["http", "file"])
+def test_resume_from_another_mirror_starts_over(
+    server, tmp_path, monkeypatch, form
+):
+    """The partial file came from the publisher; the mirror set since
+    holds another file of the same size: it is fetched whole, never
+    joined to the partial one (which loaded and was recorded as good)."""
+    partial = _interrupted(server)
+    other = _other_weights(tmp_path)
+    host = server.url.split("//")[1].replace(":", "_")
+    files = {f"/{host}/m/weights.hdf5": other}
+    mirror = None
+    if form == "http":
+        mirror = ModelServer(files)
+        monkeypatch.setenv("KERAS_ELMO_MIRROR", mirror.url)
+    else:
+        folder = tmp_path / "mirror" / host / "m"
+        folder.mkdir(parents=True)
+        (folder / "weights.hdf5").write_bytes(other)
+        monkeypatch.setenv("KERAS_ELMO_MIRROR", f"file://{tmp_path}/mirror")
+    try:
+        paths = pretrained.fetch("tiny-unhashed", progress=False)
+    finally:
+        if mirror is not None:
+            mirror.stop()
+    assert read_bytes(paths["weights"]) == other
+    if mirror is not None:
+        assert _weights_requests(mirror) == [None]  # no Range
+    assert not os.path.exists(partial)
+    assert not os.path.exists(partial + download.RECORD_SUFFIX)
+
+
+@pytest.mark.parametrize("checks_if_range", [True, False])
+def test_resume_of_a_file_changed_on_the_server_starts_over(
+    server, tmp_path, checks_if_range
+):
+    """Same URL, another file (another ETag) since the interruption: a
+    server that checks If-Range sends it whole; one that does not sends
+    the rest of the new file, which the ETag gives away."""
+    _interrupted(server)
+    kept = download.DOWNLOAD_ATTEMPTS * server.drop_bytes
+    other = _other_weights(tmp_path)
+    server.files = dict(FILES, **{"/m/weights.hdf5": other})
+    server.ignore_if_range = not checks_if_range
+    paths = pretrained.fetch("tiny-unhashed", progress=False)
+    assert read_bytes(paths["weights"]) == other
+    after = _weights_requests(server)[download.DOWNLOAD_ATTEMPTS :]
+    expected = [f"bytes={kept}-"] + ([] if checks_if_range else [None])
+    assert after == expected
+
+
+def test_partial_download_without_a_record_starts_over(server, tmp_path):
+    """A partial file from an older keras_elmo (or whose record was lost)
+    cannot be checked, so it is not continued."""
+    partial = _interrupted(server)
+    os.remove(partial + download.RECORD_SUFFIX)
+    paths = pretrained.fetch("tiny-unhashed", progress=False)
+    assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
+    assert _weights_requests(server)[-1] is None
+
+
+def test_resume_of_the_same_object_continues(server):
+    """Same source, same ETag: the rest only, with If-Range."""
+    _interrupted(server)
+    kept = download.DOWNLOAD_ATTEMPTS * server.drop_bytes
+    paths = pretrained.fetch("tiny-unhashed", progress=False)
+    assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
+    assert _weights_requests(server)[-1] == f"bytes={kept}-"
