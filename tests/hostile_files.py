@@ -20,6 +20,7 @@ import struct
 import sys
 import types
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -453,3 +454,84 @@ def hdf5_with_link(source, target, name, kind):
             del f[group]
             f[group] = h5py.ExternalLink(other, group)
     return target
+
+
+# === Zip archives whose directory lies (issue 24, class 2) ===
+
+
+def deflated(data):
+    """`data` as a raw deflate stream (as a zip member holds it)."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush()
+
+
+def raw_zip(path, members):
+    """Writes a zip of `members` exactly as given, lies included: each a
+    dict with `name`, `data` (the bytes stored), `method` (0 stored, 8
+    deflated), `size` and `crc` (declared; default: those of `plain`, the
+    unpacked bytes), and `offset` (where its local header is said to be;
+    default: where it is). Returns `path`."""
+    local, directory = b"", b""
+    for member in members:
+        name = member["name"].encode()
+        plain = member.get("plain", member["data"])
+        size = member.get("size", len(plain))
+        crc = member.get("crc", zlib.crc32(plain))
+        fields = (member.get("method", 0), 0, 0, crc, len(member["data"]))
+        offset = member.get("offset", len(local))
+        local += struct.pack(
+            "<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, *fields, size, len(name), 0
+        )
+        local += name + member["data"]
+        directory += struct.pack(
+            "<4sHHHHHHIIIHHHHHII",
+            b"PK\x01\x02",
+            20,
+            20,
+            0,
+            *fields,
+            size,
+            len(name),
+            0,
+            0,
+            0,
+            0,
+            0,
+            offset,
+        )
+        directory += name
+    end = struct.pack(
+        "<4sHHHHIIH",
+        b"PK\x05\x06",
+        0,
+        0,
+        len(members),
+        len(members),
+        len(directory),
+        len(local),
+        0,
+    )
+    with open(path, "wb") as f:
+        f.write(local + directory + end)
+    return path
+
+
+def cut_deflate_member(name, data):
+    """A member whose deflate stream is cut in the middle, its size and
+    CRC those of what the cut stream gives: `zipfile` reads it without
+    an error (it stops at the declared compressed size)."""
+    stream = deflated(data)[: len(deflated(data)) // 2]
+    plain = zlib.decompressobj(-zlib.MAX_WBITS).decompress(stream)
+    return {"name": name, "data": stream, "method": 8, "plain": plain}
+
+
+def short_member(name, data):
+    """A deflated member that declares more bytes than it holds (its CRC
+    that of what it holds): `zipfile` returns the short data silently."""
+    return {
+        "name": name,
+        "data": deflated(data),
+        "method": 8,
+        "plain": data,
+        "size": len(data) * 2,
+    }

@@ -3,6 +3,7 @@ local HTTP server on 127.0.0.1 that serves the fixture model (and can serve
 damaged bytes, drop the connection midway or ignore `Range`). Nothing here
 reaches outside the machine: connections to any other host fail the test."""
 
+import io
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from keras_elmo.pretrained import PresetFile
 from keras_elmo.pretrained import download
 from keras_elmo.pretrained.cache import index as keras_index
 from keras_elmo.pretrained.units import human_size
+from tests import hostile_files
 from tests.helpers import FIXTURES
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
@@ -655,8 +657,10 @@ def test_zip_that_lies_about_its_size_is_refused(tmp_path):
 
     path = _lying_zip(tmp_path / "lies.zip", 100)
     record = PresetFile("http://127.0.0.1/lies.zip", extract="zip")
-    # zipfile stops at the declared 100 bytes, and then the CRC fails.
-    assert file_problem(path, record) == "archive member zeros is damaged"
+    # Inflating stops past the declared 100 bytes.
+    assert file_problem(path, record) == (
+        "member 'zeros' inflates to more than the 100 bytes it declares"
+    )
 
 
 def test_zip_bomb_is_not_unpacked(server, monkeypatch, tmp_path):
@@ -786,3 +790,83 @@ def test_resume_of_the_same_object_continues(server):
     paths = pretrained.fetch("tiny-unhashed", progress=False)
     assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
     assert _weights_requests(server)[-1] == f"bytes={kept}-"
+
+
+# === Every member of an archive checked before unpacking (issue 24) ===
+
+
+def _efml_members():
+    fixtures = os.path.dirname(FIXTURES)
+    folder = os.path.join(fixtures, "elmo_for_many_langs", "char_model")
+    return {name: read_bytes(os.path.join(folder, name)) for name in sorted(
+        os.listdir(folder))}  # fmt: skip
+
+
+def _member(name, data):
+    return {
+        "name": name,
+        "data": hostile_files.deflated(data),
+        "method": 8,
+        "plain": data,
+    }
+
+
+def _damaged_efml_zip(path, damage):
+    """The ELMoForManyLangs fixture folder as a zip, one member damaged in
+    a way `zipfile.testzip` does not see (`crc`: one it does)."""
+    import zipfile
+
+    members = []
+    for name, data in _efml_members().items():
+        if damage == "cut-member" and name == "config.json":
+            members.append(hostile_files.cut_deflate_member(name, data))
+        elif damage == "short-member" and name == "char.dic":
+            members.append(hostile_files.short_member(name, data))
+        elif damage == "crc" and name == "word.dic":
+            members.append(dict(_member(name, data), crc=1234))
+        elif damage == "cut-nested" and name == "encoder.pkl":
+            inner = []
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                for info in z.infolist():
+                    value = z.read(info)
+                    if info.filename.endswith("data.pkl"):
+                        cut = hostile_files.cut_deflate_member
+                        inner.append(cut(info.filename, value))
+                    else:
+                        inner.append(_member(info.filename, value))
+            nested = read_bytes(hostile_files.raw_zip(path + ".inner", inner))
+            members.append(_member(name, nested))
+        else:
+            members.append(_member(name, data))
+    return hostile_files.raw_zip(path, members)
+
+
+@pytest.mark.parametrize(
+    "damage, words",
+    [
+        ("cut-member", "member 'config.json' has a deflate stream that is"),
+        ("short-member", "member 'char.dic' holds 483 bytes but declares 966"),
+        ("crc", "member 'word.dic' is damaged (CRC"),
+        ("cut-nested", "member 'encoder.pkl' (a zip inside): member "),
+    ],
+)
+def test_damaged_archive_member_is_neither_unpacked_nor_recorded(
+    tmp_path, monkeypatch, damage, words
+):
+    import zipfile
+
+    monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
+    mirror = tmp_path / "nlpl"
+    mirror.mkdir()
+    archive = _damaged_efml_zip(str(mirror / "144.zip"), damage)
+    if damage != "crc":
+        assert zipfile.ZipFile(archive).testzip() is None  # it looks fine
+    monkeypatch.setenv("KERAS_ELMO_MIRROR", f"nlpl={mirror}")
+    with pytest.raises(DownloadError) as raised:
+        pretrained.fetch("en", progress=False)
+    assert words in str(raised.value), str(raised.value)
+    url = pretrained.PRESETS["en"].files["model"].url
+    zip_path = pretrained.cache_path(url)
+    assert not os.path.exists(zip_path[: -len(".zip")])  # not unpacked
+    index = os.path.join(os.environ["KERAS_ELMO_HOME"], "index.json")
+    assert not os.path.exists(index) or url not in _index()
