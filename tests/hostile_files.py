@@ -535,3 +535,56 @@ def short_member(name, data):
         "plain": data,
         "size": len(data) * 2,
     }
+
+
+# === .keras files (issue 24, classes 3, 5 and 6) ===
+
+
+def keras_file_with(source, target, change=None, config=None, deflate=False):
+    """A copy of the `.keras` file `source` whose config.json is `config`
+    (raw bytes), or the parsed one after `change(config)` (which edits it
+    in place); members deflated with `deflate`. Returns `target`."""
+    method = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+    with zipfile.ZipFile(source) as original:
+        with zipfile.ZipFile(target, "w", method) as copy:
+            for info in original.infolist():
+                data = original.read(info)
+                if info.filename == "config.json":
+                    if config is None:
+                        parsed = json.loads(data)
+                        change(parsed)
+                        config = json.dumps(parsed).encode()
+                    data = config
+                copy.writestr(info.filename, data)
+    return target
+
+
+def layer_configs(config, class_name):
+    """The `config` dicts of every layer `class_name` in a parsed Keras
+    config (to edit them)."""
+    found, pending = [], [config]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            if item.get("class_name") == class_name:
+                found.append(item["config"])
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return found
+
+
+def keras_bomb(source, target, size=64 << 20, declared=None):
+    """A copy of the `.keras` file `source` whose config.json is a deflate
+    bomb: `size` bytes of spaces (about 1,000x smaller deflated), declared
+    as `declared` bytes (default: truthfully)."""
+    with zipfile.ZipFile(source) as original:
+        members = [
+            {"name": info.filename, "data": original.read(info)}
+            for info in original.infolist()
+            if info.filename != "config.json"
+        ]
+    spaces = b" " * size
+    bomb = {"name": "config.json", "data": deflated(spaces), "method": 8}
+    bomb.update(plain=spaces, size=size if declared is None else declared)
+    return raw_zip(target, [bomb, *members])

@@ -21,6 +21,8 @@ from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
 from keras_elmo.formats.hdf5_datasets import checked_dataset
 from keras_elmo.formats.hdf5_datasets import read_weights
+from keras_elmo.formats.json_text import MAX_CONFIG_BYTES
+from keras_elmo.formats.json_text import read_json
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.token_encoders.word_encoder import check_bilm_vocabulary
 from keras_elmo.paths import check_input_file
@@ -53,13 +55,9 @@ def read_options(options_file):
         "the options.json file itself (e.g. elmo_2x4096_512_2048cnn"
         "_2xhighway_options.json, the one that came with the weights)",
     )
-    try:
-        with open(options_file, encoding="utf-8") as f:
-            options = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise WeightFileError(
-            f"Options file {options_file} is not valid JSON: {e}"
-        ) from None
+    options = read_json(
+        options_file, MAX_CONFIG_BYTES, WeightFileError, "Options file"
+    )
     if not isinstance(options, dict):
         raise WeightFileError(
             f"Options file {options_file} holds a JSON "

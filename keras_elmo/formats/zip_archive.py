@@ -70,10 +70,10 @@ def _problem(file, budget, depth):
             return f"it has {len(members):,} members, more than {MAX_MEMBERS:,}"
         declared = sum(m.file_size for m in members)
         if declared > budget.left:
+            left = "" if depth == 0 else f"the {budget.left:,} left of "
             return (
                 f"its members declare {declared:,} bytes unpacked, more "
-                f"than the {budget.left:,} left of the bound of "
-                f"{budget.total:,} in all"
+                f"than {left}the bound of {budget.total:,}"
             )
         ends = []
         for member in members:

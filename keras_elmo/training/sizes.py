@@ -211,6 +211,52 @@ def check_bilm_size(
 
 # Bytes of one float32 weight of a biLM that is loaded (not trained).
 LOADED_BYTES_PER_WEIGHT = 4
+# At most this many LSTM layers (per direction), highway layers or filter
+# widths: the published biLMs have 2, 2 and 7; each is a Keras layer
+# that takes milliseconds to create, so 256 builds in about a second,
+# while a file's 10**6 would take an hour before any memory bound bit.
+MAX_LAYERS = 256
+
+
+def check_bilm_config(config, where):
+    """The size arguments of a serialized `BiLM` (a `.keras` file's
+    config), each of its kind, their counts within `MAX_LAYERS` and the
+    whole within memory (`check_bilm_memory`): checked before the layer
+    is even constructed (its constructor creates one layer per count).
+    `where` names the source."""
+    checked = dict(config)
+    for name in SIZE_ARGUMENTS:
+        if checked.get(name) is not None:
+            checked[name] = check_size_value(
+                name, checked[name], f"{where}: `{name}`"
+            )
+    if checked.get("vocabulary_size") is not None:
+        checked["vocabulary_size"] = check_integer(
+            checked["vocabulary_size"], f"{where}: `vocabulary_size`", 1
+        )
+    if checked.get("filters") is not None:
+        try:
+            checked["filters"] = [
+                list(f)
+                for f in check_filters(
+                    checked["filters"], MAX_CHARACTERS_PER_TOKEN
+                )
+            ]
+        except KerasElmoError as error:
+            raise KerasElmoError(f"{where}: {error}") from None
+    counts = {
+        "num_layers": checked.get("num_layers"),
+        "num_highway_layers": checked.get("num_highway_layers"),
+        "filters": len(checked.get("filters") or ()),
+    }
+    for name, count in counts.items():
+        if count is not None and count > MAX_LAYERS:
+            raise KerasElmoError(
+                f"{where}: `{name}` gives {count:,} layers, more than "
+                f"{MAX_LAYERS} (published biLMs have 2 to 7). The file is "
+                "damaged or not the one meant."
+            )
+    check_bilm_memory(checked, where)
 
 
 def check_bilm_memory(config, where):
