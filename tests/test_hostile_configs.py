@@ -309,3 +309,20 @@ def test_word_table_declaring_2_34_rows_is_refused_before_allocation(
     assert time.perf_counter() - started < 10
     message = str(raised.value)
     assert "Dataset 'embedding'" in message and "(17179869184, 4)" in message
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ('{"lstm": {"dim": ' + "9" * 6000 + "}}", "an integer of 6,000 digits"),
+        ("[" * 100_000 + "]" * 100_000, "more than 100 levels deep"),
+    ],
+    ids=["6000-digits", "deep"],
+)
+def test_options_json_numbers_and_nesting_are_bounded(tmp_path, text, words):
+    options = tmp_path / "options.json"
+    options.write_text(text)
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(str(options), WEIGHTS)
+    message = str(raised.value)
+    assert f"Options file {options}" in message and words in message, message
