@@ -15,6 +15,7 @@ user can turn tokens into the biLM's input with this module alone.
 import numpy as np
 
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import shown
 
 # The width of every token's row of ids (bilm-tf's `max_characters_per_token`;
 # an ELMoForManyLangs model sets its own, see `data.elmo_for_many_langs_ids`).
@@ -149,7 +150,7 @@ def check_filters(filters, max_characters_per_token):
     except (TypeError, ValueError):
         raise KerasElmoError(
             "`filters` must be a list of [width, num_filters] pairs, e.g. "
-            f"[[1, 32], [2, 32]]. Received: filters={filters!r}",
+            f"[[1, 32], [2, 32]]. Received: filters={shown(filters)}",
             "filters",
         ) from None
     if not filters:

@@ -87,12 +87,86 @@ class BiLMSourceError(KerasElmoError):
 # === Checks of user values ===
 
 
+# A value in a message is shown in at most this many characters (a line
+# of a terminal with its explanation), and it is formatted within that
+# budget, piece by piece: a hostile value (a list holding itself a billion
+# times over, a 6,000-digit integer) is never formatted whole, which would
+# take minutes and gigabytes, or fail on Python's integer digit limit.
+SHOWN_CHARACTERS = 60
+# Containers nested deeper than this show as "..." (and a message never
+# recurses far into a deeply nested value).
+_SHOWN_DEPTH = 6
+# Integers longer than this many bits show as their number of digits:
+# 200 bits is 61 digits, more than a message shows anyway.
+_SHOWN_INTEGER_BITS = 200
+_BRACKETS = {list: "[]", tuple: "()", dict: "{}", set: "{}", frozenset: "{}"}
+
+
+def shown(value, limit=SHOWN_CHARACTERS):
+    """`value`'s repr as a message shows it: at most `limit` characters,
+    built piece by piece within that budget (never the whole repr)."""
+    parts = []
+    _show(value, parts, limit + 1, 0)
+    text = "".join(parts)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def received(value):
-    """`value` as a message shows it: its repr (shortened) and type."""
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({type(value).__name__})"
+    """`value` as a message shows it: `shown(value)` and its type."""
+    return f"{shown(value)} ({type(value).__name__})"
+
+
+def _show(value, parts, budget, depth):
+    """Appends the text of `value` to `parts`, stopping once `budget`
+    characters are written; returns the budget left."""
+    if budget <= 0:
+        return 0
+    kind = next((k for k in _BRACKETS if isinstance(value, k)), None)
+    if kind is not None and depth < _SHOWN_DEPTH:
+        return _show_container(value, kind, parts, budget, depth)
+    if kind is not None:
+        text = "..."
+    elif isinstance(value, (str, bytes, bytearray)):
+        text = repr(value[:budget])
+    elif isinstance(value, int) and not isinstance(value, bool):
+        text = _integer_text(value)
+    else:
+        text = repr(value)
+    parts.append(text[:budget])
+    return budget - len(parts[-1])
+
+
+def _show_container(value, kind, parts, budget, depth):
+    opening, closing = _BRACKETS[kind]
+    parts.append(opening)
+    budget -= 1
+    items = value.items() if kind is dict else value
+    for i, item in enumerate(items):
+        if budget <= 0:
+            return 0
+        if i:
+            parts.append(", ")
+            budget -= 2
+        if kind is dict:
+            budget = _show(item[0], parts, budget, depth + 1)
+            parts.append(": ")
+            budget = _show(item[1], parts, budget - 2, depth + 1)
+        else:
+            budget = _show(item, parts, budget, depth + 1)
+    if kind is tuple and len(value) == 1:
+        parts.append(",")
+        budget -= 1
+    parts.append(closing)
+    return budget - 1
+
+
+def _integer_text(value):
+    bits = value.bit_length()
+    if bits <= _SHOWN_INTEGER_BITS:
+        return repr(value)
+    digits = int(bits * 0.30103) + 1
+    sign = "a negative" if value < 0 else "an"
+    return f"<{sign} integer of about {digits:,} digits>"
 
 
 def argument_of(name):
@@ -122,6 +196,20 @@ def _is_number(value):
     )
 
 
+def _is_finite(value):
+    """Whether a number is finite; an integer always is (one beyond
+    float's range, which `math.isfinite` cannot take, too)."""
+    return isinstance(value, numbers.Integral) or math.isfinite(value)
+
+
+def _as_float(value):
+    """`float(value)`; infinity for an integer beyond float's range."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def _check_range(value, name, minimum, maximum, above):
     too_small = minimum is not None and (
         value <= minimum if above else value < minimum
@@ -130,7 +218,7 @@ def _check_range(value, name, minimum, maximum, above):
     if too_small or too_large:
         raise _error(
             f"{name} must be {_bounds(minimum, maximum, above)}; "
-            f"received {value!r}.",
+            f"received {shown(value)}.",
             name,
         )
 
@@ -138,7 +226,7 @@ def _check_range(value, name, minimum, maximum, above):
 def check_integer(value, name, minimum=None, maximum=None):
     """`value` as an int: an integer (or a float with an integer value,
     as JSON may write it) within [minimum, maximum]."""
-    if not _is_number(value) or not math.isfinite(value):
+    if not _is_number(value) or not _is_finite(value):
         raise _error(
             f"{name} must be an integer; received {received(value)}.",
             name,
@@ -158,12 +246,13 @@ def check_number(value, name, minimum=None, maximum=None, above=False):
             f"{name} must be a number; received {received(value)}.",
             name,
         )
-    value = float(value)
-    if not math.isfinite(value):
+    number = _as_float(value)
+    if not math.isfinite(number):
         raise _error(
-            f"{name} must be a finite number; received {value!r}.",
+            f"{name} must be a finite number; received {shown(value)}.",
             name,
         )
+    value = number
     _check_range(value, name, minimum, maximum, above)
     return value
 

@@ -20,6 +20,7 @@ import struct
 import sys
 import types
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -176,11 +177,16 @@ def bfloat16_bits(values):
     return (np.asarray(values, "float32").view("uint32") >> 16).astype("uint16")
 
 
-def raw_legacy_file(path, state_pickle):
-    """A legacy file whose state-dict pickle is the raw bytes given."""
+def raw_legacy_file(path, state_pickle, protocol_pickle=None):
+    """A legacy file whose state-dict pickle is the raw bytes given (and
+    its protocol-version pickle, if given)."""
     with open(path, "wb") as f:
-        for value in (LEGACY_MAGIC, LEGACY_PROTOCOL, {"little_endian": True}):
-            pickle.dump(value, f, protocol=2)
+        pickle.dump(LEGACY_MAGIC, f, protocol=2)
+        if protocol_pickle is None:
+            pickle.dump(LEGACY_PROTOCOL, f, protocol=2)
+        else:
+            f.write(protocol_pickle)
+        pickle.dump({"little_endian": True}, f, protocol=2)
         f.write(state_pickle)
         pickle.dump([], f, protocol=2)
     return path
@@ -317,3 +323,268 @@ def renamed_onnx(source, target, renames):
         value.name = renames.get(value.name, value.name)
     onnx.save(model, target)
     return target
+
+
+# === Pickles that build more than they seem to (issue 24, class 3) ===
+# Each builder returns opcodes that push one value; `as_pickle` makes a
+# whole protocol-2 pickle of them (for `raw_legacy_file`).
+
+_GET = [b"h" + bytes([i]) for i in range(256)]  # BINGET i
+_PUT = [b"q" + bytes([i]) for i in range(256)]  # BINPUT i
+
+
+def as_pickle(*values):
+    """A pickle of the opcodes `values` (one value, or a tuple of them)."""
+    body = b"".join(values)
+    if len(values) > 1:
+        body = b"(" + body + b"t"
+    return b"\x80\x02" + body + b"."
+
+
+def text(value):
+    """Opcodes pushing the str `value`."""
+    data = value.encode()
+    return b"X" + struct.pack("<I", len(data)) + data
+
+
+def nested_key_dict(depth=200_000):
+    """A dict whose key is a tuple nested `depth` deep: hashing it
+    overflows the C stack (SIGSEGV) in Python's own unpickler."""
+    return b"}K\x01" + b"\x85" * depth + b"K\x01s"
+
+
+def shared_tuples(levels=40):
+    """A tuple of two copies of a tuple of two copies of ... (memo
+    references), `levels` deep: 2**levels items to any walk over it, from
+    5 bytes a level."""
+    body = b"K\x01" + _PUT[0]
+    for level in range(levels):
+        body += _GET[level] + b"\x86" + _PUT[level + 1]
+    return body
+
+
+def shared_lists(levels=40):
+    """`shared_tuples` built so that sizes tracked as objects are made
+    miss it: every list is empty when put in its tuple and filled
+    afterwards (T[k] = (L[k], L[k]); then L[k].append(T[k-1]))."""
+    body = b""
+    for k in range(levels):  # memo[k] = L[k] = []
+        body += b"]" + _PUT[k] + b"0"
+    for k in range(levels):  # memo[100 + k] = T[k] = (L[k], L[k])
+        body += _GET[k] + _GET[k] + b"\x86" + _PUT[100 + k] + b"0"
+    for k in range(1, levels):  # L[k].append(T[k - 1])
+        body += _GET[k] + _GET[99 + k] + b"a0"
+    return body + _GET[99 + levels]
+
+
+def storage_reference(storage_type):
+    """A state dict {"w": a storage whose type is the opcodes given}."""
+    pid = text("storage") + storage_type + text("0") + text("cpu") + b"K\x04"
+    return b"}" + text("w") + b"(" + pid + b"tQs"
+
+
+def long_integer_dict(digits=6_000, text_line=True):
+    """{"w": an integer of `digits` digits}, as a protocol 0 LONG line
+    (`text_line`) or a LONG4 of that many digits."""
+    value = 10**digits - 1  # (int("9" * digits) hits Python's digit limit)
+    if text_line:
+        number = b"L" + b"9" * digits + b"L\n"
+    else:
+        data = value.to_bytes((value.bit_length() + 8) // 8, "little")
+        number = b"\x8b" + struct.pack("<i", len(data)) + data
+    return b"}" + text("w") + number + b"s"
+
+
+# === HDF5 weight files with what a weight file never holds (issue 24) ===
+
+CHAR_EMBED = "char_embed"
+
+
+def _hdf5_copy(source, target):
+    import shutil
+
+    shutil.copy(source, target)
+    return target
+
+
+def hdf5_with_values(source, target, name, values):
+    """A copy of `source` whose dataset `name` holds `values` instead (any
+    dtype: complex, strings, NaN...)."""
+    import h5py
+
+    with h5py.File(_hdf5_copy(source, target), "a") as f:
+        del f[name]
+        f.create_dataset(name, data=values)
+    return target
+
+
+def hdf5_with_link(source, target, name, kind):
+    """A copy of `source` whose dataset `name` is a link of `kind`:
+    "external" (to the same dataset of a second copy, `target`.other),
+    "soft" (to a copy elsewhere in the file), "virtual" (a virtual dataset
+    mapping the second copy), "external-storage" (its bytes in a raw file
+    beside it) or "external-group" (its group an external link)."""
+    import h5py
+    import numpy as np
+
+    other = _hdf5_copy(source, target + ".other")
+    with h5py.File(_hdf5_copy(source, target), "a") as f:
+        values = f[name][...]
+        del f[name]
+        if kind == "external":
+            f[name] = h5py.ExternalLink(other, name)
+        elif kind == "soft":
+            f.create_dataset("elsewhere", data=values)
+            f[name] = h5py.SoftLink("/elsewhere")
+        elif kind == "virtual":
+            layout = h5py.VirtualLayout(values.shape, values.dtype)
+            layout[...] = h5py.VirtualSource(other, name, values.shape)
+            f.create_virtual_dataset(name, layout)
+        elif kind == "external-storage":
+            raw = target + ".raw"
+            np.asarray(values).tofile(raw)
+            f.create_dataset(
+                name,
+                shape=values.shape,
+                dtype=values.dtype,
+                external=[(raw, 0, values.nbytes)],
+            )
+        elif kind == "external-group":
+            group = name.split("/")[0]
+            del f[group]
+            f[group] = h5py.ExternalLink(other, group)
+    return target
+
+
+# === Zip archives whose directory lies (issue 24, class 2) ===
+
+
+def deflated(data):
+    """`data` as a raw deflate stream (as a zip member holds it)."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush()
+
+
+def raw_zip(path, members):
+    """Writes a zip of `members` exactly as given, lies included: each a
+    dict with `name`, `data` (the bytes stored), `method` (0 stored, 8
+    deflated), `size` and `crc` (declared; default: those of `plain`, the
+    unpacked bytes), and `offset` (where its local header is said to be;
+    default: where it is). Returns `path`."""
+    local, directory = b"", b""
+    for member in members:
+        name = member["name"].encode()
+        plain = member.get("plain", member["data"])
+        size = member.get("size", len(plain))
+        crc = member.get("crc", zlib.crc32(plain))
+        fields = (member.get("method", 0), 0, 0, crc, len(member["data"]))
+        offset = member.get("offset", len(local))
+        local += struct.pack(
+            "<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, *fields, size, len(name), 0
+        )
+        local += name + member["data"]
+        directory += struct.pack(
+            "<4sHHHHHHIIIHHHHHII",
+            b"PK\x01\x02",
+            20,
+            20,
+            0,
+            *fields,
+            size,
+            len(name),
+            0,
+            0,
+            0,
+            0,
+            0,
+            offset,
+        )
+        directory += name
+    end = struct.pack(
+        "<4sHHHHIIH",
+        b"PK\x05\x06",
+        0,
+        0,
+        len(members),
+        len(members),
+        len(directory),
+        len(local),
+        0,
+    )
+    with open(path, "wb") as f:
+        f.write(local + directory + end)
+    return path
+
+
+def cut_deflate_member(name, data):
+    """A member whose deflate stream is cut in the middle, its size and
+    CRC those of what the cut stream gives: `zipfile` reads it without
+    an error (it stops at the declared compressed size)."""
+    stream = deflated(data)[: len(deflated(data)) // 2]
+    plain = zlib.decompressobj(-zlib.MAX_WBITS).decompress(stream)
+    return {"name": name, "data": stream, "method": 8, "plain": plain}
+
+
+def short_member(name, data):
+    """A deflated member that declares more bytes than it holds (its CRC
+    that of what it holds): `zipfile` returns the short data silently."""
+    return {
+        "name": name,
+        "data": deflated(data),
+        "method": 8,
+        "plain": data,
+        "size": len(data) * 2,
+    }
+
+
+# === .keras files (issue 24, classes 3, 5 and 6) ===
+
+
+def keras_file_with(source, target, change=None, config=None, deflate=False):
+    """A copy of the `.keras` file `source` whose config.json is `config`
+    (raw bytes), or the parsed one after `change(config)` (which edits it
+    in place); members deflated with `deflate`. Returns `target`."""
+    method = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+    with zipfile.ZipFile(source) as original:
+        with zipfile.ZipFile(target, "w", method) as copy:
+            for info in original.infolist():
+                data = original.read(info)
+                if info.filename == "config.json":
+                    if config is None:
+                        parsed = json.loads(data)
+                        change(parsed)
+                        config = json.dumps(parsed).encode()
+                    data = config
+                copy.writestr(info.filename, data)
+    return target
+
+
+def layer_configs(config, class_name):
+    """The `config` dicts of every layer `class_name` in a parsed Keras
+    config (to edit them)."""
+    found, pending = [], [config]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            if item.get("class_name") == class_name:
+                found.append(item["config"])
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return found
+
+
+def keras_bomb(source, target, size=64 << 20, declared=None):
+    """A copy of the `.keras` file `source` whose config.json is a deflate
+    bomb: `size` bytes of spaces (about 1,000x smaller deflated), declared
+    as `declared` bytes (default: truthfully)."""
+    with zipfile.ZipFile(source) as original:
+        members = [
+            {"name": info.filename, "data": original.read(info)}
+            for info in original.infolist()
+            if info.filename != "config.json"
+        ]
+    spaces = b" " * size
+    bomb = {"name": "config.json", "data": deflated(spaces), "method": 8}
+    bomb.update(plain=spaces, size=size if declared is None else declared)
+    return raw_zip(target, [bomb, *members])

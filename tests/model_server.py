@@ -53,6 +53,11 @@ class ModelServer:
     without an answer;
     `html[path]`: how many next answers are an HTML page (a portal's);
     `ignore_range`: answer every request with the whole file (200).
+
+    Each answer carries an ETag (of the file's bytes), and a `Range`
+    request whose `If-Range` is another ETag gets the whole file, as HTTP
+    says; `ignore_if_range`: continue from the offset asked anyway (a
+    server that does not check), `etags`: False sends none.
     """
 
     def __init__(self, files=None):
@@ -65,6 +70,8 @@ class ModelServer:
         self.html = {}
         self.drop_bytes = 100_000
         self.ignore_range = False
+        self.ignore_if_range = False
+        self.etags = True
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -86,6 +93,7 @@ class ModelServer:
                     self.send_error(404)
                     return
                 data = server.files[self.path]
+                etag = f'"{sha256(data)[:16]}"'
                 if server.html.get(self.path):
                     server.html[self.path] -= 1
                     data = HTML_PAGE
@@ -100,6 +108,10 @@ class ModelServer:
                     data = bytes(data)
                 start = 0
                 requested = self.headers.get("Range")
+                condition = self.headers.get("If-Range")
+                if condition and condition != etag:
+                    if not server.ignore_if_range:
+                        requested = None  # changed: the whole file
                 if requested and not server.ignore_range:
                     start = int(requested.split("=")[1].split("-")[0])
                     if start >= len(data):
@@ -113,6 +125,8 @@ class ModelServer:
                 else:
                     self.send_response(200)
                 self.send_header("Content-Length", str(len(data) - start))
+                if server.etags:
+                    self.send_header("ETag", etag)
                 self.end_headers()
                 body = data[start:]
                 if server.drop.get(self.path):

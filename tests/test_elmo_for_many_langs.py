@@ -300,7 +300,10 @@ def test_missing_model_folder_is_a_source_error(folder):
     "damage, message",
     [
         (lambda p: os.remove(p / "config.json"), "has no config.json"),
-        (lambda p: (p / "config.json").write_text("{"), "as JSON"),
+        (
+            lambda p: (p / "config.json").write_text("{"),
+            "config.json is not valid JSON",
+        ),
         (
             lambda p: _edit_json(
                 p / "config.json", lambda c: c.pop("config_path")

@@ -210,3 +210,119 @@ def test_hostile_weight_file_in_a_model_folder_names_it(efml):
     message = str(raised.value)
     assert path in message, message
     assert "tensor 'char_emb_layer.embedding.weight' stride is -4" in message
+
+
+# === HDF5 datasets a weight file never holds (issue 24, class 5) ===
+
+W_0 = "RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell/W_0"
+
+
+def _weights_with(tmp_path, name, make):
+    import h5py
+
+    with h5py.File(WEIGHTS, "r") as f:
+        values = f[name][...]
+    return hostile_files.hdf5_with_values(
+        WEIGHTS, str(tmp_path / "weights.hdf5"), name, make(values)
+    )
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda v: v.astype("complex64") + 1j, "holds complex64 values"),
+        (lambda v: v.astype("S8"), "holds |S8 values"),
+        (lambda v: v.astype("U8").astype(object), "holds object values"),
+    ],
+    ids=["complex", "bytes", "strings"],
+)
+def test_weights_that_are_not_real_numbers_are_refused(tmp_path, make, words):
+    weights = _weights_with(tmp_path, "char_embed", make)
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(OPTIONS, weights)
+    message = str(raised.value)
+    assert f"{weights}: dataset 'char_embed' {words}" in message, message
+
+
+@pytest.mark.parametrize("bad", [NAN, float("inf"), -float("inf")])
+@pytest.mark.parametrize("name", ["char_embed", W_0])
+def test_non_finite_weights_are_refused_by_dataset_name(tmp_path, bad, name):
+    def make(values):
+        values = values.copy()
+        values.flat[7] = bad
+        return values
+
+    weights = _weights_with(tmp_path, name, make)
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(OPTIONS, weights)
+    message = str(raised.value)
+    assert f"dataset {name!r} holds 1 NaN or infinite values" in message
+
+
+@pytest.mark.parametrize(
+    "kind, words",
+    [
+        ("external", "'char_embed' is an external link to 'char_embed'"),
+        ("soft", "'char_embed' is a soft link to '/elsewhere'"),
+        ("virtual", "dataset 'char_embed' is virtual"),
+        ("external-storage", "'char_embed' is stored in external files"),
+    ],
+)
+def test_links_and_datasets_of_other_files_are_refused(tmp_path, kind, words):
+    weights = hostile_files.hdf5_with_link(
+        WEIGHTS, str(tmp_path / "weights.hdf5"), "char_embed", kind
+    )
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(OPTIONS, weights)
+    message = str(raised.value)
+    assert words in message and weights in message, message
+
+
+def test_a_group_linked_from_another_file_is_refused(tmp_path):
+    weights = hostile_files.hdf5_with_link(
+        WEIGHTS, str(tmp_path / "weights.hdf5"), "CNN/W_cnn_0", "external"
+    )
+    with pytest.raises(WeightFileError, match="'CNN/W_cnn_0' is an external"):
+        keras_elmo.load_bilm(OPTIONS, weights)
+    weights = hostile_files.hdf5_with_link(
+        WEIGHTS, str(tmp_path / "group.hdf5"), "CNN/W_cnn_0", "external-group"
+    )
+    with pytest.raises(WeightFileError, match="'CNN' is an external link"):
+        keras_elmo.load_bilm(OPTIONS, weights)
+
+
+def test_word_table_declaring_2_34_rows_is_refused_before_allocation(
+    tmp_path,
+):
+    source = os.path.join(WORDS, "lm_weights.hdf5")
+    weights = hostile_files.hdf5_with_declared_shapes(
+        source, str(tmp_path / "weights.hdf5"), {"embedding": (2**34, 4)}
+    )
+    options = hostile_files.edited_json(
+        os.path.join(WORDS, "options.json"),
+        str(tmp_path / "options.json"),
+        {"n_tokens_vocab": None},
+    )
+    started = time.perf_counter()
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(options, weights)
+    assert time.perf_counter() - started < 10
+    message = str(raised.value)
+    assert "Dataset 'embedding'" in message and "(17179869184, 4)" in message
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ('{"lstm": {"dim": ' + "9" * 6000 + "}}", "an integer of 6,000 digits"),
+        ("[" * 100_000 + "]" * 100_000, "more than 100 levels deep"),
+    ],
+    ids=["6000-digits", "deep"],
+)
+def test_options_json_numbers_and_nesting_are_bounded(tmp_path, text, words):
+    options = tmp_path / "options.json"
+    options.write_text(text)
+    with pytest.raises(WeightFileError) as raised:
+        keras_elmo.load_bilm(str(options), WEIGHTS)
+    message = str(raised.value)
+    assert f"Options file {options}" in message and words in message, message

@@ -1,4 +1,5 @@
-"""Hostile and damaged PyTorch weight files (issue 18, section 1).
+"""Hostile and damaged PyTorch weight files (issue 18, section 1; issue
+24, class 3: pickles that build more than they seem to).
 
 The reader of `torch.save` files must refuse, naming the file and the
 tensor, every layout that would read outside a buffer or allocate more
@@ -9,11 +10,16 @@ reads).
 
 import os
 import resource
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
 
 from keras_elmo.errors import WeightFileError
+from keras_elmo.errors import received
+from keras_elmo.errors import shown
 from keras_elmo.formats.torch_pickle import read_state_dict
 from tests import hostile_files
 
@@ -185,3 +191,116 @@ def test_zip_bomb_is_refused_before_decompression(tmp_path):
     assert "zip member archive/data/0 declares 41,943,040 bytes" in message
     assert "refusing to decompress" in message
     assert _memory_mib() - before < 30
+
+
+# === Pickles that build more than they seem to (issue 24, class 3) ===
+
+
+def _legacy(tmp_path, state, protocol=None):
+    return hostile_files.raw_legacy_file(
+        str(tmp_path / "w.pkl"),
+        hostile_files.as_pickle(state),
+        None if protocol is None else hostile_files.as_pickle(protocol),
+    )
+
+
+def test_deeply_nested_pickle_does_not_kill_python(tmp_path):
+    """A 200 KB pickle of a dict key nested 200,000 deep: Python's own
+    unpickler dies on it with SIGSEGV; here it is refused, in a child
+    process so that a crash fails this test instead of the run."""
+    path = _legacy(tmp_path, hostile_files.nested_key_dict(200_000))
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from keras_elmo.formats.torch_pickle import read_state_dict\n"
+            "try:\n"
+            "    read_state_dict(sys.argv[1])\n"
+            "except ValueError as e:\n"
+            "    print(type(e).__name__, e)\n",
+            path,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, (child.returncode, child.stderr[-2000:])
+    assert child.stdout.startswith("WeightFileError"), child.stdout
+    assert "nested more than 100 levels deep" in child.stdout
+
+
+@pytest.mark.parametrize(
+    "where", ["protocol", "storage type", "state dict key"]
+)
+def test_billion_laughs_values_are_refused_quickly(tmp_path, where):
+    """A value of 2**40 items through shared memo references, where the
+    reader compares, hashes or shows it."""
+    laughs = hostile_files.shared_tuples(40)
+    if where == "protocol":
+        path = _legacy(tmp_path, b"}", protocol=laughs)
+    elif where == "storage type":
+        path = _legacy(tmp_path, hostile_files.storage_reference(laughs))
+    else:
+        path = _legacy(tmp_path, b"}" + laughs + b"K\x01s")
+    started = time.perf_counter()
+    with pytest.raises(WeightFileError, match="more than 1,000,000 objects"):
+        read_state_dict(path)
+    assert time.perf_counter() - started < 10
+
+
+@pytest.mark.parametrize("where", ["protocol", "storage type"])
+def test_values_grown_after_use_are_shown_within_a_bound(tmp_path, where):
+    """The same 2**40 items, built from lists filled after they were
+    used (so the unpickler's tracking does not see them): the message
+    that shows the value formats 60 characters of it, not all."""
+    laughs = hostile_files.shared_lists(40)
+    if where == "protocol":
+        path = _legacy(tmp_path, b"}", protocol=laughs)
+    else:
+        path = _legacy(tmp_path, hostile_files.storage_reference(laughs))
+    started = time.perf_counter()
+    with pytest.raises(WeightFileError) as raised:
+        read_state_dict(path)
+    assert time.perf_counter() - started < 10
+    message = str(raised.value)
+    assert where in message and "([([([" in message, message
+    assert len(message) < 400, message
+
+
+@pytest.mark.parametrize("text_line", [True, False], ids=["LONG", "LONG4"])
+def test_integers_of_thousands_of_digits_are_refused(tmp_path, text_line):
+    path = _legacy(tmp_path, hostile_files.long_integer_dict(6_000, text_line))
+    with pytest.raises(WeightFileError) as raised:
+        read_state_dict(path)
+    message = str(raised.value)
+    assert path in message and "an integer of" in message, message
+    assert ("6,000 digits" if text_line else "2,492 bytes") in message
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_tensors_are_refused_by_name(tmp_path, bad):
+    values = VALUES.copy()
+    values[1, 2] = bad
+    path = hostile_files.torch_file(
+        str(tmp_path / "w.pkl"), {"encoder.weight": {"values": values}}
+    )
+    with pytest.raises(WeightFileError) as raised:
+        read_state_dict(path)
+    message = str(raised.value)
+    assert "tensor 'encoder.weight' holds 1 NaN or infinite values" in message
+
+
+def test_messages_format_hostile_values_within_a_bound():
+    laughs = []
+    for _ in range(60):
+        laughs = [laughs, laughs]
+    text = shown(laughs)  # 2**60 items; formatted: 60 characters
+    assert (
+        text
+        == "[[[[[[..., ...], [..., ...]], [[..., ...], [..., ...]]], " + ("...")
+    )
+    assert received(10**6000) == "<an integer of about 6,001 digits> (int)"
+    assert shown(-(10**70)) == "<a negative integer of about 71 digits>"
+    assert shown("x" * 10**7) == "'" + "x" * 56 + "..."
+    assert shown((1,)) == "(1,)" and shown({"a": [1, 2]}) == "{'a': [1, 2]}"

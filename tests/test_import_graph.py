@@ -22,8 +22,8 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(__file__)), "keras_elmo")
 # The floors, lowest first: folders and top-level modules of keras_elmo.
 FLOORS = (
     # Facts: the error family, character ids, what lies at a user path,
-    # atomic files, progress lines, the version and the backend probe.
-    # NumPy at most.
+    # atomic files, progress lines, the version, the backend probe and
+    # the checked zip reader. NumPy at most.
     (
         "errors",
         "characters",
@@ -32,6 +32,7 @@ FLOORS = (
         "progress",
         "version",
         "backend",
+        "zip_archive",
     ),
     # Text and vocabularies; sparse optimizers; the preset table and cache.
     ("data", "optimizers", "pretrained"),
@@ -65,6 +66,12 @@ EXCEPTIONS = {
     # export/file_format.py imports only the facts floor (NumPy, no
     # TensorFlow), so nothing comes back up.
     ("keras_elmo.loading", "keras_elmo.export.file_format"),
+    # The bilm-tf reader refuses a file declaring a biLM larger than memory
+    # before allocating it, by the one parameter count of a size
+    # (`training.sizes.check_bilm_memory`); sizes imports only the facts
+    # floor at module level (layers/ inside functions), so it closes no
+    # cycle.
+    ("keras_elmo.formats.bilm_tf", "keras_elmo.training.sizes"),
 }
 
 

@@ -3,6 +3,7 @@ local HTTP server on 127.0.0.1 that serves the fixture model (and can serve
 damaged bytes, drop the connection midway or ignore `Range`). Nothing here
 reaches outside the machine: connections to any other host fail the test."""
 
+import io
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from keras_elmo.pretrained import PresetFile
 from keras_elmo.pretrained import download
 from keras_elmo.pretrained.cache import index as keras_index
 from keras_elmo.pretrained.units import human_size
+from tests import hostile_files
 from tests.helpers import FIXTURES
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
@@ -655,8 +657,10 @@ def test_zip_that_lies_about_its_size_is_refused(tmp_path):
 
     path = _lying_zip(tmp_path / "lies.zip", 100)
     record = PresetFile("http://127.0.0.1/lies.zip", extract="zip")
-    # zipfile stops at the declared 100 bytes, and then the CRC fails.
-    assert file_problem(path, record) == "archive member zeros is damaged"
+    # Inflating stops past the declared 100 bytes.
+    assert file_problem(path, record) == (
+        "member 'zeros' inflates to more than the 100 bytes it declares"
+    )
 
 
 def test_zip_bomb_is_not_unpacked(server, monkeypatch, tmp_path):
@@ -680,3 +684,189 @@ def test_human_sizes():
     ]
     assert human_size(374_434_792) == "357.1 MiB"
     assert human_size(3 << 30) == "3.0 GiB"
+
+
+# === Resume only from the same source and object (issue 24, class 2) ===
+
+
+def _other_weights(tmp_path):
+    """The fixture weights with other values, the same size and layout:
+    a partial download of one joined with the rest of the other still
+    loads, so only the resume rule can tell them apart."""
+    import shutil
+
+    import h5py
+
+    path = str(tmp_path / "other.hdf5")
+    shutil.copy(WEIGHTS, path)
+    with h5py.File(path, "a") as f:
+        f["char_embed"][...] = f["char_embed"][...] + 1.0
+    data = read_bytes(path)
+    assert len(data) == len(FILES["/m/weights.hdf5"])
+    assert data != FILES["/m/weights.hdf5"]
+    return data
+
+
+def _interrupted(server):
+    """A call that leaves a partial download of /m/weights.hdf5; returns
+    its path."""
+    server.drop["/m/weights.hdf5"] = download.DOWNLOAD_ATTEMPTS
+    with pytest.raises(DownloadError, match="closed after"):
+        pretrained.fetch("tiny-unhashed", progress=False)
+    partial = _cached(server, "/m/weights.hdf5") + download.DOWNLOAD_SUFFIX
+    assert os.path.getsize(partial) > 0
+    return partial
+
+
+def _weights_requests(server, path="/m/weights.hdf5"):
+    return [r for p, r in server.requests if p.endswith(path)]
+
+
+@pytest.mark.parametrize("form", ["http", "file"])
+def test_resume_from_another_mirror_starts_over(
+    server, tmp_path, monkeypatch, form
+):
+    """The partial file came from the publisher; the mirror set since
+    holds another file of the same size: it is fetched whole, never
+    joined to the partial one (which loaded and was recorded as good)."""
+    partial = _interrupted(server)
+    other = _other_weights(tmp_path)
+    host = server.url.split("//")[1].replace(":", "_")
+    files = {f"/{host}/m/weights.hdf5": other}
+    mirror = None
+    if form == "http":
+        mirror = ModelServer(files)
+        monkeypatch.setenv("KERAS_ELMO_MIRROR", mirror.url)
+    else:
+        folder = tmp_path / "mirror" / host / "m"
+        folder.mkdir(parents=True)
+        (folder / "weights.hdf5").write_bytes(other)
+        monkeypatch.setenv("KERAS_ELMO_MIRROR", f"file://{tmp_path}/mirror")
+    try:
+        paths = pretrained.fetch("tiny-unhashed", progress=False)
+    finally:
+        if mirror is not None:
+            mirror.stop()
+    assert read_bytes(paths["weights"]) == other
+    if mirror is not None:
+        assert _weights_requests(mirror) == [None]  # no Range
+    assert not os.path.exists(partial)
+    assert not os.path.exists(partial + download.RECORD_SUFFIX)
+
+
+@pytest.mark.parametrize("checks_if_range", [True, False])
+def test_resume_of_a_file_changed_on_the_server_starts_over(
+    server, tmp_path, checks_if_range
+):
+    """Same URL, another file (another ETag) since the interruption: a
+    server that checks If-Range sends it whole; one that does not sends
+    the rest of the new file, which the ETag gives away."""
+    _interrupted(server)
+    kept = download.DOWNLOAD_ATTEMPTS * server.drop_bytes
+    other = _other_weights(tmp_path)
+    server.files = dict(FILES, **{"/m/weights.hdf5": other})
+    server.ignore_if_range = not checks_if_range
+    paths = pretrained.fetch("tiny-unhashed", progress=False)
+    assert read_bytes(paths["weights"]) == other
+    after = _weights_requests(server)[download.DOWNLOAD_ATTEMPTS :]
+    expected = [f"bytes={kept}-"] + ([] if checks_if_range else [None])
+    assert after == expected
+
+
+def test_partial_download_without_a_record_starts_over(server, tmp_path):
+    """A partial file from an older keras_elmo (or whose record was lost)
+    cannot be checked, so it is not continued."""
+    partial = _interrupted(server)
+    os.remove(partial + download.RECORD_SUFFIX)
+    paths = pretrained.fetch("tiny-unhashed", progress=False)
+    assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
+    assert _weights_requests(server)[-1] is None
+
+
+def test_resume_of_the_same_object_continues(server):
+    """Same source, same ETag: the rest only, with If-Range."""
+    _interrupted(server)
+    kept = download.DOWNLOAD_ATTEMPTS * server.drop_bytes
+    paths = pretrained.fetch("tiny-unhashed", progress=False)
+    assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
+    assert _weights_requests(server)[-1] == f"bytes={kept}-"
+
+
+# === Every member of an archive checked before unpacking (issue 24) ===
+
+
+def _efml_members():
+    fixtures = os.path.dirname(FIXTURES)
+    folder = os.path.join(fixtures, "elmo_for_many_langs", "char_model")
+    return {name: read_bytes(os.path.join(folder, name)) for name in sorted(
+        os.listdir(folder))}  # fmt: skip
+
+
+def _member(name, data):
+    return {
+        "name": name,
+        "data": hostile_files.deflated(data),
+        "method": 8,
+        "plain": data,
+    }
+
+
+def _damaged_efml_zip(path, damage):
+    """The ELMoForManyLangs fixture folder as a zip, one member damaged in
+    a way `zipfile.testzip` does not see (`crc`: one it does)."""
+    import zipfile
+
+    members = []
+    for name, data in _efml_members().items():
+        if damage == "cut-member" and name == "config.json":
+            members.append(hostile_files.cut_deflate_member(name, data))
+        elif damage == "short-member" and name == "char.dic":
+            members.append(hostile_files.short_member(name, data))
+        elif damage == "crc" and name == "word.dic":
+            members.append(dict(_member(name, data), crc=1234))
+        elif damage == "cut-nested" and name == "encoder.pkl":
+            inner = []
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                for info in z.infolist():
+                    value = z.read(info)
+                    if info.filename.endswith("data.pkl"):
+                        cut = hostile_files.cut_deflate_member
+                        inner.append(cut(info.filename, value))
+                    else:
+                        inner.append(_member(info.filename, value))
+            nested = read_bytes(hostile_files.raw_zip(path + ".inner", inner))
+            members.append(_member(name, nested))
+        else:
+            members.append(_member(name, data))
+    return hostile_files.raw_zip(path, members)
+
+
+@pytest.mark.parametrize(
+    "damage, words",
+    [
+        ("cut-member", "member 'config.json' has a deflate stream that is"),
+        ("short-member", "member 'char.dic' holds 483 bytes but declares 966"),
+        ("crc", "member 'word.dic' is damaged (CRC"),
+        ("cut-nested", "member 'encoder.pkl' (a zip inside): member "),
+    ],
+)
+def test_damaged_archive_member_is_neither_unpacked_nor_recorded(
+    tmp_path, monkeypatch, damage, words
+):
+    import zipfile
+
+    monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
+    mirror = tmp_path / "nlpl"
+    mirror.mkdir()
+    archive = _damaged_efml_zip(str(mirror / "144.zip"), damage)
+    if damage != "crc":
+        assert zipfile.ZipFile(archive).testzip() is None  # it looks fine
+    monkeypatch.setenv("KERAS_ELMO_MIRROR", f"nlpl={mirror}")
+    with pytest.raises(DownloadError) as raised:
+        pretrained.fetch("en", progress=False)
+    assert words in str(raised.value), str(raised.value)
+    url = pretrained.PRESETS["en"].files["model"].url
+    zip_path = pretrained.cache_path(url)
+    assert not os.path.exists(zip_path[: -len(".zip")])  # not unpacked
+    index = os.path.join(os.environ["KERAS_ELMO_HOME"], "index.json")
+    assert not os.path.exists(index) or url not in _index()

@@ -17,26 +17,39 @@ encoder's `batch_to_inputs`. The ids are the same as the in-graph ones.
 import numpy as np
 
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import received
+
+# What host tokens are, for messages.
+_EXPECTED = (
+    "expected tokenised sentences: a list of token lists such as "
+    "[['Hello', 'world'], ['Hi']], or a NumPy string array (batch, time) "
+    "with '' for padding"
+)
 
 
 def is_host_tokens(inputs):
-    """True for token lists or a NumPy string array (host tokens)."""
+    """True for what `host_inputs` reads (or refuses clearly): token
+    lists, sentence strings, NumPy string, bytes or object arrays; False
+    for numbers (ids), which go to the layer as they are."""
     if isinstance(inputs, np.ndarray):
-        return inputs.dtype.kind in "US" or (
-            inputs.dtype == object
-            and inputs.size > 0
-            and isinstance(inputs.flat[0], str)
-        )
+        return inputs.dtype.kind in "USO"
     if not isinstance(inputs, (list, tuple)) or not inputs:
         return False
-    first = inputs[0]
-    return isinstance(first, (list, tuple, np.ndarray)) and all(
-        isinstance(t, str) for s in inputs for t in s
+    return any(
+        isinstance(s, (str, bytes))
+        or (
+            isinstance(s, (list, tuple, np.ndarray))
+            and any(isinstance(t, (str, bytes, np.str_)) for t in s)
+        )
+        for s in inputs
     )
 
 
 def host_inputs(encoder, tokens, vocabulary=None):
     """The int32 NumPy inputs of `tokens` for a biLM's token encoder.
+
+    Bytes (a NumPy `S` array, or bytes in lists and object arrays) are
+    UTF-8 and give the same ids as the same text as str.
 
     Args:
         encoder: the biLM's `encoder` (any kind).
@@ -46,6 +59,11 @@ def host_inputs(encoder, tokens, vocabulary=None):
 
     Returns:
         `(batch, time, *encoder.input_shape)` int32, zero at padding.
+
+    Raises:
+        KerasElmoError: `tokens` is not tokenised sentences (None, numbers,
+            sentence strings not split into tokens, a token that is not a
+            string, bytes that are not UTF-8), naming where.
     """
     if encoder.needs_vocabulary and vocabulary is None:
         raise KerasElmoError(
@@ -54,20 +72,78 @@ def host_inputs(encoder, tokens, vocabulary=None):
             "keras_elmo.data.Vocabulary(...).batch_to_ids(sentences)."
         )
     if not isinstance(tokens, np.ndarray):
+        sentences = _sentences(tokens)
         return np.asarray(
-            encoder.batch_to_inputs([list(s) for s in tokens], vocabulary),
-            "int32",
+            encoder.batch_to_inputs(sentences, vocabulary), "int32"
+        )
+    rows = _array_rows(tokens)
+    ids = np.asarray(encoder.batch_to_inputs(rows, vocabulary), "int32")
+    ids = ids.reshape((*tokens.shape, *encoder.input_shape))
+    present = np.array([[t != "" for t in row] for row in rows], bool)
+    present = present.reshape((*tokens.shape,) + (1,) * (ids.ndim - 2))
+    return ids * present
+
+
+def _sentences(tokens):
+    """Token lists as lists of str, checked (see `host_inputs`)."""
+    if not isinstance(tokens, (list, tuple)):
+        raise KerasElmoError(
+            f"Received `tokens`={received(tokens)}; {_EXPECTED}."
+        )
+    sentences = []
+    for i, sentence in enumerate(tokens):
+        if isinstance(sentence, (str, bytes)):
+            raise KerasElmoError(
+                f"tokens[{i}] is the string {received(sentence)}, not a list "
+                f"of tokens; {_EXPECTED}. Split each sentence first, e.g. "
+                "[s.split() for s in sentences]."
+            )
+        if not isinstance(sentence, (list, tuple, np.ndarray)):
+            raise KerasElmoError(
+                f"tokens[{i}] is {received(sentence)}; {_EXPECTED}."
+            )
+        sentences.append(
+            [_token(t, f"tokens[{i}][{j}]") for j, t in enumerate(sentence)]
+        )
+    return sentences
+
+
+def _array_rows(tokens):
+    """A NumPy token array's rows as lists of str, checked."""
+    if tokens.dtype.kind not in "USO":
+        raise KerasElmoError(
+            f"Received a NumPy {tokens.dtype} array of shape {tokens.shape} "
+            f"as tokens; {_EXPECTED}. (Ids need no conversion: pass them "
+            "to the layer as they are.)"
         )
     if tokens.ndim != 2:
         raise KerasElmoError(
             "String tokens must have shape (batch, time), '' for padding; "
             f"received a NumPy array of shape {tokens.shape}."
         )
-    rows = [[str(t) for t in row] for row in tokens]
-    ids = np.asarray(encoder.batch_to_inputs(rows, vocabulary), "int32")
-    ids = ids.reshape((*tokens.shape, *encoder.input_shape))
-    present = (tokens != "").reshape((*tokens.shape,) + (1,) * (ids.ndim - 2))
-    return ids * present
+    return [
+        [_token(t, f"tokens[{i}, {j}]") for j, t in enumerate(row)]
+        for i, row in enumerate(tokens)
+    ]
+
+
+def _token(token, where):
+    """One token as str: str as is, bytes decoded as UTF-8."""
+    if isinstance(token, str):
+        return str(token)
+    if isinstance(token, bytes):
+        try:
+            return token.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise KerasElmoError(
+                f"{where} is not UTF-8 text: byte {token[e.start]:#04x} at "
+                f"offset {e.start} of {received(token)}. Decode the tokens "
+                "with their encoding first, or pass str."
+            ) from None
+    raise KerasElmoError(
+        f"{where} is {received(token)}; every token must be a string "
+        "(str, or UTF-8 bytes); pad with ''."
+    )
 
 
 class TokenBatcher:

@@ -25,6 +25,7 @@ from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
+from keras_elmo.errors import received
 from keras_elmo.version import __version__
 
 METADATA_KEY = "keras_elmo"
@@ -130,7 +131,7 @@ def _check_metadata_values(info, path, command):
         options = info.get("export_options")
         if not isinstance(options, dict):
             raise KerasElmoError(
-                f"`export_options` is {options!r:.40}, not an object."
+                f"`export_options` is {received(options)}, not an object."
             )
         check_strings(options.get("outputs", []), "`export_options.outputs`")
     except KerasElmoError as error:

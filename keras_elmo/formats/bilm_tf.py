@@ -19,9 +19,18 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
+from keras_elmo.formats.hdf5_datasets import checked_dataset
+from keras_elmo.formats.hdf5_datasets import read_weights
+from keras_elmo.formats.json_text import MAX_CONFIG_BYTES
+from keras_elmo.formats.json_text import read_json
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.token_encoders.word_encoder import check_bilm_vocabulary
 from keras_elmo.paths import check_input_file
+from keras_elmo.training.sizes import check_bilm_memory
+
+# A dataset may declare at most this many times the weight file's size:
+# float weights compress by less than 2x, so 20x is no real file.
+MAX_DATASET_RATIO = 20
 
 
 def _check_file(path, what, expected):
@@ -46,13 +55,9 @@ def read_options(options_file):
         "the options.json file itself (e.g. elmo_2x4096_512_2048cnn"
         "_2xhighway_options.json, the one that came with the weights)",
     )
-    try:
-        with open(options_file, encoding="utf-8") as f:
-            options = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise WeightFileError(
-            f"Options file {options_file} is not valid JSON: {e}"
-        ) from None
+    options = read_json(
+        options_file, MAX_CONFIG_BYTES, WeightFileError, "Options file"
+    )
     if not isinstance(options, dict):
         raise WeightFileError(
             f"Options file {options_file} holds a JSON "
@@ -383,30 +388,25 @@ def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
             check_bilm_vocabulary(
                 bilm.encoder, vocabulary, f"weights {weight_file}"
             )
+        check_bilm_memory(bilm.get_config(), f"The biLM of {weight_file}")
         bilm.build()
         for name, variables, axis in _weight_datasets(bilm):
             expected = _file_shape(variables, axis)
-            if name not in f or not isinstance(f[name], h5py.Dataset):
+            item = checked_dataset(f, name, weight_file)
+            if item is None:
                 raise WeightFileError(
                     f"{weight_file} has no dataset {name!r} of shape "
                     f"{expected}, which the options imply. Is the options "
                     "file the one of these weights?"
                 )
-            found = tuple(f[name].shape)
+            found = tuple(item.shape)
             if found != expected:
                 raise WeightFileError(
                     f"Dataset {name!r} in {weight_file} has shape {found}, "
                     f"but the options imply {expected}. Is the options file "
                     "the one of these weights?"
                 )
-            try:
-                value = np.asarray(f[name][...], dtype="float32")
-            except OSError as e:
-                raise WeightFileError(
-                    f"Could not read dataset {name!r} of {weight_file} "
-                    f"({e}); the file looks damaged."
-                ) from None
-            _assign(variables, axis, value)
+            _assign(variables, axis, read_weights(item, name, weight_file))
     return bilm
 
 
@@ -418,8 +418,8 @@ def _check_sizes_against_file(config, f, weight_file):
     built."""
 
     def compare(key, name, expected):
-        item = f.get(name)
-        found = tuple(item.shape) if isinstance(item, h5py.Dataset) else None
+        item = checked_dataset(f, name, weight_file)
+        found = tuple(item.shape) if item is not None else None
         if found is None:
             raise WeightFileError(
                 f"{weight_file} has no dataset {name!r} of shape "
@@ -432,20 +432,7 @@ def _check_sizes_against_file(config, f, weight_file):
                 f"the options imply {tuple(expected)} (from `{key}`). Is the "
                 "options file the one of these weights?"
             )
-        backed(name, item)
-
-    # A dataset may hold at most this many times the file's bytes (a
-    # chunked hdf5 dataset can declare any shape in a tiny file).
-    bound = 20 * os.path.getsize(weight_file) + 2**20
-
-    def backed(name, item):
-        if item.size * item.dtype.itemsize > bound:
-            raise WeightFileError(
-                f"Dataset {name!r} in {weight_file} declares shape "
-                f"{item.shape}, {item.size * item.dtype.itemsize:,} bytes, "
-                f"far more than the file's {os.path.getsize(weight_file):,}"
-                "; the file is damaged or hostile."
-            )
+        _check_backed(item, name, weight_file)
 
     def count(key, value, group):
         held = len(group) if isinstance(group, h5py.Group) else 0
@@ -466,8 +453,8 @@ def _check_sizes_against_file(config, f, weight_file):
     if config.get("token_encoder") == "words":
         return
     dim = config["char_embedding_dim"]
-    table = f.get("char_embed")
-    rows = table.shape[0] if isinstance(table, h5py.Dataset) else 0
+    table = checked_dataset(f, "char_embed", weight_file)
+    rows = table.shape[0] if table is not None else 0
     compare("char_cnn.embedding.dim", "char_embed", (rows, dim))
     filters = config["filters"]
     count("char_cnn.filters", len(filters), f.get("CNN"))
@@ -486,8 +473,23 @@ def _check_sizes_against_file(config, f, weight_file):
         )
 
 
+def _check_backed(item, name, weight_file):
+    """A dataset holds at most `MAX_DATASET_RATIO` times the file's bytes
+    (plus 1 MiB): a chunked dataset can declare any shape in a tiny file,
+    and the biLM built from it would allocate that shape."""
+    bound = MAX_DATASET_RATIO * os.path.getsize(weight_file) + 2**20
+    if item.size * item.dtype.itemsize > bound:
+        raise WeightFileError(
+            f"Dataset {name!r} in {weight_file} declares shape "
+            f"{item.shape}, {item.size * item.dtype.itemsize:,} bytes, "
+            f"far more than the file's {os.path.getsize(weight_file):,}; "
+            "the file is damaged or hostile."
+        )
+
+
 def _has_token_projection(f, weight_file, config):
-    has_projection = "CNN_proj/W_proj" in f
+    projection = checked_dataset(f, "CNN_proj/W_proj", weight_file)
+    has_projection = projection is not None
     num_features = sum(n for _, n in config["filters"])
     if not has_projection and num_features != config["projection_dim"]:
         raise WeightFileError(
@@ -503,14 +505,15 @@ def _has_token_projection(f, weight_file, config):
 
 def _word_table_size(f, weight_file, config):
     """Rows of the word table `embedding`, checked against the options."""
-    table = f.get("embedding")
-    if not isinstance(table, h5py.Dataset) or len(table.shape) != 2:
+    table = checked_dataset(f, "embedding", weight_file)
+    if table is None or len(table.shape) != 2:
         raise WeightFileError(
             f"{weight_file} has no 2-D dataset 'embedding'. The options have "
             "no char_cnn section, so they describe a word-input biLM, whose "
             "token table is 'embedding' (n_vocab, projection_dim). Is the "
             "options file the one of these weights?"
         )
+    _check_backed(table, "embedding", weight_file)
     rows = int(table.shape[0])
     expected = config.get("vocabulary_size")
     if expected is not None and int(expected) != rows:

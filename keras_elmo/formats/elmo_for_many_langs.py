@@ -25,7 +25,6 @@ x`, so the gate weights are negated (`t = 1 - g`); LSTM gates are stored
 projection.
 """
 
-import json
 import os
 
 import numpy as np
@@ -42,6 +41,8 @@ from keras_elmo.errors import WeightFileError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.errors import received
+from keras_elmo.formats.json_text import MAX_CONFIG_BYTES
+from keras_elmo.formats.json_text import read_json
 from keras_elmo.formats.torch_pickle import read_state_dict
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.paths import check_input_directory
@@ -141,9 +142,8 @@ def _read_json(path, what):
     except InputPathError as error:
         raise WeightFileError(str(error)) from None
     try:
-        with open(path, encoding="utf-8") as f:
-            value = json.load(f)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        value = read_json(path, MAX_CONFIG_BYTES, WeightFileError)
+    except OSError as e:
         raise WeightFileError(
             f"Could not read {what} {path} as JSON ({e})."
         ) from None

@@ -17,7 +17,10 @@ Unpickling runs code named by the file, so the unpickler here resolves only
 the few names a state dict needs (`collections.OrderedDict`, PyTorch's
 tensor-rebuild functions and storage types), each mapped to a NumPy
 stand-in; any other name is refused with `WeightFileError`. Nothing from
-the file is imported or called.
+the file is imported or called. The unpickler bounds depth, object count
+and integer size (`bounded_unpickler`), and every value of the file a
+message shows is formatted within a bound (`errors.shown`). Tensors of
+floats must hold finite values.
 """
 
 import collections
@@ -32,6 +35,9 @@ import numpy as np
 
 from keras_elmo.errors import InputPathError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.errors import received
+from keras_elmo.errors import shown
+from keras_elmo.formats.bounded_unpickler import BoundedUnpickler
 from keras_elmo.paths import check_input_file
 
 # torch.save's legacy header: magic number and protocol version.
@@ -124,20 +130,16 @@ class _BoundedReader:
         n = self.left() if n is None or n < 0 else min(n, self.left())
         return self.file.read(n)
 
-    def readline(self):
-        return self.file.readline()
+    def readline(self, limit=-1):
+        return self.file.readline(limit)
 
     def readinto(self, buffer):
         return self.file.readinto(buffer)
 
 
-class _Unpickler(pickle._Unpickler):
+class _Unpickler(BoundedUnpickler):
     # The Python unpickler (not the C one), so that every length in the
     # pickle goes through `read`, which gets no more than the file holds.
-
-    def __init__(self, file, path):
-        super().__init__(file)
-        self.path = path
 
     def find_class(self, module, name):
         if (module, name) in _ALLOWED:
@@ -162,33 +164,44 @@ class _Unpickler(pickle._Unpickler):
         if not isinstance(saved_id, tuple) or saved_id[:1] != ("storage",):
             raise WeightFileError(
                 f"{self.path} holds an unexpected object reference "
-                f"{saved_id!r:.60}; expected PyTorch tensor storages."
+                f"{shown(saved_id)}; expected PyTorch tensor storages."
             )
         storage_type, key, _, numel = saved_id[1:5]
         if not isinstance(storage_type, _StorageType):
             raise WeightFileError(
-                f"{self.path} names storage type {storage_type!r:.60}; "
+                f"{self.path} names storage type {shown(storage_type)}; "
                 "expected a PyTorch storage class such as FloatStorage."
             )
-        numel = _count(numel, f"storage {key!r:.40} size", self.path)
+        key = _storage_key(key, self.path)
+        numel = _count(numel, f"storage {key!r} size", self.path)
         view = None
         if len(saved_id) > 5 and saved_id[5] is not None:
             # Legacy layout: (view key, offset, size) of a view into the
             # root storage `key`.
             _, offset, size = saved_id[5]
-            what = f"view of storage {key!r:.40}"
+            what = f"view of storage {key!r}"
             view = (
                 _count(offset, f"{what} offset", self.path),
                 _count(size, f"{what} size", self.path),
             )
-        return _StorageRef(storage_type, str(key), numel, view)
+        return _StorageRef(storage_type, key, numel, view)
+
+
+def _storage_key(key, path):
+    """A storage key as str: PyTorch writes str (zip) or int (legacy)."""
+    if isinstance(key, bool) or not isinstance(key, (str, int)):
+        raise WeightFileError(
+            f"{path}: a storage key is {received(key)}; expected a string "
+            "or an integer. The file is damaged."
+        )
+    return str(key)[:100]
 
 
 def _count(value, what, path):
     """A size, offset or stride read from the file: an int >= 0."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise WeightFileError(
-            f"{path}: {what} is {value!r:.40}; expected an integer >= 0. "
+            f"{path}: {what} is {shown(value)}; expected an integer >= 0. "
             "The file is damaged or not a PyTorch weight file."
         )
     return value
@@ -250,13 +263,28 @@ def read_state_dict(path):
         )
     arrays = {}
     for name, value in state.items():
-        if not isinstance(value, _TensorRef):
+        if not isinstance(name, str) or not isinstance(value, _TensorRef):
             raise WeightFileError(
-                f"{path}: entry {name!r} is a {type(value).__name__}, not a "
-                "tensor."
+                f"{path}: entry {received(name)} is a "
+                f"{type(value).__name__}; expected parameter names (str) "
+                "mapped to tensors."
             )
-        arrays[str(name)] = _tensor_values(value, storages, path, name)
+        arrays[name] = _finite(
+            _tensor_values(value, storages, path, name), path, name
+        )
     return arrays
+
+
+def _finite(array, path, name):
+    """`array`, if it holds no NaN or infinity (a weight never does)."""
+    if array.dtype.kind == "f" and not np.isfinite(array).all():
+        bad = int(np.size(array) - np.count_nonzero(np.isfinite(array)))
+        raise WeightFileError(
+            f"{path}: tensor {shown(name)} holds {bad:,} NaN or infinite "
+            "values; a weight must be finite. The file is damaged (or "
+            "comes from a diverged training run)."
+        )
+    return array
 
 
 def _read_zip(path):
@@ -323,7 +351,7 @@ def _member(archive, name, path, limit=None):
 def _check_byteorder(byteorder, path):
     if byteorder not in _BYTE_ORDERS:
         raise WeightFileError(
-            f"{path} declares byte order {byteorder!r:.40}; expected "
+            f"{path} declares byte order {shown(byteorder)}; expected "
             "'little' or 'big'. The file is damaged."
         )
 
@@ -341,7 +369,7 @@ def _read_legacy(path):
         protocol = _Unpickler(f, path).load()
         if protocol != _LEGACY_PROTOCOL:
             raise WeightFileError(
-                f"{path} has PyTorch file protocol {protocol!r:.40}; "
+                f"{path} has PyTorch file protocol {shown(protocol)}; "
                 f"expected {_LEGACY_PROTOCOL}."
             )
         info = _Unpickler(f, path).load()
@@ -363,10 +391,10 @@ def _read_legacy(path):
             refs.setdefault(ref.key, ref)
         storages = {}
         for key in keys:
-            ref = refs.get(str(key))
+            ref = refs.get(_storage_key(key, path))
             if ref is None or ref.key in storages:
                 raise WeightFileError(
-                    f"{path} stores data for storage {key!r:.40} that no "
+                    f"{path} stores data for storage {shown(key)} that no "
                     "tensor uses (or twice); the file looks damaged."
                 )
             header = f.read(8)
@@ -426,13 +454,13 @@ def _storage_array(data, ref, byteorder, numel, path):
 def _layout(tensor, path, name):
     """(offset, size, stride) of a tensor, checked: integers >= 0, as many
     strides as sizes, and an element count that cannot overflow."""
-    what = f"tensor {name!r:.60}"
+    what = f"tensor {shown(name)}"
     if not isinstance(tensor.size, (tuple, list)) or not isinstance(
         tensor.stride, (tuple, list)
     ):
         raise WeightFileError(
-            f"{path}: {what} has size {tensor.size!r:.40} and stride "
-            f"{tensor.stride!r:.40}; expected tuples of integers."
+            f"{path}: {what} has size {shown(tensor.size)} and stride "
+            f"{shown(tensor.stride)}; expected tuples of integers."
         )
     offset = _count(tensor.offset, f"{what} storage offset", path)
     size = tuple(_count(n, f"{what} size", path) for n in tensor.size)
@@ -449,15 +477,16 @@ def _tensor_values(tensor, storages, path, name):
     offset, size, stride = _layout(tensor, path, name)
     if tensor.storage.key not in storages:
         raise WeightFileError(
-            f"{path}: tensor {name!r} uses storage {tensor.storage.key!r}, "
-            "which the file's storage list omits; the file is damaged."
+            f"{path}: tensor {shown(name)} uses storage "
+            f"{tensor.storage.key!r}, which the file's storage list omits; "
+            "the file is damaged."
         )
     storage = storages[tensor.storage.key]
     if tensor.storage.view is not None:
         view_offset, view_size = tensor.storage.view
         if view_offset + view_size > storage.size:
             raise WeightFileError(
-                f"{path}: tensor {name!r} reads a view of elements "
+                f"{path}: tensor {shown(name)} reads a view of elements "
                 f"{view_offset}..{view_offset + view_size} of a storage of "
                 f"{storage.size}; the file is damaged."
             )
@@ -466,8 +495,8 @@ def _tensor_values(tensor, storages, path, name):
     if numel == 0:
         if len(size) > 32 or any(n > 2**31 for n in size):
             raise WeightFileError(
-                f"{path}: tensor {name!r} has size {size}; no dimension "
-                "of a weight is that large. The file is damaged."
+                f"{path}: tensor {shown(name)} has size {shown(size)}; no "
+                "dimension of a weight is that large. The file is damaged."
             )
         return np.zeros(size, storage.dtype)
     # The last element read: inside the storage, and no more elements
@@ -475,8 +504,8 @@ def _tensor_values(tensor, storages, path, name):
     extent = offset + sum((n - 1) * s for n, s in zip(size, stride))
     if extent >= storage.size or numel > storage.size:
         raise WeightFileError(
-            f"{path}: tensor {name!r} of shape {size} (offset {offset}, "
-            f"stride {stride}) reaches outside its storage of "
+            f"{path}: tensor {shown(name)} of shape {shown(size)} (offset "
+            f"{offset}, stride {shown(stride)}) reaches outside its storage of "
             f"{storage.size} elements; the file looks damaged."
         )
     itemsize = storage.dtype.itemsize

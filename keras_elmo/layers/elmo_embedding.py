@@ -10,6 +10,7 @@ from keras_elmo.errors import check_fraction
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.errors import check_numbers
+from keras_elmo.errors import shown
 from keras_elmo.layers import backends
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
@@ -35,7 +36,7 @@ def _as_bilm(bilm):
 
         bilm = _load_source(load_bilm, bilm)
     if not isinstance(bilm, BiLM):
-        received = repr(bilm) if isinstance(bilm, str) else type(bilm).__name__
+        received = shown(bilm) if isinstance(bilm, str) else type(bilm).__name__
         raise KerasElmoError(
             "`bilm` must be a keras_elmo.layers.BiLM, e.g. "
             "keras_elmo.load_bilm(options_file, weight_file), or a "
@@ -286,6 +287,27 @@ class ELMoEmbedding(keras.layers.Layer):
         if self.num_output_representations == 1:
             return shape
         return [shape] * self.num_output_representations
+
+    @classmethod
+    def from_config(cls, config):
+        # A saved config holds its biLM (get_config serializes it) and
+        # its vocabulary's tokens: one that names a source or a file
+        # instead would make loading a model file download or read
+        # other files.
+        named = {
+            key: config.get(key)
+            for key in ("bilm", "vocabulary")
+            if isinstance(config.get(key), str)
+        }
+        if named:
+            key, value = next(iter(named.items()))
+            raise KerasElmoError(
+                f"This ELMoEmbedding config names its `{key}` as "
+                f"{shown(value)} instead of holding it; loading a saved "
+                "model reads only the model file (no download, no other "
+                "file). Build ELMoEmbedding(source) in code instead."
+            )
+        return super().from_config(config)
 
     def get_config(self):
         config = super().get_config()

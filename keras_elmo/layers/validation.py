@@ -9,6 +9,7 @@ import numpy as np
 
 from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import shown
 from keras_elmo.layers import backends
 
 
@@ -98,5 +99,4 @@ def check_batch_structure(inputs, layer_name, argument="inputs"):
 
 
 def _preview(inputs):
-    text = repr(inputs)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shown(inputs)

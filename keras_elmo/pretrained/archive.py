@@ -4,9 +4,11 @@ Before anything is decompressed, the archive's directory is checked: at
 most `MAX_MEMBERS` members, each name relative and without `..`, and the
 declared unpacked sizes within `MAX_UNPACKED_BYTES` in all, within
 `MAX_COMPRESSION_RATIO` times the archive's own size (a zip bomb declares
-far more), and within the free disk space. Python's zipfile never
-decompresses more than a member's declared size and checks its CRC, so
-the declared sizes bound what unpacking writes.
+far more), and within the free disk space; then every member's data is
+streamed and checked (`keras_elmo.zip_archive`: its exact size, a
+complete deflate stream, its CRC, nested zips), so a truncated or damaged
+member is refused before anything is unpacked. Unpacking checks each
+member's size once more as it writes it.
 """
 
 import hashlib
@@ -14,13 +16,15 @@ import os
 import shutil
 import zipfile
 
+from keras_elmo.errors import DownloadError
 from keras_elmo.files import atomic_output
 from keras_elmo.pretrained.units import human_size
+from keras_elmo.zip_archive import MAX_COMPRESSION_RATIO
+from keras_elmo.zip_archive import MAX_MEMBERS
+from keras_elmo.zip_archive import zip_problem
 
-MAX_MEMBERS = 10_000
+# The largest ELMoForManyLangs model unpacks to some 700 MB.
 MAX_UNPACKED_BYTES = 8 << 30
-# Weights compress to ~90%, vocabularies to ~30%: 100x is no real model.
-MAX_COMPRESSION_RATIO = 100
 _CHUNK_BYTES = 1 << 20
 
 
@@ -54,7 +58,7 @@ def archive_problem(path, destination):
             f"it unpacks to {human_size(total)}, but only "
             f"{human_size(free)} is free there"
         )
-    return None
+    return zip_problem(path, MAX_UNPACKED_BYTES)
 
 
 def name_problem(name):
@@ -101,6 +105,13 @@ def _copy(source, member, target):
             digest.update(block)
             out.write(block)
             size += len(block)
+    if size != member.file_size:
+        # Checked before unpacking; the archive changed since.
+        raise DownloadError(
+            f"Member {member.filename} of {source.filename} gave {size:,} "
+            f"bytes but declares {member.file_size:,}; it is damaged. "
+            "Download it again."
+        )
     return {"size": size, "sha256": digest.hexdigest()}
 
 

@@ -6,13 +6,24 @@ times in all, after `RETRY_PAUSE_SECONDS` x 1, 2, 4, ... seconds, or after
 the server's `Retry-After` where that is longer and at most
 `MAX_RETRY_AFTER_SECONDS` (a server asking for a longer wait gets an error
 that says so). An interrupted transfer resumes with an HTTP `Range`
-request. A host that cannot be reached at all (refused, no route, DNS, a
-connect time-out) raises `Unreachable` at once: that is offline, and the
-caller explains what to do.
+request, and only from the same object: beside the partial file, a
+record (`RECORD_SUFFIX`) keeps the source it came from (the mirror's URL
+when a mirror is set) and the validators the server gave (ETag,
+Last-Modified, total length). A resume asks for the rest with `Range` and
+`If-Range` (so a server whose file changed sends all of it), and the
+answer must carry the same validators; another source, a changed
+validator, or a partial file without a record (or without any validator)
+starts over from the first byte, so bytes of two different files are never
+joined. A file with neither ETag nor Last-Modified is resumed on its
+length alone (the weakest check HTTP allows); its hash and load checks
+follow as for any download. A host that cannot be reached at all (refused,
+no route, DNS, a connect time-out) raises `Unreachable` at once: that is
+offline, and the caller explains what to do.
 """
 
 import email.utils
 import http.client
+import json
 import os
 import time
 import urllib.error
@@ -31,6 +42,12 @@ from keras_elmo.version import __version__
 
 # An unfinished download; kept between attempts and calls to be resumed.
 DOWNLOAD_SUFFIX = ".download"
+# Beside an unfinished download: its source and validators (JSON).
+RECORD_SUFFIX = ".source.json"
+# What identifies the object a partial download holds the start of.
+_VALIDATORS = ("etag", "last_modified", "length")
+# A record is a few hundred bytes; a larger one is not read.
+_MAX_RECORD_BYTES = 1 << 16
 DOWNLOAD_ATTEMPTS = 4
 # Seconds before retry k: RETRY_PAUSE_SECONDS * 2**(k-1); tests set it to 0.
 RETRY_PAUSE_SECONDS = 2.0
@@ -84,8 +101,9 @@ def download(url, path, expected, progress):
         if problem is None:
             with atomic_output(path) as temporary:
                 os.replace(partial, temporary)
+            _discard(partial)
             return digest
-        os.remove(partial)
+        _discard(partial)
         problems.append(f"the download was damaged: {problem}")
         if progress and attempt + 1 < DOWNLOAD_ATTEMPTS:
             print(f"{source}: {problem}; downloading it again", flush=True)
@@ -141,7 +159,7 @@ def _retry_after(headers):
     return max(0.0, moment.timestamp() - time.time())
 
 
-def _open(source, start):
+def _open(source, start, record):
     local = local_mirror_path(source)
     if local is not None:
         return _open_local(local, source)
@@ -150,6 +168,9 @@ def _open(source, start):
     )
     if start:
         request.add_header("Range", f"bytes={start}-")
+        condition = _if_range(record)
+        if condition:
+            request.add_header("If-Range", condition)
     try:
         return urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS)
     except urllib.error.HTTPError as e:
@@ -234,23 +255,34 @@ def _total_size(response):
 
 
 def _transfer(url, source, partial, expected, progress):
-    """Downloads `source` into `partial`, continuing what it holds."""
-    start = os.path.getsize(partial) if os.path.exists(partial) else 0
+    """Downloads `source` into `partial`, continuing what it holds if it
+    is the start of the same object (see the module docstring)."""
+    start, record = _resume_point(partial, source)
     try:
-        response = _open(source, start)
+        response = _open(source, start, record)
     except _RangeRefused:
-        os.remove(partial)
+        _discard(partial)
         raise _Transient(
             "the server refused to continue the partial download"
         ) from None
     with response:
         offset = _resumed_from(response, start)
         if offset is None:
-            os.remove(partial)
+            _discard(partial)
             raise _Transient(
                 "the server answered with another part of the file than "
                 "asked for"
             )
+        validators = _validators(response, source)
+        if offset and not _same_object(record, validators):
+            _discard(partial)
+            raise _Transient(
+                f"{source} now serves another file than the partial "
+                "download came from (its ETag, Last-Modified or length "
+                "changed); starting over"
+            )
+        if not offset:
+            _write_record(partial, validators)
         total = _total_size(response)
         _check_total(url, source, expected, total)
         if progress:
@@ -264,11 +296,88 @@ def _transfer(url, source, partial, expected, progress):
         )
     if total is not None and size > total:
         # E.g. two processes appending to the same partial file.
-        os.remove(partial)
+        _discard(partial)
         raise _Transient(
             f"{human_size(size)} arrived for a file of {human_size(total)}; "
             "starting over"
         )
+
+
+def _record_path(partial):
+    return partial + RECORD_SUFFIX
+
+
+def _discard(partial):
+    """Deletes a partial download and its record."""
+    for path in (partial, _record_path(partial)):
+        if os.path.exists(path):
+            os.remove(path)
+
+
+def _validators(response, source):
+    """What identifies the object an answer carries."""
+    headers = response.headers
+    return {
+        "source": source,
+        "etag": headers.get("ETag"),
+        "last_modified": headers.get("Last-Modified"),
+        "length": _total_size(response),
+    }
+
+
+def _write_record(partial, validators):
+    with atomic_output(_record_path(partial)) as temporary:
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump(validators, f)
+
+
+def _read_record(partial):
+    """The record of a partial download; None if missing or damaged."""
+    path = _record_path(partial)
+    try:
+        if os.path.getsize(path) > _MAX_RECORD_BYTES:
+            return None
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _resume_point(partial, source):
+    """`(offset, record)` to continue `partial` from; `(0, None)` (after
+    deleting it) when it cannot be: no record of where it came from,
+    another source, or no validator to check the object by."""
+    if not os.path.exists(partial):
+        return 0, None
+    record = _read_record(partial)
+    if (
+        record is None
+        or record.get("source") != source
+        or all(record.get(key) is None for key in _VALIDATORS)
+    ):
+        _discard(partial)
+        return 0, None
+    return os.path.getsize(partial), record
+
+
+def _if_range(record):
+    """The `If-Range` value of a record: its strong ETag, else its
+    Last-Modified (a weak ETag may not be used), else None."""
+    etag = record.get("etag")
+    if isinstance(etag, str) and not etag.startswith("W/"):
+        return etag
+    modified = record.get("last_modified")
+    return modified if isinstance(modified, str) else None
+
+
+def _same_object(record, validators):
+    """Whether an answer is of the object `record` was made from: every
+    validator recorded is there, unchanged."""
+    return all(
+        record.get(key) is None or record.get(key) == validators[key]
+        for key in _VALIDATORS
+    )
 
 
 def _check_total(url, source, expected, total):

@@ -28,6 +28,8 @@ from keras_elmo.errors import RunDirectoryError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
 from keras_elmo.formats.bilm_tf import save_bilm
+from keras_elmo.formats.hdf5_datasets import checked_dataset
+from keras_elmo.formats.hdf5_datasets import read_weights
 from keras_elmo.paths import check_input_file
 from keras_elmo.training.training_config import TrainingConfig
 from keras_elmo.training.training_config import build_model
@@ -346,7 +348,10 @@ def read_softmax(path):
     try:
         check_input_file(path, "Softmax file", "an hdf5 file")
         with h5py.File(path, "r") as f:
-            return f["softmax/W"][...], f["softmax/b"][...]
+            return tuple(
+                _softmax_values(f, name, path)
+                for name in ("softmax/W", "softmax/b")
+            )
     except InputPathError as error:
         raise WeightFileError(str(error)) from None
     except (OSError, KeyError) as error:
@@ -354,6 +359,13 @@ def read_softmax(path):
             f"{path} is not a softmax file of an export (datasets softmax/W "
             f"and softmax/b): {error}"
         ) from None
+
+
+def _softmax_values(f, name, path):
+    item = checked_dataset(f, name, path)
+    if item is None:
+        raise KeyError(f"no dataset {name!r}")
+    return read_weights(item, name, path)
 
 
 def export_weights(model_dir, output_dir):

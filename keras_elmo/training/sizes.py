@@ -208,6 +208,96 @@ def check_bilm_size(
     return checked
 
 
+# Bytes of one float32 weight of a biLM that is loaded (not trained).
+LOADED_BYTES_PER_WEIGHT = 4
+# At most this many LSTM layers (per direction), highway layers or filter
+# widths: the published biLMs have 2, 2 and 7; each is a Keras layer
+# that takes milliseconds to create, so 256 builds in about a second,
+# while a file's 10**6 would take an hour before any memory bound bit.
+MAX_LAYERS = 256
+
+
+def check_bilm_config(config, where):
+    """The size arguments of a serialized `BiLM` (a `.keras` file's
+    config), each of its kind, their counts within `MAX_LAYERS` and the
+    whole within memory (`check_bilm_memory`): checked before the layer
+    is even constructed (its constructor creates one layer per count).
+    `where` names the source."""
+    checked = dict(config)
+    for name in SIZE_ARGUMENTS:
+        if checked.get(name) is not None:
+            checked[name] = check_size_value(
+                name, checked[name], f"{where}: `{name}`"
+            )
+    if checked.get("vocabulary_size") is not None:
+        checked["vocabulary_size"] = check_integer(
+            checked["vocabulary_size"], f"{where}: `vocabulary_size`", 1
+        )
+    if checked.get("filters") is not None:
+        try:
+            checked["filters"] = [
+                list(f)
+                for f in check_filters(
+                    checked["filters"], MAX_CHARACTERS_PER_TOKEN
+                )
+            ]
+        except KerasElmoError as error:
+            raise KerasElmoError(f"{where}: {error}") from None
+    counts = {
+        "num_layers": checked.get("num_layers"),
+        "num_highway_layers": checked.get("num_highway_layers"),
+        "filters": len(checked.get("filters") or ()),
+    }
+    for name, count in counts.items():
+        if count is not None and count > MAX_LAYERS:
+            raise KerasElmoError(
+                f"{where}: `{name}` gives {count:,} layers, more than "
+                f"{MAX_LAYERS} (published biLMs have 2 to 7). The file is "
+                "damaged or not the one meant."
+            )
+    check_bilm_memory(checked, where)
+
+
+def check_bilm_memory(config, where):
+    """A biLM of `config` (`BiLM` arguments, each already checked, as
+    `BiLM(...)` checks them) fits in this machine's memory: its weights
+    (`LOADED_BYTES_PER_WEIGHT` each) at most `memory_bytes()`. Checked
+    before it is built, so that a file that declares absurd sizes is
+    refused instead of filling memory. `where` names the biLM's source.
+    """
+    kind = config.get("token_encoder", DEFAULT_TOKEN_ENCODER)
+    lstm_keys = (*LSTM_KEYS, "token_encoder")
+    if kind in TRAINABLE_TOKEN_ENCODERS:
+        size = {key: config[key] for key in BILM_KEYS if key in config}
+        size["token_encoder"] = kind
+    else:  # another token encoder: its LSTMs at least
+        size = {key: config[key] for key in lstm_keys if key in config}
+        size["token_encoder"] = "words"
+    weights = parameter_count(size, 0)
+    if size["token_encoder"] == "words":
+        table = config.get("vocabulary_size") or 0
+        weights += table * config["projection_dim"]
+    needed = weights * LOADED_BYTES_PER_WEIGHT
+    available = memory_bytes()
+    if needed > available:
+        sizes = ", ".join(
+            f"{key}={config[key]:,}"
+            for key in (
+                "units",
+                "projection_dim",
+                "num_layers",
+                "vocabulary_size",
+            )
+            if key in config
+        )
+        raise KerasElmoError(
+            f"{where} declares a biLM of {weights:,} weights ({sizes}), "
+            f"which need {needed / 2**30:,.1f} GiB; this machine has "
+            f"{available / 2**30:,.1f} GiB. The file is damaged or not "
+            "the one meant."
+        )
+
+
 def size_of(config):
     """The size (`BiLM` arguments) of a `BiLM.get_config()`."""
     encoder = config.get("token_encoder", DEFAULT_TOKEN_ENCODER)
