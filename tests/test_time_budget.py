@@ -152,7 +152,7 @@ def test_a_budgeted_run_ends_at_its_plan_and_in_time(
     assert main(_train_args(run, "--time-budget", "40s")) == 0
     wall = time.monotonic() - started
     printed = capsys.readouterr().out
-    assert "for a time budget of 0.7 min" in printed
+    assert "training from step 1 for a time budget of 0." in printed
     assert "s a step" in printed and "-> training to step" in printed
     with open(run / "time_budget.json") as f:
         plan = json.load(f)

@@ -561,18 +561,18 @@ def _fit(model, run, plan, config, scan, vocabulary, strategy, verbose):
     if chief:
         callbacks.append(keras.callbacks.TensorBoard(run.file(LOGS_DIR)))
     if plan.budget is not None and not plan.budget.planned:
-        length = (
-            f"for a time budget of {plan.budget.seconds / 60:.1f} min (the "
-            "last step is planned once the speed is measured)"
+        steps = (
+            f"training from step {plan.start_step + 1:,} for a time budget "
+            f"of {plan.budget.seconds / 60:.1f} min (the last step is "
+            "planned once the speed is measured)"
         )
     else:
         epochs = plan.total_steps / scan.steps_per_epoch
-        length = f"({epochs:.2f} epochs)"
-    _log(
-        verbose,
-        f"training steps {plan.start_step + 1:,}..{plan.total_steps:,} "
-        f"{length}, checkpoint every {plan.checkpoint_every} steps",
-    )
+        steps = (
+            f"training steps {plan.start_step + 1:,}..{plan.total_steps:,} "
+            f"({epochs:.2f} epochs)"
+        )
+    _log(verbose, f"{steps}, checkpoint every {plan.checkpoint_every} steps")
     if loop is None:
         # The dataset shuffles itself, reproducibly.
         model.fit(

@@ -70,7 +70,10 @@ class WarmupDecay(keras.optimizers.schedules.LearningRateSchedule):
         """Decays from the rate at `step` to zero at `total_steps`."""
         if not self.decay:
             return
-        if step > self.anchor_step.numpy():
+        anchor = self.anchor_step.numpy()
+        # Past the anchor, or a run shorter than its warm-up: decay from
+        # here (else the rate would be zero from the anchor on).
+        if step > anchor or total_steps <= anchor:
             rate = self.rate(step)
             self.anchor_step.assign(float(step))
             self.anchor_rate.assign(rate)
