@@ -103,7 +103,10 @@ def test_train_says_what_it_chose_and_keeps_given_flags(tmp_path, capsys):
 def test_a_given_optimizer_keeps_its_own_rate(tmp_path, capsys):
     run = tmp_path / "run"
     args = ("--optimizer", "adagrad", "--initial-accumulator", "0.5")
-    assert _train(run, *args, quiet=True) == 0
+    assert _train(run, *args) == 0
+    printed = capsys.readouterr().out
+    assert "recipe: chose --lr-schedule linear --warmup-steps 100" in printed
+    assert "--learning-rate" not in printed
     config = _config(run)
     assert config["optimizer"] == "adagrad"
     assert config["learning_rate"] is None  # Adagrad's default, not 0.003

@@ -391,6 +391,10 @@ def _apply_recipe(args, train_files, verbose):
     num_tokens = count_tokens(train_files, on_bad_line=args.on_bad_line)
     recipe = choose_recipe(num_tokens, length_given)
     given = [name for name in RECIPE_FLAGS if values[name] is not None]
+    if "optimizer" in given and "learning_rate" not in given:
+        # The rate goes with the optimizer: the user's optimizer gets its
+        # own default rate, not the recipe's for another one.
+        recipe.settings.pop("learning_rate")
     if verbose:
         for line in recipe.describe(given):
             print(line, flush=True)
@@ -399,10 +403,6 @@ def _apply_recipe(args, train_files, verbose):
         for name, value in recipe.settings.items()
         if name not in given
     }
-    if values["learning_rate"] is None and "optimizer" in given:
-        # The rate goes with the optimizer: the user's optimizer gets its
-        # own default rate, not the recipe's for another one.
-        chosen.pop("learning_rate", None)
     epochs = args.epochs if args.epochs is not None else recipe.epochs
     return {**values, **chosen}, epochs
 

@@ -451,8 +451,10 @@ def train(
     saved_plan = run.read_plan() if run.is_run() else None
     budget = None
     if time_budget is not None:
+        # Counted from this call's start (the scan too), after what an
+        # interrupted earlier part of the run spent.
         spent = saved_plan["spent_s"] if saved_plan else 0.0
-        budget = TimeBudget(time_budget, spent, clock=_since(started))
+        budget = TimeBudget(time_budget, spent + time.monotonic() - started)
     total_steps = _total_steps(epochs, steps, scan, saved_plan, budget)
     # The seed reaches the initial weights too (Keras draws unseeded
     # initializers' seeds from Python's generator), so that two runs with
@@ -496,11 +498,6 @@ def train(
 # The last step of a time-budget run before its first plan: a bound that
 # no run reaches, so that the measured plan decides.
 UNPLANNED_STEPS = 10**12
-
-
-def _since(started):
-    """A clock that counts from `started` (`time.monotonic`) on."""
-    return lambda: time.monotonic() - started
 
 
 def _total_steps(epochs, steps, scan, saved_plan, budget):
