@@ -91,6 +91,32 @@ def test_evaluations_are_planned_and_measured():
     assert "0.50 s a step" in reason and "of about 40 s" in reason
 
 
+def test_a_timed_part_of_an_evaluation_stands_for_a_whole_one():
+    clock = FakeClock()
+    budget = TimeBudget(600.0, clock=clock)
+    _steps(budget, clock, 1, 33, 0.5)
+    budget.evaluation_started()
+    clock.now += 6.0  # 4 held-out batches
+    budget.evaluation_done(estimate=1.5 * 75)
+    total, reason = budget.plan(33, 400, 75, 0)
+    left = 600.0 * 0.97 - 33 * 0.5 - 6.0
+    assert total == 33 + int((left - 2 * 112.5) / 0.5)
+    assert "2 evaluation(s) of about 112 s" in reason
+
+
+def test_plans_between_checkpoints_come_each_minute():
+    clock = FakeClock()
+    budget = TimeBudget(600.0, clock=clock)
+    _steps(budget, clock, 1, 33, 0.5)
+    budget.plan(33)
+    _steps(budget, clock, 34, 100, 0.5)  # 33.5 s
+    assert not budget.due()
+    _steps(budget, clock, 101, 160, 0.5)  # 63.5 s
+    assert budget.due()
+    budget.plan(160)
+    assert not budget.due()
+
+
 def test_a_slower_machine_shortens_the_plan():
     clock = FakeClock()
     budget = TimeBudget(300.0, clock=clock)

@@ -47,6 +47,10 @@ from keras_elmo.training.training_config import JIT_COMPILE
 from keras_elmo.training.training_config import build_model
 from keras_elmo.training.training_config import learning_rate_schedule
 
+# A plan between checkpoints is printed when it moves the last step by
+# more than this share.
+REPLAN_NOTICE = 0.02
+
 
 class _Training(keras.callbacks.Callback):
     """Checkpoints, validation, progress lines and the stop at the last step.
@@ -102,7 +106,10 @@ class _Training(keras.callbacks.Callback):
         if self.budget is not None:
             self.budget.step_done(self.step)
             if not self.budget.planned and self.budget.ready():
+                self._time_validation()
                 self._replan()
+            elif self.budget.planned and self.budget.due():
+                self._replan(quiet=True)
         if self.step >= self.total_steps:
             self.model.stop_training = True
 
@@ -122,9 +129,22 @@ class _Training(keras.callbacks.Callback):
                 spent = self.budget.spent()
                 self.run.write_plan(self.total_steps, spent, state)
 
-    def _replan(self):
+    def _time_validation(self):
+        """Before the first plan: times a few held-out batches, so that
+        the plan counts the evaluations at their measured length."""
+        if self.validate is None:
+            return
+        self.budget.evaluation_started()
+        per_batch = self.validate.seconds_per_batch()
+        estimate = None
+        if per_batch is not None:
+            estimate = per_batch * self.validation_batches
+        self.budget.evaluation_done(estimate)
+
+    def _replan(self, quiet=False):
         """Plans the last step again from the measured speed (see
-        `keras_elmo.training.time_budget`)."""
+        `keras_elmo.training.time_budget`); `quiet`: says so only if the
+        plan moved by more than `REPLAN_NOTICE`."""
         last = self.history[-1]["step"] if self.history else 0
         planned = self.budget.plan(
             self.step,
@@ -134,10 +154,14 @@ class _Training(keras.callbacks.Callback):
         )
         if planned is None:
             return
+        before = self.total_steps
         self.total_steps, reason = planned
         if self.schedule is not None:
             self.schedule.replan(self.step, self.total_steps)
         epochs = self.total_steps / self.steps_per_epoch
+        moved = abs(self.total_steps - before) > REPLAN_NOTICE * before
+        if quiet and not moved:
+            return
         if self.verbose:
             if self.progress.terminal:
                 print(flush=True)  # below the training bar
@@ -360,20 +384,53 @@ def _validation(scan, strategy, loop, model, vocabulary):
         token_encoder=model.bilm.token_encoder,
     )
 
-    def validate(verbose):
-        progress = Progress(
-            scan.steps_per_epoch, "batch", verbose, label="validation"
-        )
+    def evaluate(data, steps, progress):
         if loop is None:
             return model.evaluate(
-                dataset,
+                data,
                 verbose=0,
                 return_dict=True,
                 callbacks=[batch_callback(progress)],
             )
-        return loop.evaluate(dataset, scan.steps_per_epoch, progress)
+        return loop.evaluate(data, steps, progress)
 
+    def validate(verbose):
+        progress = Progress(
+            scan.steps_per_epoch, "batch", verbose, label="validation"
+        )
+        return evaluate(dataset, scan.steps_per_epoch, progress)
+
+    def seconds_per_batch():
+        """One held-out batch's seconds, timed over the batches after the
+        first (which traces the evaluation step) of a few."""
+        batches = min(VALIDATION_PROBE_BATCHES, scan.steps_per_epoch)
+        if batches < 2:
+            return None
+        clock = _Clock()
+        # The distributed loop stops after `batches` by itself.
+        part = dataset.take(batches) if loop is None else dataset
+        evaluate(part, batches, clock)
+        return clock.seconds_per_update()
+
+    validate.seconds_per_batch = seconds_per_batch
     return validate
+
+
+# Held-out batches timed for a time budget's first plan.
+VALIDATION_PROBE_BATCHES = 4
+
+
+class _Clock:
+    """Notes when each batch ends (a `Progress` for `evaluate`)."""
+
+    def __init__(self):
+        self.times = []
+
+    def update(self, done, values=None):
+        self.times.append(time.monotonic())
+
+    def seconds_per_update(self):
+        return (self.times[-1] - self.times[0]) / (len(self.times) - 1)
 
 
 def train(

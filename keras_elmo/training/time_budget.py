@@ -12,14 +12,16 @@ of guessing:
    or at the first checkpoint), and plans the last step: the time left,
    less a `SAFETY_FRACTION` margin and the evaluations still to come,
    divided by the seconds a step takes;
-2. at every checkpoint it plans again from the speed since the last plan
-   (a shared machine slows down and speeds up) and the measured length of
-   the last evaluation, so the run still ends in time; the learning rate
-   decays to zero at the planned step (`WarmupDecay.replan`).
+2. every `REPLAN_SECONDS` of training and at every checkpoint it plans
+   again from the speed since the last plan (a shared machine slows down
+   and speeds up) and the measured length of the last evaluation, so the
+   run still ends in time; the learning rate decays to zero at the
+   planned step (`WarmupDecay.replan`).
 
-An evaluation on held-out data costs about `VALIDATION_STEP_RATIO`
-training steps per batch of the same token budget (its full softmax is
-larger than the training step's sampled one) until one has been timed.
+Before the first plan the training loop times a few held-out batches
+(their full softmax costs more than the training step's sampled one);
+where it cannot, a held-out batch is taken to cost `VALIDATION_STEP_RATIO`
+training steps until an evaluation has been timed.
 
 Pure Python: the plan is arithmetic on measured times, tested without
 TensorFlow.
@@ -40,6 +42,8 @@ UNTIMED_STEPS = 3
 # What the first plan waits for: timed steps, and timed seconds.
 FIRST_PLAN_STEPS = 20
 FIRST_PLAN_SECONDS = 15.0
+# Seconds of training between two plans (and at every checkpoint).
+REPLAN_SECONDS = 60.0
 # The share of the budget kept free for what is not measured (the final
 # checkpoint, a slower stretch of a shared machine).
 SAFETY_FRACTION = 0.03
@@ -120,11 +124,12 @@ class TimeBudget:
     def evaluation_started(self):
         self._evaluation_start = self.clock()
 
-    def evaluation_done(self):
-        """Keeps the evaluation's length for the plan, and leaves it out
+    def evaluation_done(self, estimate=None):
+        """Keeps the evaluation's length for the plan (or `estimate`, the
+        seconds of a whole one, after timing a part), and leaves it out
         of the speed."""
         seconds = self.clock() - self._evaluation_start
-        self.validation_seconds = seconds
+        self.validation_seconds = seconds if estimate is None else estimate
         if self.window is not None:
             self.window = (self.window[0] + seconds, self.window[1])
 
@@ -139,6 +144,16 @@ class TimeBudget:
             and elapsed >= FIRST_PLAN_SECONDS
         )
         return measured or self.spent() >= 0.5 * self.seconds
+
+    def due(self):
+        """Whether to plan again between checkpoints: `REPLAN_SECONDS`
+        and `FIRST_PLAN_STEPS` timed since the last plan."""
+        if self.window is None:
+            return False
+        elapsed = self.clock() - self.window[0]
+        return (
+            self.window_steps >= FIRST_PLAN_STEPS and elapsed >= REPLAN_SECONDS
+        )
 
     def seconds_per_step(self):
         """The speed since the last plan, or None if not measured."""
