@@ -28,7 +28,7 @@ def test_a_small_corpus(tokens, epochs):
     assert chosen.name == "small corpus"
     assert chosen.settings == {
         "optimizer": "adam",
-        "learning_rate": 0.003,
+        "learning_rate": 0.006,
         "learning_rate_schedule": "linear",
         "warmup_steps": 100,
         "dropout": 0.1,
@@ -86,13 +86,13 @@ def test_train_says_what_it_chose_and_keeps_given_flags(tmp_path, capsys):
         "recipe: small corpus (134 training tokens, under 20,000,000" in printed
     )
     assert (
-        "recipe: chose --optimizer adam --learning-rate 0.003 "
+        "recipe: chose --optimizer adam --learning-rate 0.006 "
         "--lr-schedule linear --warmup-steps 100 --tokens-per-batch 1024\n"
     ) in printed
     assert "recipe: kept your --dropout, --num-sampled" in printed
     config = _config(run)
     assert config["dropout"] == 0.3 and config["num_sampled"] == 8
-    assert config["optimizer"] == "adam" and config["learning_rate"] == 0.003
+    assert config["optimizer"] == "adam" and config["learning_rate"] == 0.006
     assert config["learning_rate_schedule"] == "linear"
     assert config["warmup_steps"] == 100
     assert config["tokens_per_batch"] == 1024
@@ -109,7 +109,7 @@ def test_a_given_optimizer_keeps_its_own_rate(tmp_path, capsys):
     assert "--learning-rate" not in printed
     config = _config(run)
     assert config["optimizer"] == "adagrad"
-    assert config["learning_rate"] is None  # Adagrad's default, not 0.003
+    assert config["learning_rate"] is None  # Adagrad's default, not 0.006
     assert config["initial_accumulator_value"] == 0.5
 
 
