@@ -14,8 +14,8 @@ user gives always wins. Two recipes:
   tokens, 8,192 negatives) and one epoch.
 
 The small-corpus values are those that measurably paid on the bundled
-1M-token corpus (README, "Training recipe"). NumPy-free and TensorFlow-free:
-`--help` reads it.
+1M-token corpus (README, "Training recipe and time budget").
+TensorFlow-free: `--help` reads it.
 """
 
 import dataclasses
