@@ -104,6 +104,28 @@ def test_a_timed_part_of_an_evaluation_stands_for_a_whole_one():
     assert "2 evaluation(s) of about 112 s" in reason
 
 
+def test_frequent_evaluations_are_fitted_in():
+    # Fast steps, an evaluation every 5 steps costing 150 steps: the last
+    # step is the latest whose steps and evaluations fit.
+    clock = FakeClock()
+    budget = TimeBudget(100.0, clock=clock)
+    _steps(budget, clock, 1, 30, 0.02)
+    budget.evaluation_started()
+    clock.now += 3.0
+    budget.evaluation_done()
+    _steps(budget, clock, 31, 33, 0.02)
+    total, reason = budget.plan(33, 5, 5, 30)
+    left = 100.0 * 0.97 - 33 * 0.02 - 3.0
+
+    def cost(last):  # evaluations at 35, 40, ... before `last`, and at it
+        count = 1 + len(range(35, last, 5))
+        return (last - 33) * 0.02 + count * 3.0
+
+    fitting = [last for last in range(34, 5000) if cost(last) <= left]
+    assert total == max(fitting) == 180
+    assert "30 evaluation(s) of about 3 s" in reason
+
+
 def test_plans_between_checkpoints_come_each_minute():
     clock = FakeClock()
     budget = TimeBudget(600.0, clock=clock)

@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import statistics
 import time
 
 import keras
@@ -401,8 +402,9 @@ def _validation(scan, strategy, loop, model, vocabulary):
         return evaluate(dataset, scan.steps_per_epoch, progress)
 
     def seconds_per_batch():
-        """One held-out batch's seconds, timed over the batches after the
-        first (which traces the evaluation step) of a few."""
+        """One held-out batch's seconds: the median over a few batches
+        after the first (a batch of a new length may trace the evaluation
+        step again; the median leaves such a batch out)."""
         batches = min(VALIDATION_PROBE_BATCHES, scan.steps_per_epoch)
         if batches < 2:
             return None
@@ -417,7 +419,7 @@ def _validation(scan, strategy, loop, model, vocabulary):
 
 
 # Held-out batches timed for a time budget's first plan.
-VALIDATION_PROBE_BATCHES = 4
+VALIDATION_PROBE_BATCHES = 6
 
 
 class _Clock:
@@ -430,7 +432,10 @@ class _Clock:
         self.times.append(time.monotonic())
 
     def seconds_per_update(self):
-        return (self.times[-1] - self.times[0]) / (len(self.times) - 1)
+        return statistics.median(
+            later - earlier
+            for earlier, later in zip(self.times, self.times[1:])
+        )
 
 
 def train(

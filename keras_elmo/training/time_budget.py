@@ -192,16 +192,21 @@ class TimeBudget:
                 per_validation = (
                     VALIDATION_STEP_RATIO * validation_batches * per_step
                 )
-        total = step + 1
-        # More steps may bring one more evaluation: settle on a total
-        # whose evaluations fit with it (a few rounds).
-        for _ in range(8):
+
+        def cost(total):
             count = _evaluations(step, total, validate_every, last_validated)
-            steps = int((left - count * per_validation) / per_step)
-            new_total = max(step + 1, step + steps)
-            if new_total == total:
-                break
-            total = new_total
+            return (total - step) * per_step + count * per_validation
+
+        # The latest last step whose steps and evaluations fit (the cost
+        # grows with the last step: a binary search).
+        low, high = step + 1, step + 1 + max(int(left / per_step), 0)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if cost(middle) <= left:
+                low = middle
+            else:
+                high = middle - 1
+        total = low
         count = _evaluations(step, total, validate_every, last_validated)
         self.planned = True
         self._open_window(step)
