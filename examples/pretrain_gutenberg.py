@@ -1,19 +1,24 @@
 """The main job: pretrain a small biLM on the bundled corpus, end to end.
 
-    python examples/pretrain_gutenberg.py [--output runs/gutenberg]
+    python examples/pretrain_gutenberg.py [--output DIR] [--minutes 15]
 
 1. trains a small biLM (`--size cpu`) on `data/gutenberg_lm/train.txt.gz`
-   (1.05M tokens of public-domain books) with `keras-elmo train`, validating
-   on `valid.txt.gz` along the way;
-2. reports the held-out perplexity (`keras-elmo evaluate`: full softmax,
-   exp of the mean loss of both directions) beside two count baselines
-   with the same vocabulary;
+   (1.05M tokens of public-domain books) with `keras-elmo train`, with the
+   small-corpus recipe `train` chooses for a corpus of this size and a
+   time budget, so that the whole job takes `--minutes` (15) on whatever
+   machine runs it: `train` measures its speed and plans the number of
+   steps and the learning-rate decay to fit;
+2. reports the held-out perplexity on `valid.txt.gz` (full softmax, exp of
+   the mean loss of both directions, what `keras-elmo evaluate` prints)
+   beside three count baselines with the same vocabulary, targets and
+   training text: an add-one unigram, an interpolated bigram and an
+   interpolated modified Kneser-Ney 5-gram (`keras_elmo.baselines`);
 3. exports the weights in the official format (`keras-elmo export-weights`);
 4. embeds two example sentences with `keras-elmo embed` and shows that the
    word "bank" gets one token embedding but two contextual vectors.
 
-Running it again resumes an interrupted run. On 2 CPU cores it takes about
-15 minutes; `--epochs` trades time for perplexity.
+Running it again resumes an interrupted run within what is left of its
+budget.
 """
 
 import argparse
@@ -37,25 +42,53 @@ SENTENCES = [
 ]
 
 
-def count_baselines(vocab_tokens):
-    """Add-one unigram and interpolated absolute-discounting bigram
-    perplexities on the validation file, with the model's vocabulary and
-    targets (every token, then </S>; unknown words are <UNK>)."""
+# The main job's wall time, and what it keeps of it for the steps after
+# training (baselines, export, embedding: under a minute on 2 cores).
+MINUTES = 15.0
+AFTER_TRAINING_S = 75.0
+# The biLM's targets: sentences cut into pieces of at most this many
+# tokens (`--max-length`, the default), each piece a sentence.
+MAX_LENGTH = 100
+
+
+def pieces(path):
+    """The sentences of `path` as the biLM reads them: cut evenly into
+    pieces of at most `MAX_LENGTH` tokens."""
+    from keras_elmo.data.datasets import split_lengths
     from keras_elmo.data.text import iter_sentences
 
-    vocab = set(vocab_tokens)
+    for sentence in iter_sentences(path):
+        start = 0
+        for length in split_lengths(len(sentence), MAX_LENGTH):
+            yield sentence[start : start + length]
+            start += length
 
-    def mapped(sentence):
-        return (
-            ["<S>"]
-            + [w if w in vocab else "<UNK>" for w in sentence]
-            + ["</S>"]
-        )
 
+def count_baselines(vocab_tokens):
+    """Held-out perplexities of three count models trained on the same
+    text with the model's vocabulary and targets (every token, then </S>;
+    unknown words are <UNK>): add-one unigram, interpolated
+    absolute-discounting bigram, interpolated modified Kneser-Ney 5-gram."""
+    from keras_elmo.baselines.kneser_ney import KneserNey
+
+    ids = {token: i for i, token in enumerate(vocab_tokens)}
+    unk = ids["<UNK>"]
+
+    def mapped(path):
+        return [[ids.get(w, unk) for w in s] for s in pieces(path)]
+
+    train, valid = mapped(TRAIN), mapped(VALID)
+    bos, eos = ids["<S>"], ids["</S>"]
+    unigram, bigram = _unigram_bigram(train, valid, bos, eos, len(ids))
+    kneser_ney = KneserNey(len(ids), bos, eos, order=5).fit(train)
+    return unigram, bigram, kneser_ney.perplexity(valid)
+
+
+def _unigram_bigram(train, valid, bos, eos, size):
     unigrams, bigrams = collections.Counter(), collections.Counter()
     followers = collections.defaultdict(set)
-    for sentence in iter_sentences(TRAIN):
-        words = mapped(sentence)
+    for sentence in train:
+        words = [bos, *sentence, eos]
         unigrams.update(words[1:])
         for a, b in zip(words, words[1:]):
             bigrams[a, b] += 1
@@ -63,10 +96,10 @@ def count_baselines(vocab_tokens):
     contexts = collections.Counter()
     for (a, _), n in bigrams.items():
         contexts[a] += n
-    total, size, discount = sum(unigrams.values()), len(vocab_tokens), 0.8
+    total, discount = sum(unigrams.values()), 0.8
     log_uni = log_bi = count = 0.0
-    for sentence in iter_sentences(VALID):
-        words = mapped(sentence)
+    for sentence in valid:
+        words = [bos, *sentence, eos]
         for a, b in zip(words, words[1:]):
             unigram = (unigrams[b] + 1) / (total + size)
             bigram = unigram
@@ -81,9 +114,11 @@ def count_baselines(vocab_tokens):
     return math.exp(-log_uni / count), math.exp(-log_bi / count)
 
 
-def train_args(run_dir, epochs):
-    """The main job's `keras-elmo train` arguments (the word-input twin,
-    `pretrain_gutenberg_words.py`, trains with the same ones)."""
+def train_args(run_dir, budget):
+    """The main job's `keras-elmo train` arguments: the size, and a time
+    budget (a duration such as "13m"); the rest is the recipe `train`
+    chooses for the corpus size. The word-input twin,
+    `pretrain_gutenberg_words.py`, trains with the same ones."""
     return [
         "train",
         "--train", TRAIN,
@@ -91,17 +126,42 @@ def train_args(run_dir, epochs):
         "--build-vocab",
         "--output", run_dir,
         "--size", "cpu",
-        "--epochs", epochs,
-        "--tokens-per-batch", "1024",
-        "--optimizer", "adam",
-        "--learning-rate", "0.003",
-        "--lr-schedule", "linear",
-        "--num-sampled", "2048",
+        "--time-budget", budget,
         "--checkpoint-every", "310",
-        # A multiple of --checkpoint-every (validation runs at
-        # checkpoints); 619 was rounded up to 620 by earlier versions.
-        "--validate-every", "620",
     ]  # fmt: skip
+
+
+def training_budget(minutes, started):
+    """What is left of the job's `minutes` for training, as a duration."""
+    left = minutes * 60 - (time.time() - started) - AFTER_TRAINING_S
+    return f"{max(left, 60):.0f}s"
+
+
+def report(history, vocab):
+    """The biLM's held-out perplexity (its last evaluation, the one
+    `keras-elmo evaluate` repeats) beside the count baselines."""
+    unigram, bigram, kneser_ney = count_baselines(vocab)
+    last = history[-1]
+    print(f"baselines, same vocabulary ({len(vocab):,} tokens):")
+    print(f"  add-one unigram: {unigram:.1f}")
+    print(f"  interpolated bigram (absolute discounting 0.8): {bigram:.1f}")
+    print(f"  interpolated modified Kneser-Ney 5-gram: {kneser_ney:.1f}")
+    print(
+        f"biLM: {last['valid_perplexity']:.1f} (forward "
+        f"{last['valid_forward_perplexity']:.1f}, backward "
+        f"{last['valid_backward_perplexity']:.1f}) = "
+        f"{last['valid_perplexity'] / kneser_ney:.2f}x the 5-gram "
+        f"(forward {last['valid_forward_perplexity'] / kneser_ney:.2f}x)"
+    )
+    print("perplexity curve (valid.txt, full softmax):")
+    print("  step   epoch   minutes   forward  backward      mean")
+    for h in history:
+        print(
+            f"  {h['step']:>4}  {h['epoch']:>6.2f}  {h['elapsed_s'] / 60:>8.1f}"
+            f"  {h['valid_forward_perplexity']:>8.1f}"
+            f"  {h['valid_backward_perplexity']:>8.1f}"
+            f"  {h['valid_perplexity']:>8.1f}"
+        )
 
 
 def run(argv):
@@ -117,34 +177,26 @@ def main():
     parser.add_argument(
         "--output", default=os.path.join(ROOT, "runs", "gutenberg")
     )
-    parser.add_argument("--epochs", default="2")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=MINUTES,
+        help="wall time of the whole job (default %(default)s)",
+    )
     args = parser.parse_args()
     started = time.time()
     run_dir = args.output
     export_dir = os.path.join(run_dir, "export")
 
     print("== 1. train ==", flush=True)
-    run(train_args(run_dir, args.epochs))
+    run(train_args(run_dir, training_budget(args.minutes, started)))
 
     print("\n== 2. held-out perplexity ==", flush=True)
-    run(["evaluate", "--model", run_dir, "--data", VALID, "--quiet"])
     with open(os.path.join(run_dir, "vocab.txt"), encoding="utf-8") as f:
         vocab = f.read().split("\n")[:-1]
-    unigram, bigram = count_baselines(vocab)
     with open(os.path.join(run_dir, "history.json")) as f:
         history = json.load(f)
-    print(f"baselines, same vocabulary ({len(vocab):,} tokens):")
-    print(f"  add-one unigram: {unigram:.1f}")
-    print(f"  interpolated bigram (absolute discounting 0.8): {bigram:.1f}")
-    print("perplexity curve (valid.txt, full softmax):")
-    print("  step   epoch   minutes   forward  backward      mean")
-    for h in history:
-        print(
-            f"  {h['step']:>4}  {h['epoch']:>6.2f}  {h['elapsed_s'] / 60:>8.1f}"
-            f"  {h['valid_forward_perplexity']:>8.1f}"
-            f"  {h['valid_backward_perplexity']:>8.1f}"
-            f"  {h['valid_perplexity']:>8.1f}"
-        )
+    report(history, vocab)
 
     print("\n== 3. export (official options.json + hdf5) ==", flush=True)
     run(["export-weights", "--model", run_dir, "--output", export_dir])

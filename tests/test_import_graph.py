@@ -40,8 +40,9 @@ FLOORS = (
     ("layers",),
     # The training model; weight files in and out.
     ("models", "formats"),
-    # Runs: config, sizes, the run directory, the fit loop.
-    ("training",),
+    # Runs: config, sizes, the recipe, the run directory, the fit loop;
+    # the count baselines a run is measured against.
+    ("training", "baselines"),
     # The one resolver and the kinds of biLM source it resolves.
     ("loading", "sources"),
     # What runs a biLM over files or writes it for serving.

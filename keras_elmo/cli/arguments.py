@@ -31,6 +31,7 @@ def _number(kind, minimum, strict, expected):
 positive_int = _number(int, 0, True, "a positive integer")
 positive_float = _number(float, 0.0, True, "a positive number")
 non_negative_float = _number(float, 0.0, False, "a number >= 0")
+non_negative_int = _number(int, 0, False, "an integer >= 0")
 
 
 def output_path(text):

@@ -3,6 +3,7 @@
 from keras_elmo.cli.arguments import add_quiet
 from keras_elmo.cli.arguments import json_value
 from keras_elmo.cli.arguments import non_negative_float
+from keras_elmo.cli.arguments import non_negative_int
 from keras_elmo.cli.arguments import output_path
 from keras_elmo.cli.arguments import positive_float
 from keras_elmo.cli.arguments import positive_int
@@ -87,9 +88,9 @@ def _add_data_arguments(parser):
     data.add_argument(
         "--tokens-per-batch",
         type=positive_int,
-        default=defaults["tokens_per_batch"].default,
-        help="token budget of a batch on one device (default %(default)s); "
-        "a step trains on this many tokens times the replicas",
+        help="token budget of a batch on one device (default: "
+        f"{_by_size('tokens_per_batch')}); a step trains on this many "
+        "tokens times the replicas",
     )
     data.add_argument(
         "--max-length",
@@ -149,42 +150,105 @@ def _add_size_arguments(parser):
     size.add_argument("--no-skip-connections", action="store_true")
 
 
+def _by_size(name):
+    """A recipe setting's defaults, for --help."""
+    from keras_elmo.training.recipe import SMALL_CORPUS
+    from keras_elmo.training.recipe import SMALL_CORPUS_TOKENS
+    from keras_elmo.training.training_config import TrainingConfig
+
+    large = TrainingConfig.__dataclass_fields__[name].default
+    small = SMALL_CORPUS[name]
+    if large is None:
+        large = "the optimizer's"
+    return (
+        f"{small} under {SMALL_CORPUS_TOKENS // 10**6}M training tokens, "
+        f"else {large}"
+    )
+
+
+def _epochs_by_size():
+    from keras_elmo.training.recipe import SMALL_CORPUS_EPOCHS
+    from keras_elmo.training.recipe import SMALL_CORPUS_TOKENS
+    from keras_elmo.training.recipe import SMALL_CORPUS_TRAINING_TOKENS
+
+    low, high = SMALL_CORPUS_EPOCHS
+    return (
+        f"under {SMALL_CORPUS_TOKENS // 10**6}M training tokens, enough to "
+        f"see about {SMALL_CORPUS_TRAINING_TOKENS // 10**6}M tokens "
+        f"({low} to {high}), else 1"
+    )
+
+
+def _duration(text):
+    """argparse type of --time-budget: seconds."""
+    import argparse
+
+    from keras_elmo.cli.messages import command_line_message
+    from keras_elmo.errors import KerasElmoError
+    from keras_elmo.training.time_budget import parse_duration
+
+    try:
+        return parse_duration(text)
+    except KerasElmoError as error:
+        flags = {"time_budget": "--time-budget", "steps": "--steps"}
+        message = command_line_message(error, flags)
+        raise argparse.ArgumentTypeError(message) from None
+
+
 def _add_training_arguments(parser):
+    from keras_elmo.training.recipe import SMALL_CORPUS_TOKENS
     from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
     from keras_elmo.training.training_config import LEARNING_RATE_SCHEDULES
     from keras_elmo.training.training_config import OPTIMIZERS
     from keras_elmo.training.training_config import TrainingConfig
 
     defaults = TrainingConfig.__dataclass_fields__
-    fit = parser.add_argument_group("training")
+    fit = parser.add_argument_group(
+        "training",
+        "Unset, --optimizer, --learning-rate, --lr-schedule, "
+        "--warmup-steps, --dropout, --tokens-per-batch, --num-sampled and "
+        "--epochs follow the recipe for the corpus size (printed when "
+        f"training starts): under {SMALL_CORPUS_TOKENS:,} training tokens "
+        "the small-corpus recipe, else bilm-tf's.",
+    )
     fit.add_argument(
-        "--epochs", type=positive_float, help="passes over the data (1)"
+        "--epochs",
+        type=positive_float,
+        help=f"passes over the data (default: {_epochs_by_size()})",
     )
     fit.add_argument("--steps", type=positive_int, help="total steps instead")
     fit.add_argument(
+        "--time-budget",
+        type=_duration,
+        metavar="DURATION",
+        help="train as long as fits in this wall time (e.g. 15m, 900s, "
+        "1.5h), evaluations included: the last step and the learning-rate "
+        "decay are planned from the measured speed; instead of --epochs "
+        "or --steps",
+    )
+    fit.add_argument(
         "--num-sampled",
         type=positive_int,
-        default=defaults["num_sampled"].default,
-        help="sampled-softmax negatives (default %(default)s, capped at V)",
+        help="sampled-softmax negatives (default: "
+        f"{_by_size('num_sampled')}; capped at V)",
     )
     fit.add_argument(
         "--dropout",
         type=non_negative_float,
-        default=defaults["dropout"].default,
-        help="dropout on the LSTM inputs and the softmax input "
-        "(default %(default)s)",
+        help="dropout on the LSTM inputs and the softmax input (default: "
+        f"{_by_size('dropout')})",
     )
     fit.add_argument(
         "--optimizer",
         choices=sorted(OPTIMIZERS),
-        default=defaults["optimizer"].default,
-        help="adagrad (default, the original recipe) or adam; both update "
-        "only the softmax rows a batch touches",
+        help="adagrad (the original recipe) or adam (default: "
+        f"{_by_size('optimizer')}); both update only the softmax rows a "
+        "batch touches",
     )
     fit.add_argument(
         "--learning-rate",
         type=positive_float,
-        help="default: "
+        help=f"default: {_by_size('learning_rate')}, with --optimizer: "
         + ", ".join(
             f"{rate:g} for {name}" for name, rate in OPTIMIZERS.items()
         ),
@@ -193,9 +257,14 @@ def _add_training_arguments(parser):
         "--lr-schedule",
         dest="learning_rate_schedule",
         choices=LEARNING_RATE_SCHEDULES,
-        default=defaults["learning_rate_schedule"].default,
-        help="constant (default, the original recipe) or linear decay to "
-        "zero at the last step, which suits short runs",
+        help="constant (the original recipe) or linear decay to zero at "
+        f"the last step (default: {_by_size('learning_rate_schedule')})",
+    )
+    fit.add_argument(
+        "--warmup-steps",
+        type=non_negative_int,
+        help="steps of linear learning-rate warm-up (default: "
+        f"{_by_size('warmup_steps')})",
     )
     fit.add_argument(
         "--initial-accumulator",
@@ -281,13 +350,14 @@ def _check_flags_apply(args):
         (given("max_vocab_size") and not args.build_vocab,
          "--max-vocab-size",
          "sets how --build-vocab builds the vocabulary; add --build-vocab"),
-        (given("initial_accumulator_value") and args.optimizer != "adagrad",
-         "--initial-accumulator",
-         f"is Adagrad's; --optimizer {args.optimizer} has none"),
         (args.size is not None and args.options is not None, "--size",
          "and --options both give the whole size; give one"),
         (args.epochs is not None and args.steps is not None, "--epochs",
          "and --steps both give the length of the run; give one"),
+        (args.time_budget is not None
+         and (args.epochs is not None or args.steps is not None),
+         "--time-budget",
+         "and --epochs or --steps all give the length of the run; give one"),
         (given("cluster_timeout")
          and args.strategy in ("one_device", "mirrored"),
          "--cluster-timeout",
@@ -298,7 +368,81 @@ def _check_flags_apply(args):
             raise KerasElmoError(f"{flag} {why}. Drop the flag or fix it.")
 
 
+def _check_optimizer_flags(args, optimizer):
+    """After the recipe: Adagrad's own flag needs Adagrad."""
+    from keras_elmo.errors import KerasElmoError
+
+    given = args.initial_accumulator_value != args.flag_default(
+        "initial_accumulator_value"
+    )
+    if given and optimizer != "adagrad":
+        chosen = "" if args.optimizer else " (the recipe's)"
+        raise KerasElmoError(
+            f"--initial-accumulator is Adagrad's; --optimizer {optimizer}"
+            f"{chosen} has none. Drop the flag or give --optimizer adagrad."
+        )
+
+
+def _budget_left(time_budget, started):
+    """The seconds of `--time-budget` left for training (its start-up is
+    already spent)."""
+    import time
+
+    from keras_elmo.training.time_budget import MINIMUM_BUDGET_S
+
+    if time_budget is None:
+        return None
+    return max(time_budget - (time.monotonic() - started), MINIMUM_BUDGET_S)
+
+
+# The recipe's settings as this command's flags.
+_RECIPE_FLAGS = {
+    "optimizer": "--optimizer",
+    "learning_rate": "--learning-rate",
+    "learning_rate_schedule": "--lr-schedule",
+    "warmup_steps": "--warmup-steps",
+    "dropout": "--dropout",
+    "tokens_per_batch": "--tokens-per-batch",
+    "num_sampled": "--num-sampled",
+    "epochs": "--epochs",
+}
+
+
+def _apply_recipe(args, train_files, verbose):
+    """The flag values with the recipe's settings where none was given,
+    and the epochs (see `keras_elmo.training.recipe`)."""
+    from keras_elmo.training.recipe import RECIPE_SETTINGS
+    from keras_elmo.training.recipe import choose_recipe
+    from keras_elmo.training.recipe import count_tokens
+
+    values = vars(args)
+    length_given = any(
+        values[name] is not None for name in ("epochs", "steps", "time_budget")
+    )
+    num_tokens = count_tokens(train_files, on_bad_line=args.on_bad_line)
+    recipe = choose_recipe(num_tokens, length_given)
+    given = [name for name in RECIPE_SETTINGS if values[name] is not None]
+    if "optimizer" in given and "learning_rate" not in given:
+        # The rate goes with the optimizer: the user's optimizer gets its
+        # own default rate, not the recipe's for another one.
+        recipe.settings.pop("learning_rate")
+    if verbose:
+        for line in recipe.describe(given, _RECIPE_FLAGS):
+            print(line, flush=True)
+    chosen = {
+        name: value
+        for name, value in recipe.settings.items()
+        if name not in given
+    }
+    epochs = args.epochs if args.epochs is not None else recipe.epochs
+    return {**values, **chosen}, epochs
+
+
 def run(args):
+    import time
+
+    # A time budget counts from here: start-up and the corpus scan too.
+    started = time.monotonic()
     from keras_elmo.data.datasets import resolve_files
     from keras_elmo.files import check_output_directory
     from keras_elmo.loading import classify
@@ -342,8 +486,10 @@ def run(args):
         args.token_encoder,
         len(vocabulary),
     )
+    values, epochs = _apply_recipe(args, train_files, verbosity(args))
+    _check_optimizer_flags(args, values["optimizer"])
     config = run_config(
-        vars(args),
+        values,
         train_files=train_files,
         validation_files=validation_files,
         bilm=size,
@@ -353,7 +499,7 @@ def run(args):
         args.output,
         config,
         vocabulary,
-        epochs=args.epochs,
+        epochs=None if args.steps or args.time_budget else epochs,
         steps=args.steps,
         checkpoint_every=args.checkpoint_every,
         validate_every=args.validate_every,
@@ -362,5 +508,6 @@ def run(args):
         strategy=args.strategy,
         cluster_timeout=args.cluster_timeout,
         jit_compile=JIT_COMPILE[args.jit_compile],
+        time_budget=_budget_left(args.time_budget, started),
     )
     print(f"training done; the run is in {args.output}")

@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import statistics
 import time
 
 import keras
@@ -40,10 +41,17 @@ from keras_elmo.training.run_directory import LOGS_DIR
 from keras_elmo.training.run_directory import VOCAB_FILE
 from keras_elmo.training.run_directory import RunDirectory
 from keras_elmo.training.run_directory import load_run
+from keras_elmo.training.time_budget import MINIMUM_BUDGET_S
+from keras_elmo.training.time_budget import TimeBudget
 from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
 from keras_elmo.training.training_config import DEFAULT_CLUSTER_TIMEOUT
 from keras_elmo.training.training_config import JIT_COMPILE
 from keras_elmo.training.training_config import build_model
+from keras_elmo.training.training_config import learning_rate_schedule
+
+# A plan between checkpoints is printed when it moves the last step by
+# more than this share.
+REPLAN_NOTICE = 0.02
 
 
 class _Training(keras.callbacks.Callback):
@@ -60,6 +68,9 @@ class _Training(keras.callbacks.Callback):
         self.run = run
         self.step = plan.start_step
         self.total_steps = plan.total_steps
+        self.budget = plan.budget
+        self.schedule = plan.schedule
+        self.validation_batches = plan.validation_batches
         self.steps_per_epoch = plan.steps_per_epoch
         self.validate_every = plan.validate_every
         self.validate = validate
@@ -75,9 +86,14 @@ class _Training(keras.callbacks.Callback):
 
     def _restart_progress(self):
         # A bar on a terminal, else a line every LOG_INTERVAL seconds; the
-        # speed is measured from here (validation time excluded).
+        # speed is measured from here (validation time excluded). A time
+        # budget's last step is unknown until its first plan.
+        unplanned = self.budget is not None and not self.budget.planned
         self.progress = Progress(
-            self.total_steps, "step", self.verbose, label="train"
+            None if unplanned else self.total_steps,
+            "step",
+            self.verbose,
+            label="train",
         )
 
     def on_train_batch_end(self, batch, logs=None):
@@ -89,25 +105,81 @@ class _Training(keras.callbacks.Callback):
             ("sampled ppl", float(logs.get("perplexity", float("nan")))),
         ]
         self.progress.update(self.step, values)
+        if self.budget is not None:
+            self.budget.step_done(self.step)
+            if not self.budget.planned and self.budget.ready():
+                self._time_validation()
+                self._replan()
+            elif self.budget.planned and self.budget.due():
+                self._replan(quiet=True)
         if self.step >= self.total_steps:
             self.model.stop_training = True
 
     def on_epoch_end(self, epoch, logs=None):
         if self.chief:
             self.run.save_checkpoint(self.model, self.step, self.num_replicas)
+        done = self.step >= self.total_steps
+        if self.validate is not None:
+            last = self.history[-1]["step"] if self.history else 0
+            if done or self.step - last >= self.validate_every:
+                self._validate(logs or {})
+        if self.budget is not None:
+            if not done:
+                self._replan()
+            if self.chief:
+                state = self.schedule.state() if self.schedule else None
+                spent = self.budget.spent()
+                self.run.write_plan(self.total_steps, spent, state)
+
+    def _time_validation(self):
+        """Before the first plan: times a few held-out batches, so that
+        the plan counts the evaluations at their measured length."""
         if self.validate is None:
             return
+        self.budget.evaluation_started()
+        per_batch = self.validate.seconds_per_batch()
+        estimate = None
+        if per_batch is not None:
+            estimate = per_batch * self.validation_batches
+        self.budget.evaluation_done(estimate)
+
+    def _replan(self, quiet=False):
+        """Plans the last step again from the measured speed (see
+        `keras_elmo.training.time_budget`); `quiet`: says so only if the
+        plan moved by more than `REPLAN_NOTICE`."""
         last = self.history[-1]["step"] if self.history else 0
-        done = self.step >= self.total_steps
-        if done or self.step - last >= self.validate_every:
-            self._validate(logs or {})
+        planned = self.budget.plan(
+            self.step,
+            self.validate_every if self.validate is not None else None,
+            self.validation_batches,
+            last,
+        )
+        if planned is None:
+            return
+        before = self.total_steps
+        self.total_steps, reason = planned
+        if self.schedule is not None:
+            self.schedule.replan(self.step, self.total_steps)
+        epochs = self.total_steps / self.steps_per_epoch
+        moved = abs(self.total_steps - before) > REPLAN_NOTICE * before
+        if quiet and not moved:
+            return
+        if self.verbose:
+            if self.progress.terminal:
+                print(flush=True)  # below the training bar
+            print(f"{reason} ({epochs:.2f} epochs)", flush=True)
+        self._restart_progress()
 
     def _validate(self, train_logs):
         start = time.time()
         self.elapsed += start - self.started
         if self.verbose and self.progress.terminal:
             print(flush=True)  # below the training bar
+        if self.budget is not None:
+            self.budget.evaluation_started()
         results = self.validate(self.verbose)
+        if self.budget is not None:
+            self.budget.evaluation_done()
         self.started = time.time()
         self._restart_progress()
         entry = {
@@ -147,6 +219,15 @@ class _Plan:
     checkpoint_every: int
     # The scanned held-out files, or None.
     validation_scan: object = None
+    # A `TimeBudget` (None: the length is fixed) and the learning-rate
+    # schedule whose decay it moves (None: a constant rate).
+    budget: object = None
+    schedule: object = None
+
+    @property
+    def validation_batches(self):
+        scan = self.validation_scan
+        return scan.steps_per_epoch if scan is not None else 0
 
     def fit_chunks(self):
         """`fit` arguments: one Keras epoch per checkpoint interval."""
@@ -191,6 +272,33 @@ def _lm_dataset(strategy, scan, vocabulary, **kwargs):
     if strategy is None:
         return lm_dataset(scan, vocabulary, **kwargs)
     return distribute_lm_dataset(strategy, scan, vocabulary, **kwargs)
+
+
+def _check_time_budget(time_budget, epochs, steps, strategy):
+    """A budget (seconds) replaces `epochs` and `steps`, and is planned by
+    one process."""
+    if time_budget is None:
+        return None
+    from keras_elmo.errors import check_number
+
+    seconds = check_number(
+        time_budget, "`time_budget` (seconds)", minimum=MINIMUM_BUDGET_S
+    )
+    if epochs is not None or steps is not None:
+        raise KerasElmoError(
+            "`time_budget` sets the length of the run, and so do `epochs` "
+            f"and `steps`; give one. Received: time_budget={time_budget}, "
+            f"epochs={epochs}, steps={steps}",
+            "time_budget",
+        )
+    if describe(strategy) == "MultiWorkerMirroredStrategy":
+        raise KerasElmoError(
+            "`time_budget` is not supported with several workers yet (each "
+            "would plan its own last step); give `steps`. Received: "
+            f"time_budget={time_budget}",
+            "time_budget",
+        )
+    return seconds
 
 
 def _check_arguments(checkpoint_every, jit_compile, epochs, steps):
@@ -293,20 +401,57 @@ def _validation(scan, strategy, loop, model, vocabulary):
         token_encoder=model.bilm.token_encoder,
     )
 
-    def validate(verbose):
-        progress = Progress(
-            scan.steps_per_epoch, "batch", verbose, label="validation"
-        )
+    def evaluate(data, steps, progress):
         if loop is None:
             return model.evaluate(
-                dataset,
+                data,
                 verbose=0,
                 return_dict=True,
                 callbacks=[batch_callback(progress)],
             )
-        return loop.evaluate(dataset, scan.steps_per_epoch, progress)
+        return loop.evaluate(data, steps, progress)
 
+    def validate(verbose):
+        progress = Progress(
+            scan.steps_per_epoch, "batch", verbose, label="validation"
+        )
+        return evaluate(dataset, scan.steps_per_epoch, progress)
+
+    def seconds_per_batch():
+        """One held-out batch's seconds: the median over a few batches
+        after the first (a batch of a new length may trace the evaluation
+        step again; the median leaves such a batch out)."""
+        batches = min(VALIDATION_PROBE_BATCHES, scan.steps_per_epoch)
+        if batches < 2:
+            return None
+        clock = _Clock()
+        # The distributed loop stops after `batches` by itself.
+        part = dataset.take(batches) if loop is None else dataset
+        evaluate(part, batches, clock)
+        return clock.seconds_per_update()
+
+    validate.seconds_per_batch = seconds_per_batch
     return validate
+
+
+# Held-out batches timed for a time budget's first plan.
+VALIDATION_PROBE_BATCHES = 6
+
+
+class _Clock:
+    """Notes when each batch ends (a `Progress` for `evaluate`)."""
+
+    def __init__(self):
+        self.times = []
+
+    def update(self, done, values=None):
+        self.times.append(time.monotonic())
+
+    def seconds_per_update(self):
+        return statistics.median(
+            later - earlier
+            for earlier, later in zip(self.times, self.times[1:])
+        )
 
 
 def train(
@@ -322,6 +467,7 @@ def train(
     strategy="auto",
     cluster_timeout=DEFAULT_CLUSTER_TIMEOUT,
     jit_compile="auto",
+    time_budget=None,
 ):
     """Trains (or resumes) a biLM run in `output_dir`.
 
@@ -354,15 +500,22 @@ def train(
             (batches are then padded to their length bucket, so that few
             shapes are compiled). "auto" (default) follows Keras: XLA with
             a GPU, not on a CPU. Not with a strategy.
+        time_budget: float or None. Seconds of wall time for the whole
+            call, evaluations included, instead of `epochs` or `steps`:
+            the last step is planned from the measured speed (see
+            `keras_elmo.training.time_budget`). A resumed run goes on with
+            the seconds its earlier part left.
 
     Returns:
         The trained `ELMoLanguageModel`.
     """
+    started = time.monotonic()
     require_tensorflow("keras-elmo train (training.fit.train)")
     _check_arguments(checkpoint_every, jit_compile, epochs, steps)
     _check_validate_every(validate_every, checkpoint_every, config)
     # First: the multi-worker runtime starts here.
     strategy = resolve_strategy(strategy, cluster_timeout)
+    time_budget = _check_time_budget(time_budget, epochs, steps, strategy)
     jit_compile = _resolve_jit(strategy, jit_compile)
     replicas = num_replicas(strategy)
     verbose = verbose if is_chief(strategy) else 0
@@ -375,13 +528,22 @@ def train(
             f"{describe(strategy)}: {replicas} replica(s), global "
             f"batches of {replicas} x {config.tokens_per_batch:,} tokens",
         )
-    total_steps = int(steps or math.ceil((epochs or 1) * scan.steps_per_epoch))
+    saved_plan = run.read_plan() if run.is_run() else None
+    budget = None
+    if time_budget is not None:
+        # Counted from this call's start (the scan too), after what an
+        # interrupted earlier part of the run spent.
+        spent = saved_plan["spent_s"] if saved_plan else 0.0
+        budget = TimeBudget(time_budget, spent + time.monotonic() - started)
+    total_steps = _total_steps(epochs, steps, scan, saved_plan, budget)
     # The seed reaches the initial weights too (Keras draws unseeded
     # initializers' seeds from Python's generator), so that two runs with
     # the same seed and flags start, and end, alike.
     keras.utils.set_random_seed(config.seed)
     with strategy.scope() if strategy else contextlib.nullcontext():
-        model = build_model(config, total_steps, jit_compile)
+        schedule = learning_rate_schedule(config, total_steps)
+        model = build_model(config, total_steps, jit_compile, schedule)
+    schedule = schedule if hasattr(schedule, "replan") else None
     if model.bilm.encoder.needs_vocabulary:
         # A word-input biLM reads the vocabulary as its input ids too.
         check_vocabulary(vocabulary, model.bilm.encoder)
@@ -405,9 +567,48 @@ def train(
         validate_every=validate_every or scan.steps_per_epoch,
         checkpoint_every=int(checkpoint_every),
         validation_scan=validation_scan,
+        budget=budget,
+        schedule=schedule,
     )
+    _continue_plan(plan, saved_plan, epochs, steps, verbose)
     _fit(model, run, plan, config, scan, vocabulary, strategy, verbose)
     return model
+
+
+# The last step of a time-budget run before its first plan: a bound that
+# no run reaches, so that the measured plan decides.
+UNPLANNED_STEPS = 10**12
+
+
+def _total_steps(epochs, steps, scan, saved_plan, budget):
+    """The last step: from `steps` or `epochs`; a time budget plans it
+    (until then, its saved plan's or `UNPLANNED_STEPS`); resumed without
+    any of them, a budget run finishes its saved plan."""
+    if budget is not None:
+        return saved_plan["total_steps"] if saved_plan else UNPLANNED_STEPS
+    if steps is None and epochs is None and saved_plan:
+        return saved_plan["total_steps"]
+    return int(steps or math.ceil((epochs or 1) * scan.steps_per_epoch))
+
+
+def _continue_plan(plan, saved_plan, epochs, steps, verbose):
+    """A resumed time-budget run goes on with its saved decay (and, with a
+    budget, the seconds its earlier part left)."""
+    if saved_plan is None or plan.start_step == 0:
+        return
+    if plan.schedule is not None and saved_plan["schedule"] is not None:
+        plan.schedule.restore(saved_plan["schedule"])
+        if epochs is not None or steps is not None:
+            plan.schedule.replan(plan.start_step, plan.total_steps)
+    if plan.budget is not None:
+        left = plan.budget.seconds - plan.budget.spent()
+        _log(
+            verbose,
+            f"time budget: {left / 60:.1f} of "
+            f"{plan.budget.seconds / 60:.1f} min left after the earlier "
+            f"part of the run; planned last step {plan.total_steps:,} "
+            "until measured again",
+        )
 
 
 def _fit(model, run, plan, config, scan, vocabulary, strategy, verbose):
@@ -436,12 +637,19 @@ def _fit(model, run, plan, config, scan, vocabulary, strategy, verbose):
     callbacks = [_Training(run, plan, validate, verbose, chief, replicas)]
     if chief:
         callbacks.append(keras.callbacks.TensorBoard(run.file(LOGS_DIR)))
-    _log(
-        verbose,
-        f"training steps {plan.start_step + 1:,}..{plan.total_steps:,} "
-        f"({plan.total_steps / scan.steps_per_epoch:.2f} epochs), "
-        f"checkpoint every {plan.checkpoint_every} steps",
-    )
+    if plan.budget is not None and not plan.budget.planned:
+        steps = (
+            f"training from step {plan.start_step + 1:,} for a time budget "
+            f"of {plan.budget.seconds / 60:.1f} min (the last step is "
+            "planned once the speed is measured)"
+        )
+    else:
+        epochs = plan.total_steps / scan.steps_per_epoch
+        steps = (
+            f"training steps {plan.start_step + 1:,}..{plan.total_steps:,} "
+            f"({epochs:.2f} epochs)"
+        )
+    _log(verbose, f"{steps}, checkpoint every {plan.checkpoint_every} steps")
     if loop is None:
         # The dataset shuffles itself, reproducibly.
         model.fit(

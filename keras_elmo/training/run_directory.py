@@ -6,6 +6,8 @@
                     variable (dropout and sampler seeds included), by
                     variable path, and the global step
     history.json    held-out perplexity at each validation
+    time_budget.json  a run with a time budget: the planned last step, the
+                    budget's seconds spent, the learning-rate decay's state
     logs/           TensorBoard
 
 An export directory (`export_weights`) holds the official `options.json` +
@@ -26,6 +28,8 @@ from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import RunDirectoryError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_number
 from keras_elmo.files import atomic_output
 from keras_elmo.formats.bilm_tf import save_bilm
 from keras_elmo.formats.hdf5_datasets import checked_dataset
@@ -37,6 +41,7 @@ from keras_elmo.training.training_config import build_model
 CONFIG_FILE = "config.json"
 VOCAB_FILE = "vocab.txt"
 HISTORY_FILE = "history.json"
+PLAN_FILE = "time_budget.json"
 CHECKPOINT_DIR = "checkpoint"
 # 2: variables keyed by stable path (1: by position).
 CHECKPOINT_FORMAT = 2
@@ -195,6 +200,34 @@ class RunDirectory:
     def write_history(self, history):
         write_json(self.file(HISTORY_FILE), history)
 
+    # === Time budget ===
+
+    def read_plan(self):
+        """The saved time-budget plan (see `write_plan`), or None."""
+        path = self.file(PLAN_FILE)
+        plan = read_json(path)
+        if plan is None:
+            return None
+        try:
+            return _check_plan(plan)
+        except KerasElmoError as error:
+            raise RunDirectoryError(
+                f"{path} is damaged ({error}); delete it to plan the rest "
+                "of the run again, or start the run in a new directory."
+            ) from None
+
+    def write_plan(self, total_steps, spent_s, schedule_state=None):
+        """Saves the planned last step, the seconds of the budget spent,
+        and the state of the learning-rate decay."""
+        write_json(
+            self.file(PLAN_FILE),
+            {
+                "total_steps": int(total_steps),
+                "spent_s": round(float(spent_s), 1),
+                "schedule": schedule_state,
+            },
+        )
+
     # === Checkpoints ===
 
     def save_checkpoint(self, model, step, num_replicas=1):
@@ -329,6 +362,22 @@ class RunDirectory:
                 "`checkpoint_every` steps first."
             )
         return model, vocabulary, config
+
+
+def _check_plan(plan):
+    if not isinstance(plan, dict):
+        raise KerasElmoError(f"not a JSON object but {type(plan).__name__}")
+    total = check_integer(plan.get("total_steps"), "total_steps", minimum=1)
+    spent = check_number(plan.get("spent_s"), "spent_s", minimum=0.0)
+    schedule = plan.get("schedule")
+    if schedule is not None:
+        if not isinstance(schedule, dict):
+            raise KerasElmoError("schedule is not a JSON object")
+        schedule = {
+            key: check_number(schedule.get(key), f"schedule.{key}", 0.0)
+            for key in ("anchor_step", "anchor_rate", "end_step")
+        }
+    return {"total_steps": total, "spent_s": spent, "schedule": schedule}
 
 
 def load_run(directory):

@@ -56,6 +56,7 @@ class TrainingConfig:
     optimizer: str = "adagrad"
     learning_rate: float = None
     learning_rate_schedule: str = "constant"
+    warmup_steps: int = 0
     initial_accumulator_value: float = 1.0
     clip_norm: float = 10.0
     seed: int = 0
@@ -71,6 +72,7 @@ class TrainingConfig:
         _at_least(self, "tokens_per_batch", 1)
         _at_least(self, "max_length", 1)
         _at_least(self, "num_sampled", 1)
+        _at_least(self, "warmup_steps", 0)
         _choice(self, "optimizer", OPTIMIZERS)
         _choice(self, "learning_rate_schedule", LEARNING_RATE_SCHEDULES)
         _choice(self, "on_bad_line", ON_BAD_LINE)
@@ -150,20 +152,32 @@ def _choice(config, name, choices):
         )
 
 
-def build_optimizer(config, total_steps=None):
-    """The sparse optimizer of a config (learning rate decayed linearly to
-    zero at `total_steps` with the "linear" schedule)."""
-    import keras
+def learning_rate_schedule(config, total_steps=None):
+    """The learning rate of a config: a float, or a `WarmupDecay` (with a
+    warm-up or the "linear" schedule, decayed to zero at `total_steps`)."""
+    learning_rate = config.learning_rate or OPTIMIZERS[config.optimizer]
+    decay = config.learning_rate_schedule == "linear"
+    if not decay and not config.warmup_steps:
+        return learning_rate
+    from keras_elmo.training.learning_rate import WarmupDecay
 
+    return WarmupDecay(
+        learning_rate,
+        warmup_steps=config.warmup_steps,
+        total_steps=max(1, total_steps or 1),
+        decay=decay,
+    )
+
+
+def build_optimizer(config, total_steps=None, learning_rate=None):
+    """The sparse optimizer of a config, with `learning_rate` (a rate or a
+    schedule) or the config's (`learning_rate_schedule`)."""
     from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
     from keras_elmo.optimizers.sparse_adagrad import SparseAdagrad
     from keras_elmo.optimizers.sparse_adam import SparseAdam
 
-    learning_rate = config.learning_rate or OPTIMIZERS[config.optimizer]
-    if config.learning_rate_schedule == "linear":
-        learning_rate = keras.optimizers.schedules.PolynomialDecay(
-            learning_rate, decay_steps=max(1, total_steps or 1), power=1.0
-        )
+    if learning_rate is None:
+        learning_rate = learning_rate_schedule(config, total_steps)
     if config.optimizer == "adam":
         optimizer = SparseAdam(
             learning_rate=learning_rate,
@@ -180,11 +194,14 @@ def build_optimizer(config, total_steps=None):
     return optimizer
 
 
-def build_model(config, total_steps=None, jit_compile="auto"):
+def build_model(
+    config, total_steps=None, jit_compile="auto", learning_rate=None
+):
     """A compiled and built `ELMoLanguageModel` for a `TrainingConfig`.
 
-    `total_steps` sets the length of a decaying learning-rate schedule;
-    `jit_compile` is `compile`'s ("auto": XLA with a GPU, not on a CPU).
+    `total_steps` sets the length of a decaying learning-rate schedule
+    (or `learning_rate` gives the rate or schedule itself); `jit_compile`
+    is `compile`'s ("auto": XLA with a GPU, not on a CPU).
     """
     from keras_elmo.layers.bilm import BiLM
     from keras_elmo.models.elmo_language_model import ELMoLanguageModel
@@ -203,7 +220,7 @@ def build_model(config, total_steps=None, jit_compile="auto"):
         dtype=dtype,
     )
     model.compile(
-        optimizer=build_optimizer(config, total_steps),
+        optimizer=build_optimizer(config, total_steps, learning_rate),
         jit_compile=jit_compile,
     )
     model.build()

@@ -1,0 +1,1 @@
+"""Count language models to measure a biLM against (NumPy only)."""

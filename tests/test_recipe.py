@@ -1,0 +1,157 @@
+"""The training recipe: what `train` chooses by corpus size, that it says
+so, and that a flag the user gives wins."""
+
+import json
+import os
+
+import pytest
+
+from keras_elmo.cli import main
+from keras_elmo.training import recipe
+from keras_elmo.training.recipe import choose_recipe
+from keras_elmo.training.recipe import count_tokens
+from keras_elmo.training.training_config import TrainingConfig
+from tests.helpers import FIXTURES
+from tests.helpers import TINY_TRAIN_FLAGS
+
+DATA = os.path.join(FIXTURES, "train", "data.txt")  # 134 tokens
+VOCAB = os.path.join(FIXTURES, "train", "vocab.txt")
+
+
+@pytest.mark.parametrize(
+    "tokens, epochs",
+    [(1_047_731, 10.0), (100, 10.0), (2_000_000, 5.0), (3_000_000, 3.0),
+     (6_000_000, 2.0), (19_999_999, 1.0)],
+)  # fmt: skip
+def test_a_small_corpus(tokens, epochs):
+    chosen = choose_recipe(tokens)
+    assert chosen.name == "small corpus"
+    assert chosen.settings == {
+        "optimizer": "adam",
+        "learning_rate": 0.006,
+        "learning_rate_schedule": "linear",
+        "warmup_steps": 100,
+        "dropout": 0.1,
+        "tokens_per_batch": 1024,
+        "num_sampled": 2048,
+    }
+    assert chosen.epochs == epochs
+    assert choose_recipe(tokens, length_given=True).epochs is None
+
+
+def test_a_large_corpus_gets_the_original_recipe():
+    chosen = choose_recipe(20_000_000)
+    assert chosen.name == "large corpus"
+    assert chosen.settings == {
+        "optimizer": "adagrad",
+        "learning_rate": None,  # Adagrad's 0.2
+        "learning_rate_schedule": "constant",
+        "warmup_steps": 0,
+        "dropout": 0.1,
+        "tokens_per_batch": 4096,
+        "num_sampled": 8192,
+    }
+    assert chosen.epochs == 1.0
+    fields = TrainingConfig.__dataclass_fields__
+    assert all(fields[k].default == v for k, v in chosen.settings.items())
+
+
+def test_counting_stops_at_the_limit(tmp_path):
+    path = tmp_path / "text.txt"
+    path.write_text("a b c d e\n" * 10)
+    assert count_tokens([str(path)]) == 50
+    assert count_tokens([str(path), str(path)], limit=12) == 15
+    assert count_tokens([str(path), str(path)], limit=60) == 60
+
+
+def _train(output, *extra, quiet=False):
+    args = [
+        "train", "--train", DATA, "--vocab", VOCAB,
+        "--output", str(output), *TINY_TRAIN_FLAGS, "--steps", "1",
+        *extra,
+    ]  # fmt: skip
+    return main(args + (["--quiet"] if quiet else []))
+
+
+def _config(run):
+    with open(os.path.join(run, "config.json")) as f:
+        return json.load(f)
+
+
+def test_train_says_what_it_chose_and_keeps_given_flags(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert _train(run, "--dropout", "0.3", "--num-sampled", "8") == 0
+    printed = capsys.readouterr().out
+    assert (
+        "recipe: small corpus (134 training tokens, under 20,000,000" in printed
+    )
+    assert (
+        "recipe: chose --optimizer adam --learning-rate 0.006 "
+        "--lr-schedule linear --warmup-steps 100 --tokens-per-batch 1024\n"
+    ) in printed
+    assert "recipe: kept your --dropout, --num-sampled" in printed
+    config = _config(run)
+    assert config["dropout"] == 0.3 and config["num_sampled"] == 8
+    assert config["optimizer"] == "adam" and config["learning_rate"] == 0.006
+    assert config["learning_rate_schedule"] == "linear"
+    assert config["warmup_steps"] == 100
+    assert config["tokens_per_batch"] == 1024
+    # --steps sets the length: the recipe chose no epochs.
+    assert "--epochs" not in printed
+
+
+def test_a_given_optimizer_keeps_its_own_rate(tmp_path, capsys):
+    run = tmp_path / "run"
+    args = ("--optimizer", "adagrad", "--initial-accumulator", "0.5")
+    assert _train(run, *args) == 0
+    printed = capsys.readouterr().out
+    assert "recipe: chose --lr-schedule linear --warmup-steps 100" in printed
+    assert "--learning-rate" not in printed
+    config = _config(run)
+    assert config["optimizer"] == "adagrad"
+    assert config["learning_rate"] is None  # Adagrad's default, not 0.006
+    assert config["initial_accumulator_value"] == 0.5
+
+
+def test_adagrad_flags_with_the_recipes_adam_are_refused(tmp_path, capsys):
+    assert _train(tmp_path / "r", "--initial-accumulator", "0.5") != 0
+    error = capsys.readouterr().err
+    assert "--initial-accumulator is Adagrad's; --optimizer adam (the " in error
+    assert "recipe's) has none" in error
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_large_corpus_through_the_command(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(recipe, "SMALL_CORPUS_TOKENS", 100)
+    run = tmp_path / "run"
+    assert _train(run, "--num-sampled", "8") == 0
+    printed = capsys.readouterr().out
+    assert "recipe: large corpus (at least 100 training tokens" in printed
+    config = _config(run)
+    assert config["optimizer"] == "adagrad"
+    assert config["learning_rate_schedule"] == "constant"
+    assert config["tokens_per_batch"] == 4096
+
+
+def test_the_recipe_chooses_the_epochs(tmp_path, capsys):
+    run = tmp_path / "run"
+    args = [
+        "train", "--train", DATA, "--vocab", VOCAB, "--output", str(run),
+        *TINY_TRAIN_FLAGS, "--tokens-per-batch", "64", "--num-sampled", "8",
+        "--checkpoint-every", "100",
+    ]  # fmt: skip
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "--epochs 10" in printed
+    # 134 tokens (7 pieces of at most 30) in batches of 64 tokens: 5
+    # batches an epoch, 10 epochs.
+    assert "5 batches of <= 64 tokens per epoch" in printed
+    assert "training steps 1..50 (10.00 epochs)" in printed
+
+
+def test_help_shows_the_recipe_defaults(capsys):
+    assert main(["train", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "default: 1024 under 20M training tokens, else 4096" in text
+    assert "default: adam under 20M training tokens, else adagrad" in text
+    assert "under 20,000,000 training tokens the small-corpus recipe" in text
