@@ -231,7 +231,7 @@ def run_lstms(layers, inputs, mask, initial_states=None, training=None):
     # Not [:, :, None]: see BiLM.call (the TFLite converter).
     time_mask = ops.expand_dims(ops.transpose(mask), -1)
 
-    outputs, final_states = [], []
+    runs = []
     for layer, x, (c, h) in zip(layers, inputs, initial_states):
         x = ops.cast(x, layer.compute_dtype)
         if layer.go_backwards:
@@ -239,17 +239,21 @@ def run_lstms(layers, inputs, mask, initial_states=None, training=None):
         # Input products for all timesteps at once, time-major: (T, B, 4H).
         products = ops.matmul(ops.transpose(x, (1, 0, 2)), layer.kernel)
         products = products + layer.bias
-        y, c, h = backends.lstm_recurrence(
-            products,
-            time_mask,
-            ops.cast(c, "float32"),
-            ops.cast(h, layer.compute_dtype),
-            layer.recurrent_kernel,
-            layer.projection_kernel,
-            layer.cell_clip,
-            layer.proj_clip,
-            training=training,
+        runs.append(
+            (
+                products,
+                ops.cast(c, "float32"),
+                ops.cast(h, layer.compute_dtype),
+                layer.recurrent_kernel,
+                layer.projection_kernel,
+                layer.cell_clip,
+                layer.proj_clip,
+            )
         )
+    results = backends.lstm_recurrences(runs, time_mask, training=training)
+
+    outputs, final_states = [], []
+    for layer, x, (y, c, h) in zip(layers, inputs, results):
         y = ops.transpose(y, (1, 0, 2))
         if layer.go_backwards:
             y = backends.reverse_sequences(y, lengths)

@@ -6,9 +6,12 @@ JAX or PyTorch is one function here, as Keras keeps its RNN loops in
 `backend/<name>/rnn.py` behind one `lstm` entry point; a backend's fast
 path lives in this folder and nowhere else.
 
-- `lstm_recurrence`: the time loop. TensorFlow: a `tf.while_loop` with a
+- `lstm_recurrences`: the time loop of the LSTMs of one call (a BiLM
+  layer's two directions). TensorFlow: a `tf.while_loop` each with a
   hand-written gradient (`tensorflow_recurrence.py`); JAX: `jax.lax.scan`
-  (`scan_recurrence.py`); PyTorch: a torch loop (`torch_recurrence.py`).
+  (`scan_recurrence.py`); PyTorch: one loop for both directions with a
+  hand-written backward pass (`torch_lstm.py`; `torch_recurrence.py`, a
+  plain autograd loop, under mixed precision).
 - `reverse_sequences`: `tf.reverse_sequence`, elsewhere a gather.
 - `distinct_rows`: `UniqueV2`, `torch.unique`; none on JAX (static shapes).
 - `valid_convolution`: `ops.conv`; on PyTorch one matmul over the windows.
@@ -208,6 +211,38 @@ def valid_convolution(x, kernel):
 
 
 # === The LSTM ===
+
+
+def lstm_recurrences(runs, time_mask, training=None):
+    """`lstm_recurrence` of independent LSTMs over one time mask.
+
+    Args:
+        runs: list of `(products, c0, h0, recurrent_kernel, projection,
+            cell_clip, proj_clip)`, one a layer (see `lstm_recurrence`).
+        time_mask: bool `(T, B, 1)`, shared by the layers.
+        training: as in `lstm_recurrence`.
+
+    Returns:
+        a list of `(outputs, c_final, h_final)`, one a layer.
+
+    On PyTorch the layers of one shape run in one loop (`torch_lstm.py`).
+    """
+    if name() == "torch":
+        from keras_elmo.layers.backends import torch_lstm
+
+        runs = [
+            (*run[:3], *(_tensor(k) for k in run[3:5]), *run[5:])
+            for run in runs
+        ]
+        return torch_lstm.grouped_recurrences(runs, time_mask)
+    return [
+        lstm_recurrence(run[0], time_mask, *run[1:], training=training)
+        for run in runs
+    ]
+
+
+def _tensor(x):
+    return None if x is None else ops.convert_to_tensor(x)
 
 
 def lstm_recurrence(
