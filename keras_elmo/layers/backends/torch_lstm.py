@@ -7,7 +7,9 @@ The ideas of `tensorflow_recurrence.py`, in torch:
   loop: each step's elementwise ops work on both at once, `(D, B, ...)`,
   so a step costs about a dozen kernels for the pair, not a dozen each.
 - Every step writes into buffers allocated once per call (`torch.addmm`,
-  `out=` and in-place activations): no allocation inside the loop.
+  `out=` and in-place activations): no allocation inside the loop, and
+  no copy of the input products `(T, B, 4H)` (the forget bias is added
+  to each step's gates), which matters for long sequences.
 - The rows are sorted by length (as AllenNLP does), so step `t` runs on
   the first `n_t` rows only: rows whose sentence has ended are neither
   computed nor updated, which also leaves their final state in place.
@@ -133,13 +135,8 @@ def _forward(plan, cell_clip, proj_clip, tensors, save):
     num_layers = len(products)
     units = c0[0].shape[1]
     steps, batch = plan.num_steps, products[0].shape[1]
-    dtype = products[0].dtype
-    inputs = torch.empty((num_layers, steps, batch, 4 * units), dtype=dtype)
-    bias = torch.zeros(4 * units, dtype=dtype)
-    bias[2 * units : 3 * units] = FORGET_BIAS
-    for d in range(num_layers):
-        # The forget bias and the row order, in one pass each.
-        torch.add(plan.sort(products[d], 1), bias, out=inputs[d])
+    # In row order (a copy only when the rows are not sorted already).
+    inputs = [plan.sort(x, 1) for x in products]
     c = plan.sort(torch.stack(c0), 1).clone()
     h_initial = plan.sort(torch.stack(h0), 1)
     shape = (num_layers, steps, batch)
@@ -150,8 +147,10 @@ def _forward(plan, cell_clip, proj_clip, tensors, save):
         gates = _slot(buffers["gates"], t, save)[:, :rows]
         for d in range(num_layers):
             torch.addmm(
-                inputs[d, t, :rows], h[d, :rows], kernels[d], out=gates[d]
+                inputs[d][t, :rows], h[d, :rows], kernels[d], out=gates[d]
             )
+        # The forget bias is added here, not to a copy of the products.
+        gates[..., 2 * units : 3 * units].add_(FORGET_BIAS)
         gates[..., units : 2 * units].tanh_()
         gates[..., :units].sigmoid_()
         gates[..., 2 * units :].sigmoid_()
