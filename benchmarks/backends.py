@@ -3,7 +3,7 @@
     python benchmarks/backends.py [--sizes small,original]
         [--backends tensorflow,jax,torch] [--allennlp PATH]
         [--sentences 96] [--tune-sentences 64] [--repeats 3]
-        [--threads 2] [--long 1000] [--json results.json]
+        [--threads 2] [--clock wall|cpu] [--long 1000] [--json results.json]
 
 One worker process per backend (Keras fixes its backend per process) and
 one for AllenNLP's own PyTorch ELMo (`allennlp.modules.elmo`, imported
@@ -75,7 +75,12 @@ def main(argv=None):
         print(json.dumps(_long_child(args)))
         return 0
     allennlp = args.allennlp or os.environ.get("ALLENNLP_SRC")
-    results = {"cpu": cpu_name(), "threads": args.threads, "runs": []}
+    results = {
+        "cpu": cpu_name(),
+        "threads": args.threads,
+        "runs": [],
+        "clock": args.clock,
+    }
     results["load"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     print(
         f"CPU: {results['cpu']} ({os.cpu_count()} cores, load "
@@ -112,6 +117,13 @@ def _parse(argv):
     parser.add_argument("--tune-sentences", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="time passes by the wall clock, or by the CPU time of the "
+        "worker (steadier on a shared machine; use with --threads 1)",
+    )
     parser.add_argument("--long", type=int, default=1000)
     parser.add_argument("--long-size", default="original")
     parser.add_argument("--json", help="also write the results here")
@@ -230,14 +242,14 @@ def _measure_size(size, files, allennlp, args):
         return [
             row
             for phase in ("inference", "fine_tune")
-            for row in _interleaved(size, phase, workers, args.repeats)
+            for row in _interleaved(size, phase, workers, args)
         ]
     finally:
         for worker in workers:
             worker.close()
 
 
-def _interleaved(size, phase, workers, repeats):
+def _interleaved(size, phase, workers, args):
     """Each worker's tasks of `phase`: one warm-up pass each, then the
     workers take turns, `repeats` passes each."""
     times = {}
@@ -245,7 +257,8 @@ def _interleaved(size, phase, workers, repeats):
         for task in (worker.tasks or {}).get(phase, []):
             times[(worker, task)] = []
             worker.ask({"run": task})
-    for _ in range(repeats):
+    key = "cpu_seconds" if args.clock == "cpu" else "seconds"
+    for _ in range(args.repeats):
         for worker, task in times:
             answer = worker.ask({"run": task})
             if answer:
@@ -264,14 +277,14 @@ def _interleaved(size, phase, workers, repeats):
     for (worker, task), answers in times.items():
         if not answers:
             continue
-        answers.sort(key=lambda a: a["seconds"])
+        answers.sort(key=lambda a: a[key])
         median = answers[len(answers) // 2]
         rows.append(
             {
                 "size": size,
                 "phase": phase,
                 "task": task,
-                "tokens_per_s": median["tokens"] / median["seconds"],
+                "tokens_per_s": median["tokens"] / median[key],
                 "cpu_seconds": median["cpu_seconds"],
                 "seconds": median["seconds"],
             }

@@ -36,13 +36,14 @@ def embed(bilm, sequence):
     """`(3, len, 1024)` float32: every layer of one sequence."""
     import keras
 
+    ids = keras_elmo.batch_to_ids([sequence])
     if keras.backend.backend() == "torch":
         import torch
 
         with torch.no_grad():
-            layers = bilm([sequence])["layer_outputs"]
+            layers = bilm(ids)["layer_outputs"]
     else:
-        layers = bilm([sequence])["layer_outputs"]
+        layers = bilm(ids)["layer_outputs"]
     return np.stack([keras.ops.convert_to_numpy(x)[0] for x in layers])
 
 
