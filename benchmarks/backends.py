@@ -202,12 +202,15 @@ class _Worker:
             "sentences": args.sentences,
             "tune_sentences": args.tune_sentences,
         }
+        # stderr goes to a file: an unread pipe would fill up and stall
+        # the worker on its warnings.
+        self.log = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(
             _child_command(args, "--worker", backend),
             env=_environment(backend, args),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self.log,
             text=True,
         )
         self.error = None
@@ -220,7 +223,9 @@ class _Worker:
         self.process.stdin.flush()
         line = self.process.stdout.readline()
         if not line:
-            lines = self.process.stderr.read().strip().splitlines()
+            self.process.wait(timeout=60)
+            self.log.seek(0)
+            lines = self.log.read().strip().splitlines()
             self.error = lines[-1] if lines else "the worker ended"
             return None
         answer = json.loads(line)
@@ -233,6 +238,7 @@ class _Worker:
         if self.process.poll() is None:
             self.process.stdin.close()
             self.process.wait(timeout=60)
+        self.log.close()
 
 
 def _measure_size(size, files, allennlp, args):
@@ -256,11 +262,11 @@ def _interleaved(size, phase, workers, args):
     for worker in workers:
         for task in (worker.tasks or {}).get(phase, []):
             times[(worker, task)] = []
-            worker.ask({"run": task})
+            worker.ask({"phase": phase, "run": task})
     key = "cpu_seconds" if args.clock == "cpu" else "seconds"
     for _ in range(args.repeats):
         for worker, task in times:
-            answer = worker.ask({"run": task})
+            answer = worker.ask({"phase": phase, "run": task})
             if answer:
                 times[(worker, task)].append(answer)
     rows = []
@@ -383,7 +389,7 @@ def _serve(args):
                 tasks = _setup(args.worker, command)
                 answer = {phase: list(tasks[phase]) for phase in tasks}
             else:
-                answer = _timed(tasks, command["run"])
+                answer = _timed(*tasks[command["phase"]][command["run"]])
         except Exception as error:  # reported to the parent, which goes on
             answer = {"error": f"{type(error).__name__}: {error}"}
         print(json.dumps(answer), flush=True)
@@ -441,9 +447,8 @@ def _setup(backend, command):
     }
 
 
-def _timed(tasks, name):
-    """One pass of task `name` over its batches: seconds, CPU seconds."""
-    function, batches = next(t[name] for t in tasks.values() if name in t)
+def _timed(function, batches):
+    """One pass of `function` over its batches: seconds, CPU seconds."""
     start, cpu = time.perf_counter(), time.process_time()
     for ids, _ in batches:
         function(ids)

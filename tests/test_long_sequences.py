@@ -26,8 +26,9 @@ from tests.helpers import ROOT
 from tests.helpers import subprocess_env
 
 SCRIPT = os.path.join(ROOT, "tests", "backend_checks", "long_sequence.py")
-# Weights 357 MB; the input products of 5,000 steps 2 x 328 MB.
-PEAK_LIMIT_MB = 3000
+# Weights 357 MB; the input products of 5,000 steps 2 x 328 MB; measured
+# peaks 2.9 GB (TensorFlow, eager), see the README.
+PEAK_LIMIT_MB = 4000
 ATOL = 1e-4
 
 
