@@ -477,7 +477,9 @@ def _tensorflow_tasks(options, weights, _):
         with tf.GradientTape() as tape:
             y = embedding(x, training=True)
             loss = tf.reduce_mean(y * y)
-        return tape.gradient(loss, variables)
+        # The character table's gradient is sparse (IndexedSlices).
+        grads = tape.gradient(loss, variables)
+        return [tf.convert_to_tensor(g) for g in grads]
 
     return (
         {"tensorflow": lambda x: [y.numpy() for y in infer(x)]},
@@ -489,7 +491,9 @@ def _embedding(options, weights):
     import keras_elmo
 
     bilm = keras_elmo.load_bilm(options, weights)
-    return keras_elmo.ELMoEmbedding(bilm, fine_tune=True, dropout=0.0)
+    embedding = keras_elmo.ELMoEmbedding(bilm, fine_tune=True, dropout=0.0)
+    embedding(keras_elmo.batch_to_ids([["built"]]))  # builds the mix
+    return embedding
 
 
 def _jax_tasks(options, weights, _):
