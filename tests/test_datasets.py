@@ -208,7 +208,7 @@ def test_empty_shards_and_missing_files(tmp_path):
 
 
 def test_bad_batching_arguments(tmp_path):
-    with pytest.raises(ValueError, match="tokens_per_batch >= max_length"):
+    with pytest.raises(ValueError, match="`tokens_per_batch` must hold the"):
         scan_corpus([_corpus(tmp_path)], max_length=100, tokens_per_batch=50)
     with pytest.raises(ValueError, match="on_bad_line"):
         scan_corpus([_corpus(tmp_path)], on_bad_line="ignore")
