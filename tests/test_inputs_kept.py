@@ -175,10 +175,13 @@ def test_no_folder_output_is_holds_or_enters_a_source(
     work, capsys, command, kind
 ):
     _, folder = work["sources"][kind]
+    # A run is read from its files and checkpoint folder (what is made
+    # from it may go beside them, see test_export_weights_into_its_run).
+    inner = os.path.join(folder, "checkpoint" if kind == "run" else "")
     cases = [
         (folder, None),
         (os.path.dirname(folder), "holds"),
-        (os.path.join(folder, "new"), "lies inside"),
+        (os.path.join(inner, "new"), "lies inside"),
     ]
     if kind not in FOLDER_KINDS:
         # The source is files in `folder`, which holds them.
@@ -195,12 +198,25 @@ def test_no_folder_output_is_holds_or_enters_a_source(
 def test_export_weights_keeps_its_run(work, capsys):
     run = work["sources"]["run"][1]
     for target, words in [
-        (run, "is also an input"),
-        (os.path.join(run, "export"), "lies inside"),
+        (run, "holds"),
+        (os.path.join(run, "checkpoint"), "is also an input"),
         (work["root"], "holds"),
     ]:
         argv = ["export-weights", "--model", run, "--output", target]
         _refused(work, argv, capsys, [target, words])
+
+
+def test_export_weights_into_its_run(work, tmp_path):
+    # The documented layout (`--output RUN/export`): beside what the run
+    # is read from, which stays as it was.
+    run = str(tmp_path / "run")
+    shutil.copytree(work["sources"]["run"][1], run)
+    before = {path: _digest(path) for path in _files(run)}
+    target = os.path.join(run, "export")
+    assert main(["export-weights", "--model", run, "--output", target]) == 0
+    assert os.path.isfile(os.path.join(target, "weights.hdf5"))
+    after = {path: _digest(path) for path in _files(run)}
+    assert {k: v for k, v in after.items() if k in before} == before
 
 
 def test_train_keeps_its_text_and_vocabulary(work, capsys):

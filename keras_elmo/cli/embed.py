@@ -131,7 +131,7 @@ def _open_source(args, *inputs):
         args.output, [*inputs, args.options, args.weights], "output"
     )
     source = bilm_source(args)
-    inputs += [args.model, *source.inputs()]
+    inputs += source.inputs()
     check_output_file(args.output, inputs, "output")
     return source
 

@@ -70,9 +70,12 @@ def add_parser(commands):
 
 def run_export_weights(args):
     from keras_elmo.files import check_output_directory
+    from keras_elmo.sources.run_folder import RunFolder
     from keras_elmo.training.run_directory import export_weights
 
-    check_output_directory(args.output, [args.model], "output")
+    # What the run is read from; the export may go beside it (RUN/export).
+    run_inputs = RunFolder(args.model).inputs()
+    check_output_directory(args.output, run_inputs, "output")
     export_weights(args.model, args.output)
     print(
         f"wrote options.json, weights.hdf5, vocab.txt and softmax.hdf5 to "
@@ -91,7 +94,7 @@ def run_export_savedmodel(args):
         args.output, [*inputs, args.options, args.weights], "output"
     )
     source = bilm_source(args)
-    inputs += [args.model, *source.inputs()]
+    inputs += source.inputs()
     check_output_directory(args.output, inputs, "output")
     # A word-input biLM carries its own vocabulary; others may cache one.
     vocabulary = bilm_vocabulary(args, source)
@@ -210,7 +213,7 @@ def _export(args, write, **options):
         )
     check_output_file(args.output, [args.options, args.weights], "output")
     source = bilm_source(args)
-    check_output_file(args.output, [args.model, *source.inputs()], "output")
+    check_output_file(args.output, source.inputs(), "output")
     write(
         source.read().bilm,
         args.output,

@@ -466,7 +466,7 @@ def run(args):
     init_from = None
     if args.init_from:
         init_from = classify(args.init_from, argument="init_from")
-        inputs += [args.init_from, *init_from.inputs()]
+        inputs += init_from.inputs()
         check_output_directory(args.output, inputs, "output")
     vocabulary = run_vocabulary(
         args.output,

@@ -1,5 +1,7 @@
 """`RunFolder`: a training run directory."""
 
+import os
+
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files
@@ -28,7 +30,21 @@ class RunFolder(BiLMSource):
         return RunDirectory(source).is_run()
 
     def inputs(self):
-        return real_files(self.path)
+        # What a run is read from: its config, vocabulary, history, plan
+        # and checkpoint, not the folder as a whole, so that what is made
+        # from the run may be written beside them (`export-weights --output
+        # RUN/export`, the documented layout); nothing may go into the
+        # checkpoint folder or replace one of these files.
+        from keras_elmo.training import run_directory
+
+        names = (
+            run_directory.CONFIG_FILE,
+            run_directory.VOCAB_FILE,
+            run_directory.HISTORY_FILE,
+            run_directory.PLAN_FILE,
+            run_directory.CHECKPOINT_DIR,
+        )
+        return real_files(*(os.path.join(self.path, name) for name in names))
 
     def _read(self):
         from keras_elmo.training.run_directory import RunDirectory
