@@ -172,7 +172,8 @@ def test_jit_compile_training(tmp_path, capsys):
         "--strategy", "one_device",
     )  # fmt: skip
     assert main(both) == 2
-    assert "not supported with a strategy" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "not supported with a distribution strategy" in err
 
 
 def test_bad_inputs(tmp_path, capsys):
