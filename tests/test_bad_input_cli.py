@@ -458,7 +458,7 @@ CASES = [
       "Received: --output '{vocab}'"]),
     ("export-weights-output-is-model",
      ["export-weights", "--model", "{run}", "--output", "{run}"],
-     ["--output is also an input",
+     ["--output holds", "checkpoint, an input",
       "Received: --output '{run}'"]),
     ("export-onnx-output-is-weights",
      [*ONNX, "--output", "{weights}"],
