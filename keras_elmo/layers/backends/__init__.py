@@ -295,9 +295,7 @@ def lstm_recurrence(
             scan_recurrence as loop,
         )
     if backend != "tensorflow":
-        kernels = [
-            None if k is None else ops.convert_to_tensor(k) for k in kernels
-        ]
+        kernels = [_tensor(k) for k in kernels]
     return loop(products, time_mask, c0, h0, *kernels, cell_clip, proj_clip)
 
 

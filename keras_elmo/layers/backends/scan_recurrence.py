@@ -32,29 +32,12 @@ def scan_recurrence(
     proj_clip,
 ):
     """Same arguments and results as `backends.lstm_recurrence`."""
+    tensors = (products, time_mask, c0, h0, recurrent_kernel, projection)
     if keras.backend.backend() == "jax":
         # Compiled once per shape, also when the layer is called eagerly
         # (inside an outer jax.jit it is simply part of that program).
-        return _jitted()(
-            products,
-            time_mask,
-            c0,
-            h0,
-            recurrent_kernel,
-            projection,
-            cell_clip=cell_clip,
-            proj_clip=proj_clip,
-        )
-    return _recurrence(
-        products,
-        time_mask,
-        c0,
-        h0,
-        recurrent_kernel,
-        projection,
-        cell_clip,
-        proj_clip,
-    )
+        return _jitted()(*tensors, cell_clip=cell_clip, proj_clip=proj_clip)
+    return _recurrence(*tensors, cell_clip, proj_clip)
 
 
 _JITTED = []
