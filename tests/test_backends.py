@@ -85,9 +85,14 @@ def test_fixture_parity(backend_run, check):
 
 def test_gradients_match_tensorflows_hand_written_ones(backend_run):
     results, _ = backend_run
-    value = _value(results, "gradients")
-    assert value["all_nonzero"]
-    assert value["max_relative"] <= gradients.RELATIVE_TOLERANCE, value
+    # PyTorch: with the LSTM weights packed for oneDNN, and without.
+    names = ["gradients"]
+    if results["backend"] == "torch":
+        names.append("gradients_unpacked")
+    for name in names:
+        value = _value(results, name)
+        assert value["all_nonzero"]
+        assert value["max_relative"] <= gradients.RELATIVE_TOLERANCE, value
 
 
 def test_backend_fine_tuning(backend_run):
@@ -100,6 +105,9 @@ def test_backend_fine_tuning(backend_run):
         assert value["loss_after"] < value["loss_before"]
         # The head and the scalar mix (3 weights and gamma) are trained.
         assert value["trained"] > 4
+        # x86 PyTorch builds carry oneDNN: the checks above used the
+        # LSTM loop's packed products, not only plain torch.mm.
+        assert _value(results, "torch_packed_products")["available"]
 
 
 def test_readme_example_runs(backend_run):

@@ -32,6 +32,9 @@ SENTENCES = [
 ]
 
 
+# ~50-60 s on 2 AMD EPYC cores: the example's whole quick run (the
+# padding tests below run its parts by default).
+@pytest.mark.large
 def test_quick_run_reports_five_models_and_mix_weights(tmp_path):
     result = subprocess.run(
         [sys.executable, EXAMPLE, "--quick", "--output", str(tmp_path)],

@@ -856,6 +856,8 @@ def test_damaged_archive_member_is_neither_unpacked_nor_recorded(
     import zipfile
 
     monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
+    # Each damaged copy is downloaded again: no pauses between attempts.
+    monkeypatch.setattr(download, "RETRY_PAUSE_SECONDS", 0.0)
     mirror = tmp_path / "nlpl"
     mirror.mkdir()
     archive = _damaged_efml_zip(str(mirror / "144.zip"), damage)

@@ -157,6 +157,8 @@ def test_resume_after_kill(tmp_path):
     assert _checkpoint_step(run) == 60
 
 
+# ~28 s on 2 AMD EPYC cores (XLA compiles the training step).
+@pytest.mark.large
 def test_jit_compile_training(tmp_path, capsys):
     run = tmp_path / "run"
     args = _train_args(

@@ -22,6 +22,8 @@ SENTENCES = [
     ["The", "cat", "sat", "on", "the", "mat", "."],
     ["ELMo", "runs", "on", "three", "backends"],
     ["Hi"],
+    ["Five", "rows", "of", "unequal", "lengths", "end", "apart"],
+    ["so", "that", "rows", "stop", "at", "different", "steps", "too"],
 ]
 # Largest |gradient difference| / largest |gradient|, per weight.
 RELATIVE_TOLERANCE = 1e-4
@@ -152,4 +154,37 @@ def backend_checks():
     """The backend's own fine-tuning checks, by name."""
     if keras.backend.backend() == "jax":
         return {"jax_fit_tagger": jax_fit_tagger}
-    return {"torch_finetune_example": torch_finetune_example}
+    return {
+        "torch_finetune_example": torch_finetune_example,
+        "torch_packed_products": torch_packed_products,
+    }
+
+
+def pack_every_torch_weight():
+    """On PyTorch, the LSTM loop packs its weights for oneDNN only from a
+    size the fixture models do not reach (`torch_matmul.py`): the checks
+    run with every weight packed, and `torch_unpacked_gradients` once
+    with none."""
+    from keras_elmo.layers.backends import torch_matmul
+
+    torch_matmul.MIN_PACKED_ELEMENTS = 0
+
+
+def torch_unpacked_gradients(reference_path):
+    """`compare` with no weight packed (plain `torch.mm`)."""
+    from keras_elmo.layers.backends import torch_matmul
+
+    saved = torch_matmul.MIN_PACKED_ELEMENTS
+    torch_matmul.MIN_PACKED_ELEMENTS = float("inf")
+    try:
+        return compare(reference_path)
+    finally:
+        torch_matmul.MIN_PACKED_ELEMENTS = saved
+
+
+def torch_packed_products():
+    """Whether the packed (oneDNN) products ran here, so that the parity
+    and gradient checks went through them."""
+    from keras_elmo.layers.backends import torch_matmul
+
+    return {"available": torch_matmul.onednn_available()}

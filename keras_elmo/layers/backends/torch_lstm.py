@@ -6,10 +6,14 @@ The ideas of `tensorflow_recurrence.py`, in torch:
 - The layers of one call (a BiLM's forward and backward LSTM) run in one
   loop: each step's elementwise ops work on both at once, `(D, B, ...)`,
   so a step costs about a dozen kernels for the pair, not a dozen each.
-- Every step writes into buffers allocated once per call (`torch.addmm`,
-  `out=` and in-place activations): no allocation inside the loop, and
-  no copy of the input products `(T, B, 4H)` (the forget bias is added
-  to each step's gates), which matters for long sequences.
+- Every step writes into buffers allocated once per call (`out=` and
+  in-place activations), and no copy of the input products `(T, B, 4H)`
+  is made (the forget bias is added to each step's gates), which matters
+  for long sequences.
+- The recurrent kernel and the projection are packed once per call for
+  oneDNN and multiplied by at every step (`torch_matmul.py`): with a
+  batch of rows, re-packing a large weight for every product was most of
+  a step's time.
 - The rows are sorted by length (as AllenNLP does), so step `t` runs on
   the first `n_t` rows only: rows whose sentence has ended are neither
   computed nor updated, which also leaves their final state in place.
@@ -33,6 +37,7 @@ import numpy as np
 import torch
 
 from keras_elmo.layers.backends.gates import FORGET_BIAS
+from keras_elmo.layers.backends.torch_matmul import RepeatedMatmul
 
 
 def grouped_recurrences(runs, time_mask):
@@ -142,13 +147,14 @@ def _forward(plan, cell_clip, proj_clip, tensors, save):
     shape = (num_layers, steps, batch)
     buffers = _buffers(shape, units, h0[0].shape[1], plan.projected, save)
     outputs = buffers["outputs"]
+    recurrent = [RepeatedMatmul(kernel) for kernel in kernels]
+    if plan.projected:
+        projections = [RepeatedMatmul(weight) for weight in projections]
     for t, rows in enumerate(plan.rows):
         h = h_initial if t == 0 else outputs[:, t - 1]
         gates = _slot(buffers["gates"], t, save)[:, :rows]
         for d in range(num_layers):
-            torch.addmm(
-                inputs[d][t, :rows], h[d, :rows], kernels[d], out=gates[d]
-            )
+            recurrent[d](h[d, :rows], out=gates[d], add=inputs[d][t, :rows])
         # The forget bias is added here, not to a copy of the products.
         gates[..., 2 * units : 3 * units].add_(FORGET_BIAS)
         gates[..., units : 2 * units].tanh_()
@@ -169,7 +175,7 @@ def _forward(plan, cell_clip, proj_clip, tensors, save):
             proj_raw = _slot(buffers["proj_raw"], t, save, outputs[:, t])
             proj_raw = proj_raw[:, :rows]
             for d in range(num_layers):
-                torch.mm(m[d], projections[d], out=proj_raw[d])
+                projections[d](m[d], out=proj_raw[d])
         _clip(proj_raw, proj_clip, out=outputs[:, t, :rows])
     buffers.update(
         h_initial=h_initial,
@@ -264,6 +270,9 @@ def _backward(plan, cell_clip, proj_clip, state, tensors, upstream):
     d_z = torch.zeros((num_layers, steps, batch, 4 * units))
     output_dim = d_h.shape[-1]
     d_proj_raw = torch.zeros((num_layers, steps, batch, output_dim))
+    recurrent = [RepeatedMatmul(kernel.t()) for kernel in kernels]
+    if plan.projected:
+        projections = [RepeatedMatmul(weight.t()) for weight in projections]
     for t in reversed(range(len(plan.rows))):
         rows = plan.rows[t]
         g = gates[:, t, :rows].unflatten(-1, (4, units))
@@ -278,7 +287,7 @@ def _backward(plan, cell_clip, proj_clip, state, tensors, upstream):
         if plan.projected:
             d_m = torch.empty((num_layers, rows, units))
             for d in range(num_layers):
-                torch.mm(d_p[d], projections[d].t(), out=d_m[d])
+                projections[d](d_p[d], out=d_m[d])
         # Through the cell: d_cell = (d_c + d_m * o * (1 - tanh^2)) * clip.
         d_cell = tanh_c * tanh_c
         d_cell.neg_().add_(1).mul_(o).mul_(d_m).add_(d_c[:, :rows])
@@ -292,7 +301,7 @@ def _backward(plan, cell_clip, proj_clip, state, tensors, upstream):
         torch.mul(f, f, out=d_f).neg_().add_(f).mul_(c_prev).mul_(d_cell)
         torch.mul(o, o, out=d_o).neg_().add_(o).mul_(tanh_c).mul_(d_m)
         for d in range(num_layers):
-            torch.mm(d_z[d, t, :rows], kernels[d].t(), out=d_h[d, :rows])
+            recurrent[d](d_z[d, t, :rows], out=d_h[d, :rows])
         torch.mul(d_cell, f, out=d_c[:, :rows])
     return _weight_gradients(plan, state, tensors, d_z, d_proj_raw, d_c, d_h)
 
