@@ -3,7 +3,8 @@
     python benchmarks/backends.py [--sizes small,original]
         [--backends tensorflow,jax,torch] [--allennlp PATH]
         [--sentences 96] [--tune-sentences 64] [--repeats 3]
-        [--threads 2] [--clock wall|cpu] [--long 1000] [--json results.json]
+        [--threads 2] [--clock wall|cpu] [--long 1000] [--unpacked]
+        [--json results.json]
 
 One worker process per backend (Keras fixes its backend per process) and
 one for AllenNLP's own PyTorch ELMo (`allennlp.modules.elmo`, imported
@@ -24,7 +25,9 @@ times, so a busy machine slows them alike; the median pass is reported.
   TensorFlow: a `tf.function`; JAX: `jax.jit(stateless_call)` (every token
   encoded) and the plain `bilm(ids)` call (distinct tokens found on the
   host, see `keras_elmo/layers/backends/jax_eager.py`); PyTorch:
-  `bilm(ids)` under `torch.no_grad()`.
+  `bilm(ids)` under `torch.no_grad()` (with `--unpacked`, also with the
+  LSTM weights left unpacked: `torch.mm` at every step, as before
+  `keras_elmo/layers/backends/torch_matmul.py`).
 - fine-tuning step (first `--tune-sentences` lines): forward and backward
   of `mean(elmo ** 2)` through every biLM weight, dropout 0. AllenNLP:
   `Elmo(requires_grad=True)`; keras_elmo: `ELMoEmbedding(fine_tune=True)`;
@@ -126,6 +129,11 @@ def _parse(argv):
     )
     parser.add_argument("--long", type=int, default=1000)
     parser.add_argument("--long-size", default="original")
+    parser.add_argument(
+        "--unpacked",
+        action="store_true",
+        help="also time PyTorch with its LSTM weights unpacked (torch.mm)",
+    )
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--long-child", help=argparse.SUPPRESS)
@@ -201,6 +209,7 @@ class _Worker:
             "allennlp": allennlp,
             "sentences": args.sentences,
             "tune_sentences": args.tune_sentences,
+            "unpacked": args.unpacked,
         }
         # stderr goes to a file: an unread pipe would fill up and stall
         # the worker on its warnings.
@@ -441,6 +450,10 @@ def _setup(backend, command):
         "allennlp": _allennlp_tasks,
     }[backend]
     infer, fine_tune = make(options, weights, command.get("allennlp"))
+    if backend == "torch" and command.get("unpacked"):
+        name = "torch (unpacked)"
+        infer[name] = _unpacked(infer["torch"])
+        fine_tune[name] = _unpacked(fine_tune["torch"])
     return {
         "inference": {name: (f, inference) for name, f in infer.items()},
         "fine_tune": {name: (f, tune) for name, f in fine_tune.items()},
@@ -554,6 +567,22 @@ def _torch_tasks(options, weights, _):
         (y * y).mean().backward()
 
     return {"torch": infer}, {"torch": step}
+
+
+def _unpacked(task):
+    """`task` with the LSTM loop's weights left unpacked (`torch.mm` at
+    every step, the loop before `torch_matmul.py`)."""
+    from keras_elmo.layers.backends import torch_matmul
+
+    def run(x):
+        saved = torch_matmul.MIN_PACKED_ELEMENTS
+        torch_matmul.MIN_PACKED_ELEMENTS = float("inf")
+        try:
+            return task(x)
+        finally:
+            torch_matmul.MIN_PACKED_ELEMENTS = saved
+
+    return run
 
 
 def _allennlp_tasks(options, weights, source):
