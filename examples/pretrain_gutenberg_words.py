@@ -49,6 +49,15 @@ def last_perplexity(run_dir):
     return history[-1] if history else None
 
 
+# After training this job also evaluates the run (about 35 s on 2 cores).
+EVALUATE_S = 45.0
+
+
+def training_budget(args, started):
+    after = main_job.AFTER_TRAINING_S + EVALUATE_S
+    return main_job.training_budget(args.minutes, started, after)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -69,9 +78,7 @@ def main():
     print("== 1. train (word inputs) ==", flush=True)
     run(
         [
-            *main_job.train_args(
-                run_dir, main_job.training_budget(args.minutes, started)
-            ),
+            *main_job.train_args(run_dir, training_budget(args, started)),
             "--token-encoder",
             "words",
         ]

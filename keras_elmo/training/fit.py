@@ -163,6 +163,9 @@ class _Training(keras.callbacks.Callback):
         epochs = self.total_steps / self.steps_per_epoch
         moved = abs(self.total_steps - before) > REPLAN_NOTICE * before
         if quiet and not moved:
+            # The progress line counts to the new last step (not past an
+            # old one, which made it print every step over 100 %).
+            self.progress.total = self.total_steps
             return
         if self.verbose:
             if self.progress.terminal:
