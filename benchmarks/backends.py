@@ -575,12 +575,8 @@ def _unpacked(task):
     from keras_elmo.layers.backends import torch_matmul
 
     def run(x):
-        saved = torch_matmul.MIN_PACKED_ELEMENTS
-        torch_matmul.MIN_PACKED_ELEMENTS = float("inf")
-        try:
+        with torch_matmul.packing_from(float("inf")):
             return task(x)
-        finally:
-            torch_matmul.MIN_PACKED_ELEMENTS = saved
 
     return run
 

@@ -10,10 +10,10 @@ prints milliseconds per product both ways and their ratio: the table in
 """
 
 import argparse
-import platform
 import time
 
 import torch
+from backends import cpu_name  # benchmarks/backends.py
 
 from keras_elmo.layers.backends import torch_matmul
 
@@ -35,17 +35,6 @@ def milliseconds(function, repeats):
     return (time.perf_counter() - start) / repeats * 1e3
 
 
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=2)
@@ -57,8 +46,8 @@ def main():
           f"{torch.__version__}, oneDNN {onednn}")  # fmt: skip
     for k, n in WEIGHTS:
         weight = torch.randn(k, n) / k**0.5
-        packed = torch_matmul.RepeatedMatmul(weight)
-        packed.packed = torch_matmul.pack(weight)
+        with torch_matmul.packing_from(0):  # packed whatever its size
+            packed = torch_matmul.RepeatedMatmul(weight)
         for rows in ROWS:
             x, out = torch.randn(rows, k), torch.empty(rows, n)
             plain = milliseconds(

@@ -174,12 +174,8 @@ def torch_unpacked_gradients(reference_path):
     """`compare` with no weight packed (plain `torch.mm`)."""
     from keras_elmo.layers.backends import torch_matmul
 
-    saved = torch_matmul.MIN_PACKED_ELEMENTS
-    torch_matmul.MIN_PACKED_ELEMENTS = float("inf")
-    try:
+    with torch_matmul.packing_from(float("inf")):
         return compare(reference_path)
-    finally:
-        torch_matmul.MIN_PACKED_ELEMENTS = saved
 
 
 def torch_packed_products():

@@ -28,12 +28,25 @@ their check (another build), or for another device or dtype, it is
 `torch.mm`.
 """
 
+import contextlib
 import functools
 
 import torch
 
 # Weights with fewer elements are multiplied unpacked (the table above).
 MIN_PACKED_ELEMENTS = 1 << 18
+
+
+@contextlib.contextmanager
+def packing_from(min_elements):
+    """Within the block, weights of `min_elements` and more are packed
+    (0: every weight, `float("inf")`: none); for comparisons and tests."""
+    global MIN_PACKED_ELEMENTS
+    saved, MIN_PACKED_ELEMENTS = MIN_PACKED_ELEMENTS, min_elements
+    try:
+        yield
+    finally:
+        MIN_PACKED_ELEMENTS = saved
 
 
 class RepeatedMatmul:
@@ -44,7 +57,7 @@ class RepeatedMatmul:
         self.weight = weight
         self.packed = None
         if _packs(weight):
-            self.packed = pack(weight)
+            self.packed = _pack(weight)
 
     def __call__(self, x, out, add=None):
         """Writes `add + x @ weight` (or `x @ weight`) into `out`."""
@@ -68,7 +81,7 @@ def _packs(weight):
     )
 
 
-def pack(weight):
+def _pack(weight):
     """`weight` `(K, N)` packed for `x @ weight` by oneDNN."""
     with torch.no_grad():
         return _reorder(weight.detach().t().contiguous())
