@@ -150,6 +150,28 @@ def test_a_slower_machine_shortens_the_plan():
     assert second < first and "1.00 s a step" in reason
 
 
+def test_a_pause_soon_after_a_plan_is_not_taken_for_the_speed():
+    # A checkpoint a few steps after a plan: its pause (writing, refilling
+    # the shuffle buffer) over 5 steps once read 2.9 s a step and ended a
+    # run at a third of its budget.
+    clock = FakeClock()
+    budget = TimeBudget(900.0, clock=clock)
+    _steps(budget, clock, 1, 33, 0.5)
+    budget.plan(33)
+    _steps(budget, clock, 34, 160, 0.5)
+    assert budget.due()
+    before, _ = budget.plan(160)
+    _steps(budget, clock, 161, 165, 0.5)
+    clock.now += 12.0
+    after, reason = budget.plan(165)
+    # Measured over both stretches: (127 + 5 steps of 0.5 s + 12 s) / 132.
+    assert "0.59 s a step" in reason
+    assert after > 0.8 * before
+    # A long enough stretch alone sets the speed again.
+    _steps(budget, clock, 166, 300, 0.25)
+    assert "0.25 s a step" in budget.plan(300)[1]
+
+
 def test_an_exhausted_budget_ends_at_the_next_step():
     clock = FakeClock()
     budget = TimeBudget(60.0, clock=clock)

@@ -16,7 +16,10 @@ of guessing:
    again from the speed since the last plan (a shared machine slows down
    and speeds up) and the measured length of the last evaluation, so the
    run still ends in time; the learning rate decays to zero at the
-   planned step (`WarmupDecay.replan`).
+   planned step (`WarmupDecay.replan`). A plan soon after another (a
+   checkpoint a few steps after a timed plan) measures the speed over
+   both stretches: a few steps and one pause (writing the checkpoint,
+   refilling the shuffle buffer at an epoch's start) are no speed.
 
 Before the first plan the training loop times a few held-out batches
 (their full softmax costs more than the training step's sampled one);
@@ -107,6 +110,9 @@ class TimeBudget:
         self.untimed_left = UNTIMED_STEPS
         self.window = None  # (start time, step before the first timed one)
         self.window_steps = 0
+        # The start of the last window long enough to measure (see
+        # `seconds_per_step`), the same pair; None before the first.
+        self.measured_from = None
 
     def spent(self):
         """Seconds of the budget used so far."""
@@ -115,6 +121,15 @@ class TimeBudget:
     def _open_window(self, step):
         self.window = (self.clock(), step)
         self.window_steps = 0
+
+    def _measured(self, window):
+        """Whether `window` timed `FIRST_PLAN_STEPS` steps and
+        `FIRST_PLAN_SECONDS` seconds, enough to take its speed alone."""
+        start, first = window
+        return (
+            self.window[1] + self.window_steps - first >= FIRST_PLAN_STEPS
+            and self.clock() - start >= FIRST_PLAN_SECONDS
+        )
 
     def step_done(self, step):
         """Records that `step` just finished."""
@@ -136,6 +151,9 @@ class TimeBudget:
         self.validation_seconds = seconds if estimate is None else estimate
         if self.window is not None:
             self.window = (self.window[0] + seconds, self.window[1])
+        if self.measured_from is not None:
+            start, step = self.measured_from
+            self.measured_from = (start + seconds, step)
 
     def ready(self):
         """Whether the first plan can be made: enough steps timed, or
@@ -160,10 +178,17 @@ class TimeBudget:
         )
 
     def seconds_per_step(self):
-        """The speed since the last plan, or None if not measured."""
+        """The speed since the last plan, or None if not measured.
+
+        A window too short to measure (`_measured`) is measured together
+        with the last one that was long enough, when there is one."""
         if self.window is None or self.window_steps < 1:
             return None
-        return (self.clock() - self.window[0]) / self.window_steps
+        start, first = self.window
+        if not self._measured(self.window) and self.measured_from:
+            start, first = self.measured_from
+        steps = self.window[1] + self.window_steps - first
+        return (self.clock() - start) / steps
 
     def plan(
         self,
@@ -213,6 +238,8 @@ class TimeBudget:
         total = low
         count = _evaluations(step, total, validate_every, last_validated)
         self.planned = True
+        if self._measured(self.window):
+            self.measured_from = self.window
         self._open_window(step)
         reason = (
             f"time budget: {format_duration(max(left, 0))} left, "
