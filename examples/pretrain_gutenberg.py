@@ -4,10 +4,12 @@
 
 1. trains a small biLM (`--size cpu`) on `data/gutenberg_lm/train.txt.gz`
    (1.05M tokens of public-domain books) with `keras-elmo train`, with the
-   small-corpus recipe `train` chooses for a corpus of this size and a
-   time budget, so that the whole job takes `--minutes` (15) on whatever
-   machine runs it: `train` measures its speed and plans the number of
-   steps and the learning-rate decay to fit;
+   small-corpus recipe `train` chooses for a corpus of this size, the
+   precision it chooses for the machine (bfloat16 where the CPU computes
+   it natively, else float32) and a time budget, so that the whole job
+   takes `--minutes` (15) on whatever machine runs it: `train` measures
+   its speed and plans the number of steps and the learning-rate decay to
+   fit;
 2. reports the held-out perplexity on `valid.txt.gz` (full softmax, exp of
    the mean loss of both directions, what `keras-elmo evaluate` prints)
    beside three count baselines with the same vocabulary, targets and

@@ -300,6 +300,8 @@ def _add_training_arguments(parser):
 
 
 def _add_device_arguments(parser):
+    from keras_elmo.training.precision import AUTO
+    from keras_elmo.training.precision import OFF
     from keras_elmo.training.training_config import DEFAULT_CLUSTER_TIMEOUT
     from keras_elmo.training.training_config import JIT_COMPILE
     from keras_elmo.training.training_config import MIXED_PRECISION
@@ -317,9 +319,12 @@ def _add_device_arguments(parser):
     )
     devices.add_argument(
         "--mixed-precision",
-        choices=[name for name in MIXED_PRECISION if name],
-        help="compute in bfloat16 or float16 (with loss scaling); weights, "
-        "LSTM cell state, softmax and loss stay float32",
+        choices=[AUTO, OFF, *(name for name in MIXED_PRECISION if name)],
+        default=AUTO,
+        help="auto (default): bf16 on a CPU that multiplies bfloat16 "
+        "natively (avx512_bf16, amx_bf16), else float32, and a resumed run "
+        "keeps its own; off: float32; bf16 or fp16 (with loss scaling). "
+        "Weights, LSTM cell state, softmax and loss stay float32",
     )
     devices.add_argument(
         "--jit-compile",
@@ -438,6 +443,33 @@ def _apply_recipe(args, train_files, verbose):
     return {**values, **chosen}, epochs
 
 
+def _choose_precision(args, verbose):
+    """The run's `mixed_precision` for `--mixed-precision` (see
+    `keras_elmo.training.precision`), said when auto chose it."""
+    import os
+
+    from keras_elmo.training.precision import choose_precision
+    from keras_elmo.training.run_directory import CONFIG_FILE
+    from keras_elmo.training.run_directory import read_json
+
+    saved = read_json(os.path.join(args.output, CONFIG_FILE))
+    saved = saved if isinstance(saved, dict) else None
+    value, reason = choose_precision(
+        args.mixed_precision, saved=saved, gpu=_has_gpu()
+    )
+    if reason and verbose:
+        if value and saved is None:
+            reason += "; --mixed-precision off for float32"
+        print(f"precision: {value or 'float32'} ({reason})", flush=True)
+    return value
+
+
+def _has_gpu():
+    import tensorflow as tf
+
+    return bool(tf.config.list_physical_devices("GPU"))
+
+
 def run(args):
     import time
 
@@ -487,6 +519,7 @@ def run(args):
         len(vocabulary),
     )
     values, epochs = _apply_recipe(args, train_files, verbosity(args))
+    values["mixed_precision"] = _choose_precision(args, verbosity(args))
     _check_optimizer_flags(args, values["optimizer"])
     config = run_config(
         values,

@@ -1,0 +1,134 @@
+"""The precision `train` computes in when the user does not say: bfloat16
+where the CPU multiplies it natively, float32 elsewhere, a resumed run's
+own precision, and what the user gives."""
+
+import json
+import os
+
+import pytest
+
+from keras_elmo.cli import main
+from keras_elmo.cli import train as train_command
+from keras_elmo.training import precision
+from keras_elmo.training.precision import choose_precision
+from keras_elmo.training.precision import cpu_flags
+from tests.helpers import FIXTURES
+from tests.helpers import TINY_TRAIN_FLAGS
+
+DATA = os.path.join(FIXTURES, "train", "data.txt")
+VOCAB = os.path.join(FIXTURES, "train", "vocab.txt")
+AVX2 = {"fpu", "sse2", "avx", "avx2", "fma"}
+AVX512_BF16 = AVX2 | {"avx512f", "avx512_vnni", "avx512_bf16"}
+AMX = AVX2 | {"amx_tile", "amx_bf16"}
+
+
+@pytest.mark.parametrize(
+    "flags, chosen, named",
+    [(AVX512_BF16, "bf16", "avx512_bf16"), (AMX, "bf16", "amx_bf16"),
+     (AVX2, None, "no native bfloat16"), (set(), None, "no native")],
+)  # fmt: skip
+def test_auto_follows_the_cpu(flags, chosen, named):
+    value, reason = choose_precision("auto", flags=flags)
+    assert value == chosen
+    assert named in reason
+
+
+def test_auto_keeps_float32_on_a_gpu():
+    value, reason = choose_precision("auto", gpu=True, flags=AVX512_BF16)
+    assert value is None and "GPU" in reason
+
+
+@pytest.mark.parametrize("saved", [None, "bf16", "fp16"])
+def test_a_resumed_run_keeps_its_own_precision(saved):
+    for flags in (AVX2, AVX512_BF16):
+        value, reason = choose_precision(
+            "auto", saved={"mixed_precision": saved}, flags=flags
+        )
+        assert value == saved
+        assert "resumes" in reason
+
+
+@pytest.mark.parametrize(
+    "requested, value", [("off", None), ("bf16", "bf16"), ("fp16", "fp16")]
+)
+def test_a_given_precision_wins(requested, value):
+    for flags in (AVX2, AVX512_BF16):
+        for saved in (None, {"mixed_precision": "bf16"}):
+            assert choose_precision(requested, saved=saved, flags=flags) == (
+                value,
+                None,
+            )
+
+
+def test_cpu_flags_read_the_first_flags_line(tmp_path):
+    path = tmp_path / "cpuinfo"
+    path.write_text(
+        "processor\t: 0\nmodel name\t: Some CPU\n"
+        "flags\t\t: fpu avx2 avx512_bf16\n\n"
+        "processor\t: 1\nflags\t\t: fpu\n"
+    )
+    assert cpu_flags(str(path)) == {"fpu", "avx2", "avx512_bf16"}
+    path.write_text("processor\t: 0\nFeatures\t: fp asimd\n")
+    assert cpu_flags(str(path)) == set()
+    path.write_bytes(b"flags : avx2 \xff\xfe\n")
+    assert "avx2" in cpu_flags(str(path))
+    assert cpu_flags(str(tmp_path / "missing")) == set()
+
+
+def _train(run, *extra):
+    args = [
+        "train", "--train", DATA, "--vocab", VOCAB, "--output", str(run),
+        *TINY_TRAIN_FLAGS, "--steps", "2", "--num-sampled", "8", *extra,
+    ]  # fmt: skip
+    return main(args)
+
+
+def _saved_precision(run):
+    with open(os.path.join(run, "config.json")) as f:
+        return json.load(f)["mixed_precision"]
+
+
+def _machine(monkeypatch, flags):
+    monkeypatch.setattr(precision, "cpu_flags", lambda: flags)
+    monkeypatch.setattr(train_command, "_has_gpu", lambda: False)
+
+
+def test_train_says_what_auto_chose_and_a_resume_keeps_it(
+    tmp_path, capsys, monkeypatch
+):
+    run = tmp_path / "run"
+    _machine(monkeypatch, AVX512_BF16)
+    assert _train(run) == 0
+    printed = capsys.readouterr().out
+    assert (
+        "precision: bf16 (auto: this CPU multiplies bfloat16 natively "
+        "(avx512_bf16); --mixed-precision off for float32)"
+    ) in printed
+    assert _saved_precision(run) == "bf16"
+    # The same run resumed on a machine without bfloat16: still bf16.
+    _machine(monkeypatch, AVX2)
+    assert _train(run, "--steps", "3") == 0
+    printed = capsys.readouterr().out
+    assert "precision: bf16 (auto: the run resumes with its own bf16)" in (
+        printed
+    )
+    assert "resuming" in printed.lower()
+
+
+def test_train_without_native_bfloat16_trains_in_float32(
+    tmp_path, capsys, monkeypatch
+):
+    _machine(monkeypatch, AVX2)
+    assert _train(tmp_path / "run") == 0
+    printed = capsys.readouterr().out
+    assert "precision: float32 (auto: this CPU has no native bfloat16)" in (
+        printed
+    )
+    assert _saved_precision(tmp_path / "run") is None
+
+
+def test_off_is_float32_and_says_nothing(tmp_path, capsys, monkeypatch):
+    _machine(monkeypatch, AVX512_BF16)
+    assert _train(tmp_path / "run", "--mixed-precision", "off") == 0
+    assert "precision:" not in capsys.readouterr().out
+    assert _saved_precision(tmp_path / "run") is None
