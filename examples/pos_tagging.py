@@ -1,6 +1,6 @@
 """Downstream: a UPOS tagger with ELMo, the way the paper uses it.
 
-    python examples/pos_tagging.py [--quick] [--seeds 1,2,3]
+    python examples/pos_tagging.py [--quick] [--seeds 1,2,3] [--models b,e]
 
 Trains BiLSTM taggers for the 17 Universal POS tags on UD English-EWT
 (`data/ud_english_ewt/`, CC BY-SA 4.0) with `model.fit`, and reports their
@@ -61,6 +61,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import keras_elmo  # noqa: E402
+from keras_elmo.files import atomic_output  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "data", "ud_english_ewt")
@@ -587,6 +588,19 @@ def describe_bilm(bilm, options, weights):
     }
 
 
+def parse_models(text):
+    """The model letters of `--models` ("b" or "a,b,e"), in `MODELS`'
+    order."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in MODELS]
+    if not names or unknown:
+        sys.exit(
+            f"--models takes letters of {', '.join(MODELS)} separated by "
+            f"commas; got {text!r}."
+        )
+    return [n for n in MODELS if n in names]
+
+
 def parse_seeds(text):
     try:
         seeds = [int(s) for s in text.split(",") if s.strip()]
@@ -624,8 +638,15 @@ def main(argv=None):
         help="seeds for (a), (b), (d), (e), comma-separated; (c) uses the "
         "first (default %(default)s)",
     )
+    parser.add_argument(
+        "--models",
+        default=",".join(MODELS),
+        help="which models to train, comma-separated letters (default "
+        "%(default)s; e.g. b to compare two character biLMs)",
+    )
     args = parser.parse_args(argv)
     started = time.time()
+    names = parse_models(args.models)
     settings = dict(QUICK if args.quick else FULL)
     if args.epochs is not None:
         settings["epochs"] = args.epochs
@@ -636,7 +657,7 @@ def main(argv=None):
         ROOT, "runs", "pos_tagging_quick" if args.quick else "pos_tagging"
     )
     options, weights = resolve_bilm(args)
-    word_paths = resolve_word_bilm(args)
+    word_paths = resolve_word_bilm(args) if "e" in names else None
 
     train = read_tagged(TRAIN, settings["train_sentences"])
     dev = read_tagged(DEV, settings["dev_sentences"])
@@ -671,7 +692,7 @@ def main(argv=None):
     dev_batches = bucketed_batches(dev, vocabulary, 64)
 
     models = []
-    for name in MODELS:
+    for name in names:
         source = ELMO_SOURCE[name]
         if source is not None and source not in bilms:
             continue
@@ -714,10 +735,10 @@ def main(argv=None):
         "summary": summarize(models),
         "total_seconds": time.time() - started,
     }
-    os.makedirs(output, exist_ok=True)
     path = os.path.join(output, "results.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=2)
+    with atomic_output(path) as partial:
+        with open(partial, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
     print_report(results)
     print(f"results: {path}")
 

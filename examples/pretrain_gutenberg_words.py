@@ -10,9 +10,11 @@ LSTMs projected to 128), the recipe `train` chooses for the corpus size
 (batches, optimizer, schedule, negatives) and the same time budget (15
 minutes for the whole job; the word table is cheaper than the char CNN, so
 more steps fit). Only `--token-encoder words` differs. Then it reports the
-held-out perplexity beside the character biLM's (same vocabulary, so the
-two are comparable), exports the weights in bilm-tf's word-model format and
-embeds the main job's two "bank" sentences.
+held-out perplexity of `train`'s final evaluation beside the count
+baselines (the Kneser-Ney 5-gram's ratio, as the main job) and the
+character biLM's (same vocabulary, so all are comparable), exports the
+weights in bilm-tf's word-model format and embeds the main job's two
+"bank" sentences.
 
 `examples/pos_tagging.py` uses the export for its model (e), and runs this
 script itself when the export is missing. Running it again resumes an
@@ -49,16 +51,6 @@ def last_perplexity(run_dir):
     return history[-1] if history else None
 
 
-# After training this job also evaluates the run (about 35 s on 2 AMD EPYC
-# cores; it repeats the evaluation `train` ran at its end).
-EVALUATE_S = 45.0
-
-
-def training_budget(args, started):
-    after = main_job.AFTER_TRAINING_S + EVALUATE_S
-    return main_job.training_budget(args.minutes, started, after)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -79,16 +71,19 @@ def main():
     print("== 1. train (word inputs) ==", flush=True)
     run(
         [
-            *main_job.train_args(run_dir, training_budget(args, started)),
+            *main_job.train_args(
+                run_dir, main_job.training_budget(args.minutes, started)
+            ),
             "--token-encoder",
             "words",
         ]
     )
 
-    print("\n== 2. held-out perplexity, beside the character biLM ==")
-    run(["evaluate", "--model", run_dir, "--data", main_job.VALID, "--quiet"])
+    print("\n== 2. held-out perplexity, beside the baselines and characters ==")
     with open(os.path.join(run_dir, "vocab.txt"), encoding="utf-8") as f:
         vocab = f.read()
+    with open(os.path.join(run_dir, "history.json"), encoding="utf-8") as f:
+        main_job.report(json.load(f), vocab.split("\n")[:-1])
     char_vocab = os.path.join(CHAR_RUN, "vocab.txt")
     words, chars = last_perplexity(run_dir), last_perplexity(CHAR_RUN)
     print("  biLM        step  perplexity  (forward, backward)")
