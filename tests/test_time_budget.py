@@ -172,6 +172,22 @@ def test_a_pause_soon_after_a_plan_is_not_taken_for_the_speed():
     assert "0.25 s a step" in budget.plan(300)[1]
 
 
+def test_a_pause_in_a_short_stretch_after_a_plan_is_spread_out():
+    # The word twin's epoch start: 46 steps of 0.21 s and an 8 s pause
+    # 18 s after a plan once read 0.39 s a step.
+    clock = FakeClock()
+    budget = TimeBudget(900.0, clock=clock)
+    _steps(budget, clock, 1, 33, 0.21)
+    budget.plan(33)
+    _steps(budget, clock, 34, 320, 0.21)
+    budget.plan(320)
+    _steps(budget, clock, 321, 366, 0.21)
+    clock.now += 8.0
+    _, reason = budget.plan(366)
+    # (333 steps of 0.21 s + 8 s) / 333 steps.
+    assert "0.23 s a step" in reason
+
+
 def test_an_exhausted_budget_ends_at_the_next_step():
     clock = FakeClock()
     budget = TimeBudget(60.0, clock=clock)

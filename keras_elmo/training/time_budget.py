@@ -48,6 +48,11 @@ FIRST_PLAN_STEPS = 20
 FIRST_PLAN_SECONDS = 15.0
 # Seconds of training between two plans (and at every checkpoint).
 REPLAN_SECONDS = 60.0
+# A stretch since the last plan gives the speed alone from this many timed
+# steps and seconds; a shorter one (a checkpoint soon after a plan) is
+# measured together with the last stretch that was long enough.
+MEASURED_STEPS = FIRST_PLAN_STEPS
+MEASURED_SECONDS = REPLAN_SECONDS / 2
 # The share of the budget kept free for what is not measured (the final
 # checkpoint, a slower stretch of a shared machine).
 SAFETY_FRACTION = 0.03
@@ -123,12 +128,12 @@ class TimeBudget:
         self.window_steps = 0
 
     def _measured(self, window):
-        """Whether `window` timed `FIRST_PLAN_STEPS` steps and
-        `FIRST_PLAN_SECONDS` seconds, enough to take its speed alone."""
+        """Whether `window` (up to now) timed `MEASURED_STEPS` steps and
+        `MEASURED_SECONDS` seconds, enough to take its speed alone."""
         start, first = window
         return (
-            self.window[1] + self.window_steps - first >= FIRST_PLAN_STEPS
-            and self.clock() - start >= FIRST_PLAN_SECONDS
+            self.window[1] + self.window_steps - first >= MEASURED_STEPS
+            and self.clock() - start >= MEASURED_SECONDS
         )
 
     def step_done(self, step):
