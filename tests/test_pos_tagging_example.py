@@ -150,3 +150,11 @@ def test_full_run_without_a_biLM_says_to_run_the_main_job(
     with pytest.raises(SystemExit) as raised:
         pos_tagging.main([])
     assert "python examples/pretrain_gutenberg.py" in str(raised.value)
+
+
+def test_models_flag_picks_models_in_table_order():
+    assert pos_tagging.parse_models("e, b") == ["b", "e"]
+    assert pos_tagging.parse_models("b") == ["b"]
+    for text in ("", "x", "b,z", " , "):
+        with pytest.raises(SystemExit, match="--models takes letters of"):
+            pos_tagging.parse_models(text)
