@@ -140,10 +140,10 @@ def train_args(run_dir, budget):
     ]  # fmt: skip
 
 
-def training_budget(minutes, started, after_training_s=AFTER_TRAINING_S):
+def training_budget(minutes, started):
     """What is left of the job's `minutes` for training, less what the
     steps after it need, as a duration."""
-    left = minutes * 60 - (time.time() - started) - after_training_s
+    left = minutes * 60 - (time.time() - started) - AFTER_TRAINING_S
     return f"{max(left, 60):.0f}s"
 
 

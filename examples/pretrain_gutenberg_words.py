@@ -42,13 +42,13 @@ _spec.loader.exec_module(main_job)
 CHAR_RUN = os.path.join(ROOT, "runs", "gutenberg")
 
 
-def last_perplexity(run_dir):
+def read_history(run_dir):
+    """The run's `history.json` (its evaluations), [] before any."""
     path = os.path.join(run_dir, "history.json")
     if not os.path.exists(path):
-        return None
+        return []
     with open(path, encoding="utf-8") as f:
-        history = json.load(f)
-    return history[-1] if history else None
+        return json.load(f)
 
 
 def main():
@@ -82,15 +82,18 @@ def main():
     print("\n== 2. held-out perplexity, beside the baselines and characters ==")
     with open(os.path.join(run_dir, "vocab.txt"), encoding="utf-8") as f:
         vocab = f.read()
-    with open(os.path.join(run_dir, "history.json"), encoding="utf-8") as f:
-        main_job.report(json.load(f), vocab.split("\n")[:-1])
+    history = read_history(run_dir)
+    main_job.report(history, vocab.split("\n")[:-1])
     char_vocab = os.path.join(CHAR_RUN, "vocab.txt")
-    words, chars = last_perplexity(run_dir), last_perplexity(CHAR_RUN)
     print("  biLM        step  perplexity  (forward, backward)")
-    for name, entry in (("words", words), ("characters", chars)):
-        if entry is None:
+    for name, runs in (
+        ("words", history),
+        ("characters", read_history(CHAR_RUN)),
+    ):
+        if not runs:
             print(f"  {name:<11} (no run yet)")
             continue
+        entry = runs[-1]
         print(
             f"  {name:<11} {entry['step']:>4}  "
             f"{entry['valid_perplexity']:>10.1f}"

@@ -150,20 +150,29 @@ def test_a_slower_machine_shortens_the_plan():
     assert second < first and "1.00 s a step" in reason
 
 
+def _pause_after_plans(per_step, second_plan, last_step, pause):
+    """Plans at step 33 and at `second_plan` (steps of `per_step` s),
+    then steps to `last_step`, a `pause`, and a third plan: the budget,
+    its clock, the second plan and the third."""
+    clock = FakeClock()
+    budget = TimeBudget(900.0, clock=clock)
+    _steps(budget, clock, 1, 33, per_step)
+    budget.plan(33)
+    _steps(budget, clock, 34, second_plan, per_step)
+    assert budget.due()
+    second = budget.plan(second_plan)
+    _steps(budget, clock, second_plan + 1, last_step, per_step)
+    clock.now += pause
+    return budget, clock, second, budget.plan(last_step)
+
+
 def test_a_pause_soon_after_a_plan_is_not_taken_for_the_speed():
     # A checkpoint a few steps after a plan: its pause (writing, refilling
     # the shuffle buffer) over 5 steps once read 2.9 s a step and ended a
     # run at a third of its budget.
-    clock = FakeClock()
-    budget = TimeBudget(900.0, clock=clock)
-    _steps(budget, clock, 1, 33, 0.5)
-    budget.plan(33)
-    _steps(budget, clock, 34, 160, 0.5)
-    assert budget.due()
-    before, _ = budget.plan(160)
-    _steps(budget, clock, 161, 165, 0.5)
-    clock.now += 12.0
-    after, reason = budget.plan(165)
+    budget, clock, (before, _), (after, reason) = _pause_after_plans(
+        0.5, 160, 165, 12.0
+    )
     # Measured over both stretches: (127 + 5 steps of 0.5 s + 12 s) / 132.
     assert "0.59 s a step" in reason
     assert after > 0.8 * before
@@ -175,15 +184,7 @@ def test_a_pause_soon_after_a_plan_is_not_taken_for_the_speed():
 def test_a_pause_in_a_short_stretch_after_a_plan_is_spread_out():
     # The word twin's epoch start: 46 steps of 0.21 s and an 8 s pause
     # 18 s after a plan once read 0.39 s a step.
-    clock = FakeClock()
-    budget = TimeBudget(900.0, clock=clock)
-    _steps(budget, clock, 1, 33, 0.21)
-    budget.plan(33)
-    _steps(budget, clock, 34, 320, 0.21)
-    budget.plan(320)
-    _steps(budget, clock, 321, 366, 0.21)
-    clock.now += 8.0
-    _, reason = budget.plan(366)
+    _, _, _, (_, reason) = _pause_after_plans(0.21, 320, 366, 8.0)
     # (333 steps of 0.21 s + 8 s) / 333 steps.
     assert "0.23 s a step" in reason
 

@@ -4,9 +4,11 @@
 bfloat16 mixed precision on a CPU that multiplies bfloat16 natively (the
 `avx512_bf16` or `amx_bf16` instructions), and in float32 everywhere else:
 on the bundled corpus's `cpu` size a step took a quarter less time there
-(README, "Training recipe and time budget"), while without those
-instructions bfloat16 is emulated and slower. Weights, the LSTM cell state,
-the softmax and the loss stay float32 either way (`TrainingConfig`).
+(README, "Training recipe and time budget"). Without those instructions
+there is no measured gain to count on (with oneDNN held to AVX2 on that
+CPU, `ONEDNN_MAX_CPU_ISA=AVX2`, TensorFlow's bfloat16 convolution did not
+run at all). Weights, the LSTM cell state, the softmax and the loss stay
+float32 either way (`TrainingConfig`).
 
 A run that resumes keeps the precision it started with, whatever the
 machine it resumes on. This is the command's choice: the Python

@@ -113,11 +113,12 @@ class TimeBudget:
         self.planned = False
         # The first steps trace and compile: the window opens after them.
         self.untimed_left = UNTIMED_STEPS
-        self.window = None  # (start time, step before the first timed one)
-        self.window_steps = 0
-        # The start of the last window long enough to measure (see
-        # `seconds_per_step`), the same pair; None before the first.
+        # Marks, (time, step): the start of the stretch since the last plan
+        # (the step before its first timed one), and of the last stretch
+        # long enough to measure (see `seconds_per_step`); None before.
+        self.window = None
         self.measured_from = None
+        self.last_step = None
 
     def spent(self):
         """Seconds of the budget used so far."""
@@ -125,16 +126,18 @@ class TimeBudget:
 
     def _open_window(self, step):
         self.window = (self.clock(), step)
-        self.window_steps = 0
+        self.last_step = step
 
-    def _measured(self, window):
-        """Whether `window` (up to now) timed `MEASURED_STEPS` steps and
-        `MEASURED_SECONDS` seconds, enough to take its speed alone."""
-        start, first = window
-        return (
-            self.window[1] + self.window_steps - first >= MEASURED_STEPS
-            and self.clock() - start >= MEASURED_SECONDS
-        )
+    def _since(self, mark):
+        """`(steps, seconds)` timed since `mark`."""
+        start, first = mark
+        return self.last_step - first, self.clock() - start
+
+    def _window_measured(self):
+        """Whether the stretch since the last plan timed `MEASURED_STEPS`
+        steps and `MEASURED_SECONDS` seconds: its speed alone counts."""
+        steps, seconds = self._since(self.window)
+        return steps >= MEASURED_STEPS and seconds >= MEASURED_SECONDS
 
     def step_done(self, step):
         """Records that `step` just finished."""
@@ -143,7 +146,7 @@ class TimeBudget:
             if self.untimed_left == 0:
                 self._open_window(step)
             return
-        self.window_steps = step - self.window[1]
+        self.last_step = step
 
     def evaluation_started(self):
         self._evaluation_start = self.clock()
@@ -154,22 +157,18 @@ class TimeBudget:
         of the speed."""
         seconds = self.clock() - self._evaluation_start
         self.validation_seconds = seconds if estimate is None else estimate
-        if self.window is not None:
-            self.window = (self.window[0] + seconds, self.window[1])
-        if self.measured_from is not None:
-            start, step = self.measured_from
-            self.measured_from = (start + seconds, step)
+        self.window = _later(self.window, seconds)
+        self.measured_from = _later(self.measured_from, seconds)
 
     def ready(self):
         """Whether the first plan can be made: enough steps timed, or
         half the budget spent (a slow start must not overrun it)."""
-        if self.window is None or self.window_steps < 1:
+        if self.window is None:
             return False
-        elapsed = self.clock() - self.window[0]
-        measured = (
-            self.window_steps >= FIRST_PLAN_STEPS
-            and elapsed >= FIRST_PLAN_SECONDS
-        )
+        steps, elapsed = self._since(self.window)
+        if steps < 1:
+            return False
+        measured = steps >= FIRST_PLAN_STEPS and elapsed >= FIRST_PLAN_SECONDS
         return measured or self.spent() >= 0.5 * self.seconds
 
     def due(self):
@@ -177,23 +176,22 @@ class TimeBudget:
         and `FIRST_PLAN_STEPS` timed since the last plan."""
         if self.window is None:
             return False
-        elapsed = self.clock() - self.window[0]
-        return (
-            self.window_steps >= FIRST_PLAN_STEPS and elapsed >= REPLAN_SECONDS
-        )
+        steps, elapsed = self._since(self.window)
+        return steps >= FIRST_PLAN_STEPS and elapsed >= REPLAN_SECONDS
 
     def seconds_per_step(self):
         """The speed since the last plan, or None if not measured.
 
-        A window too short to measure (`_measured`) is measured together
-        with the last one that was long enough, when there is one."""
-        if self.window is None or self.window_steps < 1:
+        A stretch too short to measure (`_window_measured`) is measured
+        together with the last one that was long enough, when there is
+        one."""
+        if self.window is None or self._since(self.window)[0] < 1:
             return None
-        start, first = self.window
-        if not self._measured(self.window) and self.measured_from:
-            start, first = self.measured_from
-        steps = self.window[1] + self.window_steps - first
-        return (self.clock() - start) / steps
+        mark = self.window
+        if not self._window_measured() and self.measured_from:
+            mark = self.measured_from
+        steps, seconds = self._since(mark)
+        return seconds / steps
 
     def plan(
         self,
@@ -243,7 +241,7 @@ class TimeBudget:
         total = low
         count = _evaluations(step, total, validate_every, last_validated)
         self.planned = True
-        if self._measured(self.window):
+        if self._window_measured():
             self.measured_from = self.window
         self._open_window(step)
         reason = (
@@ -256,6 +254,11 @@ class TimeBudget:
                 f"{format_duration(per_validation)}"
             )
         return total, reason + f" -> training to step {total:,}"
+
+
+def _later(mark, seconds):
+    """A `(time, step)` mark moved `seconds` later (None stays None)."""
+    return None if mark is None else (mark[0] + seconds, mark[1])
 
 
 def _evaluations(step, total, validate_every, last_validated):
