@@ -22,9 +22,10 @@ times, so a busy machine slows them alike; the median pass is reported.
 
 - inference: character ids -> every biLM layer, stateless. AllenNLP:
   `_ElmoBiLm` under `torch.no_grad()`, states reset each batch;
-  TensorFlow: a `tf.function`; JAX: `jax.jit(stateless_call)` (every token
-  encoded) and the plain `bilm(ids)` call (distinct tokens found on the
-  host, see `keras_elmo/layers/backends/jax_eager.py`); PyTorch:
+  TensorFlow: a `tf.function`; JAX: `jax.jit(stateless_call)` and the
+  plain `bilm(ids)` call (ids checked on the host, then one compiled
+  program a shape, its time axis padded to a multiple of 8: see
+  `keras_elmo/layers/backends/jax_eager.py`); PyTorch:
   `bilm(ids)` under `torch.no_grad()` (with `--unpacked`, also with the
   LSTM weights left unpacked: `torch.mm` at every step, as before
   `keras_elmo/layers/backends/torch_matmul.py`).

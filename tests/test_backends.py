@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
+from tests.backend_checks import distinct_tokens
 from tests.backend_checks import gradients
 from tests.helpers import ROOT
 from tests.helpers import subprocess_env
@@ -41,9 +42,10 @@ FIXTURE_CHECKS = (
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    path = tmp_path_factory.mktemp("reference") / "gradients.npz"
-    gradients.save_reference(str(path))
-    return str(path)
+    folder = tmp_path_factory.mktemp("reference")
+    gradients.save_reference(str(folder / "gradients.npz"))
+    distinct_tokens.save_reference(str(folder / "distinct_tokens.npz"))
+    return str(folder / "gradients.npz")
 
 
 def _available(module):
@@ -93,6 +95,18 @@ def test_gradients_match_tensorflows_hand_written_ones(backend_run):
         value = _value(results, name)
         assert value["all_nonzero"]
         assert value["max_relative"] <= gradients.RELATIVE_TOLERANCE, value
+
+
+def test_unusual_token_rows_match_tensorflow(backend_run):
+    """Every tail start and tail id, repeated rows, many chunks: the same
+    embeddings and encoder gradients as TensorFlow's full-width ones."""
+    results, _ = backend_run
+    value = _value(results, "distinct_tokens")
+    assert value["embeddings"] <= ATOL, value
+    assert value["gradients_relative"] <= gradients.RELATIVE_TOLERANCE, value
+    # The char CNN's table, 5 kernels and 5 biases; 2 highway layers of 4
+    # weights; the projection's 2.
+    assert value["weights"] == 21, value
 
 
 def test_backend_fine_tuning(backend_run):

@@ -71,6 +71,34 @@ class CharCNNTest(TestCase):
         ids[0, 0, :] = 261
         np.testing.assert_allclose(layer(ids), np.full((1, 1, 3), 10.0))
 
+    def test_characters_cut_rows_whose_tail_is_constant(self):
+        # Tails of the padding character, of id 0 and of another id start
+        # at positions 3, 6 and 0; a cut at tail start + widest filter (3)
+        # keeps every window value, so the written-out reference of the
+        # whole rows holds; a cut one position shorter does not.
+        ids = np.full((1, 3, 50), 261, "int32")
+        ids[0, 0, :3] = [259, 66, 260]
+        ids[0, 1] = 0
+        ids[0, 1, :6] = [259, 120, 3, 99, 7, 260]
+        ids[0, 2] = 42
+        layer = CharCNN(**self.init_kwargs, activation="tanh")
+        layer.build((None, None, 50))
+        # Every window of the widest filter is negative but the one of
+        # id 0 alone (zero embeddings): it holds the maximum.
+        layer.embeddings.assign(np.ones((261, 4), "float32"))
+        layer.kernels[1].assign(-np.ones((3, 4, 4), "float32"))
+        reference = _reference(layer, ids)
+        got = layer(ids, characters=9).numpy()
+        np.testing.assert_allclose(got, reference, atol=1e-5, rtol=0)
+        short = layer(ids, characters=8).numpy()
+        self.assertGreater(np.abs(short - reference).max(), 1e-3)
+
+    def test_characters_out_of_range(self):
+        layer = CharCNN(**self.init_kwargs)
+        for characters in (2, 51):
+            with pytest.raises(ValueError, match="`characters` must lie in 3"):
+                layer(self.ids, characters=characters)
+
     def test_invalid_arguments(self):
         with pytest.raises(ValueError, match="Unknown activation 'gelu'"):
             CharCNN(activation="gelu")

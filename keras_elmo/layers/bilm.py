@@ -74,8 +74,10 @@ class BiLM(keras.layers.Layer):
         max_characters_per_token: int. Defaults to `50`.
         deduplicate_tokens: bool. Run the token encoder once per distinct
             token of a batch (same results, much less work on real text).
-            Under XLA (`jit_compile=True`) it works but saves nothing: XLA
-            sizes the distinct tokens for the worst case, every token.
+            On JAX inside `jax.jit` too (sorted rows, in chunks that skip
+            the unused rest: `layers/backends/jax_tokens.py`). Under
+            TensorFlow's XLA (`jit_compile=True`) it works but saves
+            nothing: XLA sizes the distinct tokens for the worst case.
             Defaults to `True`.
         token_encoder: `"characters"`, `"words"` or `"elmo_for_many_langs"`
             (or a kind registered with

@@ -43,6 +43,12 @@ class CharCNN(keras.layers.Layer):
     Call arguments:
         inputs: int tensor `(..., max_characters_per_token)` of character ids
             in `0..num_characters - 1`.
+        characters: int or None. Read only the first `characters`
+            positions of each token (at least the widest filter). The
+            result is the same when every token's ids are constant from
+            position `characters - widest filter` on: a window of those
+            ids has one value wherever it starts. The JAX backend cuts
+            short tokens this way (`layers/backends/jax_tokens.py`).
 
     Returns:
         Tensor `(..., sum(num_filters))`.
@@ -125,7 +131,7 @@ class CharCNN(keras.layers.Layer):
                 )
             )
 
-    def call(self, inputs):
+    def call(self, inputs, characters=None):
         ids = check_character_ids(
             inputs,
             self.max_characters_per_token,
@@ -135,6 +141,8 @@ class CharCNN(keras.layers.Layer):
         ids = ops.cast(ids, "int32")
         batch_shape = ops.shape(ids)[:-1]
         ids = ops.reshape(ids, (-1, self.max_characters_per_token))
+        if characters is not None:
+            ids = ids[:, : self._characters(characters)]
         # One padding token in front: convolutions of an empty batch give
         # wrongly shaped results in graph mode, and one row costs nothing.
         ids = ops.pad(ids, [[1, 0], [0, 0]])
@@ -152,6 +160,21 @@ class CharCNN(keras.layers.Layer):
         h = ops.concatenate(pooled, axis=-1)[1:]
         h = ops.relu(h) if self.activation == "relu" else ops.tanh(h)
         return ops.reshape(h, (*batch_shape, self.output_dim))
+
+    def _characters(self, characters):
+        widest = self.widest_filter
+        if not widest <= int(characters) <= self.max_characters_per_token:
+            raise KerasElmoError(
+                f"`characters` must lie in {widest}..."
+                f"{self.max_characters_per_token} (the widest filter .. "
+                f"the token length). Received: characters={characters}"
+            )
+        return int(characters)
+
+    @property
+    def widest_filter(self):
+        """The widest filter: the `slack` of a cut (see `characters`)."""
+        return max(width for width, _ in self.filters)
 
     def compute_mask(self, inputs, mask=None):
         return characters.token_mask(inputs, ops)

@@ -237,8 +237,9 @@ def run_lstms(layers, inputs, mask, initial_states=None, training=None):
         if layer.go_backwards:
             x = backends.reverse_sequences(x, lengths)
         # Input products for all timesteps at once, time-major: (T, B, 4H).
-        products = ops.matmul(ops.transpose(x, (1, 0, 2)), layer.kernel)
-        products = products + layer.bias
+        products = backends.input_products(
+            ops.transpose(x, (1, 0, 2)), layer.kernel, layer.bias, time_mask
+        )
         runs.append(
             (
                 products,

@@ -30,6 +30,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 import keras_elmo  # noqa: E402
+from tests.backend_checks import distinct_tokens  # noqa: E402
 from tests.backend_checks import gradients  # noqa: E402
 from tests.test_bilm import _fixture_batches  # noqa: E402
 from tests.test_bilm import _top_layer_as_fixture  # noqa: E402
@@ -311,6 +312,8 @@ def main(reference, out_dir):
     tasks = [(c.__name__[6:], c) for c in CHECKS]
     tasks.append(("save_keras_file", lambda: save_keras_file(out_dir)))
     tasks.append(("gradients", lambda: gradients.compare(reference)))
+    rows = os.path.join(os.path.dirname(reference), "distinct_tokens.npz")
+    tasks.append(("distinct_tokens", lambda: distinct_tokens.compare(rows)))
     if results["backend"] == "torch":
         gradients.pack_every_torch_weight()
         unpacked = gradients.torch_unpacked_gradients

@@ -13,8 +13,13 @@ path lives in this folder and nowhere else.
   hand-written backward pass (`torch_lstm.py`; `torch_recurrence.py`, a
   plain autograd loop, under mixed precision).
 - `reverse_sequences`: `tf.reverse_sequence`, elsewhere a gather.
-- `distinct_rows`: `UniqueV2`, `torch.unique`; none on JAX (static shapes).
-- `valid_convolution`: `ops.conv`; on PyTorch one matmul over the windows.
+- `encode_distinct`: a token encoder run once per distinct token:
+  `UniqueV2`, `torch.unique`, on JAX sorted rows in chunks
+  (`jax_tokens.py`).
+- `valid_convolution`: `ops.conv`; on PyTorch one matmul over the windows;
+  on JAX XLA's with a matmul gradient.
+- `input_products`: the LSTM input products; on JAX only at real tokens
+  (`jax_rows.py`).
 - `host_values`, `checked_range`, `check_at_most`: values are checked at
   once where they are on the host (eager TensorFlow, PyTorch, JAX outside
   `jax.jit`), by assertions inside a TensorFlow graph, not inside
@@ -153,42 +158,51 @@ def ensure_shape(x, shape):
 # === Token encoder steps ===
 
 
-def distinct_rows(x):
-    """`(rows, index)` with `rows[index] == x`, or None where not done.
+def encode_distinct(x, encode, slack=None, finish=None):
+    """`finish(encode(rows, width))` of every row of `x`, run once per
+    distinct row.
 
     Text repeats its words (a batch of 3,000 tokens holds about 1,000
     distinct ones) and padding tokens are all alike, so the encoders run
-    their char CNN once per distinct token and gather the results back
-    (`gather_rows`): the same results, less work.
+    their char CNN once per distinct token and gather the results back:
+    the same results, less work.
 
     - TensorFlow: `UniqueV2` over the rows.
     - PyTorch: `torch.unique(dim=0)`; the ids carry no gradient, and the
       gather back is differentiable as usual.
-    - JAX: not done. `jax.jit` needs static shapes, so the distinct rows
-      would be sized for the worst case (every token), which saves
-      nothing (XLA on TensorFlow behaves the same way); an eager JAX call
-      finds them on the host instead (`jax_eager.py`).
+    - JAX: inside `jax.jit` too, with static shapes: the rows sorted, the
+      distinct ones encoded in chunks that skip the unused rest and cut
+      short tokens to `tail start + slack` positions (`jax_tokens.py`).
 
     Args:
         x: int tensor `(N, K)`, one token's ids a row.
+        encode: `encode(rows, width)` -> `(M, D)`, reading only the first
+            `width` positions of each row (None: all of them); a row
+            whose ids are constant from `width - slack` on must give the
+            same result as uncut.
+        slack: int or None: the widest convolution window, or None where
+            rows must not be cut.
+        finish: None or a row-wise function of `encode`'s results (the
+            highway layers and projection after the char CNN).
     """
     backend = name()
+    if backend == "jax":
+        from keras_elmo.layers.backends import jax_tokens
+
+        return jax_tokens.encode_distinct(x, encode, slack, finish)
     if backend == "tensorflow":
         import tensorflow as tf
 
         rows, index = tf.raw_ops.UniqueV2(x=x, axis=[0])
-        return tf.ensure_shape(rows, (None, x.shape[-1])), index
-    if backend == "torch":
+        rows = tf.ensure_shape(rows, (None, x.shape[-1]))
+    else:
         import torch
 
         rows, index = torch.unique(x, dim=0, return_inverse=True)
-        return rows, index
-    return None
-
-
-def gather_rows(x, index):
-    """`x[index]`, the encoder's results back at every token."""
-    return x if index is None else ops.take(x, index, axis=0)
+    encoded = encode(rows, None)
+    if finish is not None:
+        encoded = finish(encoded)
+    return ops.take(encoded, index, axis=0)
 
 
 def valid_convolution(x, kernel):
@@ -197,10 +211,18 @@ def valid_convolution(x, kernel):
 
     On PyTorch it is one matmul over the windows `(N, L - w + 1, w * d)`:
     about a quarter faster on its CPU kernels than these narrow
-    convolutions (which also pay a layout change each). TensorFlow and JAX
-    keep the convolution.
+    convolutions (which also pay a layout change each). TensorFlow keeps
+    the convolution; JAX too, with its gradient as matmuls
+    (`jax_convolution.py`: XLA's own is 30 times slower inside loops).
     """
-    if name() != "torch":
+    backend = name()
+    if backend == "jax":
+        from keras_elmo.layers.backends import jax_convolution
+
+        return jax_convolution.valid_convolution(
+            x, ops.convert_to_tensor(kernel)
+        )
+    if backend != "torch":
         return ops.conv(x, kernel, strides=1, padding="valid")
     width, depth, num = kernel.shape
     steps = x.shape[1] - width + 1
@@ -211,6 +233,28 @@ def valid_convolution(x, kernel):
 
 
 # === The LSTM ===
+
+
+def input_products(x, kernel, bias, time_mask):
+    """`x @ kernel + bias`, the LSTM input products of every step.
+
+    Args:
+        x: `(T, B, D)`, time-major; kernel `(D, 4H)`; bias `(4H,)`.
+        time_mask: bool `(T, B, 1)`: the products at masked steps are
+            never read (zeros on JAX, which computes only the others:
+            `jax_rows.py`).
+    """
+    if name() != "jax":
+        return ops.matmul(x, kernel) + bias
+    from keras_elmo.layers.backends.jax_rows import valid_rows
+
+    steps, batch, depth = x.shape
+
+    def products(rows):
+        return ops.matmul(rows, kernel) + bias
+
+    flat = valid_rows(ops.reshape(x, (-1, depth)), time_mask, products)
+    return ops.reshape(flat, (steps, batch, flat.shape[-1]))
 
 
 def lstm_recurrences(runs, time_mask, training=None):

@@ -13,11 +13,8 @@ back: padding tokens come after every sentence's end, so the outputs and
 the carried state are those of the unpadded batch, and sentences of
 similar length share one compiled program.
 
-The token encoder runs once per distinct token there too (a compiled
-program needs static shapes, so inside `jax.jit` every token is encoded):
-the distinct rows are found on the host with NumPy, padded to a multiple
-of `TOKEN_BUCKET`, encoded by one compiled program, and the BiLM then runs
-in its cached-token mode on the gathered embeddings.
+The token encoder runs once per distinct token inside the compiled
+program itself (`jax_tokens.py`).
 
 Calls that are already traced (inside `jax.jit`, `jax.grad`, `model.fit`
 or a functional model being built) run as they are.
@@ -26,7 +23,6 @@ or a functional model being built) run as they are.
 import keras
 
 TIME_BUCKET = 8
-TOKEN_BUCKET = 64
 
 
 def is_traced(inputs):
@@ -43,18 +39,13 @@ def bilm_call(bilm, inputs, **kwargs):
     """An eager `BiLM` call, compiled once per shape; None when traced.
 
     The ids are checked here, on their values (inside the compiled program
-    they have none), and with `deduplicate_tokens` the token encoder runs
-    once per distinct token (`distinct_token_inputs`).
+    they have none).
     """
     if not (isinstance(inputs, dict) and "token_embeddings" in inputs):
         tokens = bilm.token_inputs(inputs)
         if is_traced(tokens):
             return None
         bilm.encoder.check(tokens)
-        if getattr(bilm.encoder, "deduplicate_tokens", False):
-            if not bilm.built:
-                bilm.build()
-            inputs = distinct_token_inputs(bilm, tokens)
     return jitted_call(bilm, inputs, time_axis=True, **kwargs)
 
 
@@ -118,40 +109,3 @@ def _pad_time(inputs):
         return jnp.pad(x, widths)
 
     return keras.tree.map_structure(pad, inputs), time
-
-
-def distinct_token_inputs(layer, tokens):
-    """The cached-token inputs (`token_embeddings`, `mask`) of `tokens`,
-    the encoder run once per distinct token (see the module docstring)."""
-    import jax
-    import numpy as np
-
-    tokens = np.asarray(tokens)
-    width = tokens.shape[-1]
-    rows, index = np.unique(
-        tokens.reshape(-1, width), axis=0, return_inverse=True
-    )
-    padded = -(-len(rows) // TOKEN_BUCKET) * TOKEN_BUCKET
-    rows = np.pad(rows, [(0, padded - len(rows)), (0, 0)])
-    functions = _functions(layer)
-    if "encode" not in functions:
-
-        def encode(trainable, non_trainable, rows):
-            mapping = list(zip(layer.trainable_variables, trainable))
-            mapping += zip(layer.non_trainable_variables, non_trainable)
-            with keras.StatelessScope(state_mapping=mapping):
-                return layer.encode_tokens(rows)
-
-        functions["encode"] = jax.jit(encode)
-    embeddings = functions["encode"](
-        [v.value for v in layer.trainable_variables],
-        [v.value for v in layer.non_trainable_variables],
-        rows,
-    )
-    embeddings = embeddings[index.reshape(-1)]
-    return {
-        "token_embeddings": embeddings.reshape(
-            (*tokens.shape[:-1], embeddings.shape[-1])
-        ),
-        "mask": np.any(tokens != 0, axis=-1),
-    }

@@ -136,20 +136,28 @@ class CharacterEncoder(TokenEncoder):
         """
         shape = ops.shape(ids)
         x = ops.reshape(ids, (-1, self.max_characters_per_token))
-        index = None
         if self.deduplicate_tokens:
-            # Distinct rows (tokens), and for each token the row it maps
-            # to (not on JAX: see `backends.distinct_rows`).
-            distinct = backends.distinct_rows(x)
-            if distinct is not None:
-                x, index = distinct
-        x = self.char_cnn(x)
+            x = backends.encode_distinct(
+                x,
+                self.char_cnn_features,
+                slack=self.char_cnn.widest_filter,
+                finish=self.finish,
+            )
+        else:
+            x = self.finish(self.char_cnn_features(x))
+        return ops.reshape(x, (*shape[:-1], ops.shape(x)[-1]))
+
+    def char_cnn_features(self, rows, characters=None):
+        """The char CNN of rows `(N, 50)` (`characters`: see `CharCNN`)."""
+        return self.char_cnn(rows, characters=characters)
+
+    def finish(self, x):
+        """Highway layers and projection of char CNN features `(N, F)`."""
         for highway in self.highway_layers:
             x = highway(x)
         if self.token_projection is not None:
             x = self.token_projection(x)
-        x = backends.gather_rows(x, index)
-        return ops.reshape(x, (*shape[:-1], ops.shape(x)[-1]))
+        return x
 
     def batch_to_inputs(self, sentences, vocabulary=None):
         """NumPy inputs of tokenised sentences (the vocabulary is unused)."""

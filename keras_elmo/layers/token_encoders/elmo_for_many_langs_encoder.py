@@ -222,19 +222,22 @@ class ELMoForManyLangsEncoder(TokenEncoder):
         width = self.input_shape[0]
         shape = ops.shape(ids)
         x = ops.reshape(ids, (-1, width))
-        index = None
         if self.deduplicate_tokens:
-            # Distinct rows (tokens), and for each token the row it maps
-            # to (not on JAX: see `backends.distinct_rows`).
-            distinct = backends.distinct_rows(x)
-            if distinct is not None:
-                x, index = distinct
-        h = self.char_cnn(x[:, width - self.max_characters_per_token :])
+            slack = self.char_cnn.widest_filter
+            h = backends.encode_distinct(x, self._encode_rows, slack)
+        else:
+            h = self._encode_rows(x)
+        return ops.reshape(h, (*shape[:-1], ops.shape(h)[-1]))
+
+    def _encode_rows(self, x, width=None):
+        """Embeddings of input rows `(N, K)`; `width` cuts the rows (the
+        word id column and the characters after it: see `CharCNN`)."""
+        offset = self.input_shape[0] - self.max_characters_per_token
+        characters = None if width is None else width - offset
+        h = self.char_cnn(x[:, offset:], characters=characters)
         for highway in self.highway_layers:
             h = highway(h)
         if self.word_embedding is not None:
             words = self.word_embedding(ops.maximum(x[:, 0] - 1, 0))
             h = ops.concatenate([ops.cast(words, h.dtype), h], axis=-1)
-        h = self.token_projection(h)
-        h = backends.gather_rows(h, index)
-        return ops.reshape(h, (*shape[:-1], ops.shape(h)[-1]))
+        return self.token_projection(h)
