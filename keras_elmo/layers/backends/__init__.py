@@ -244,15 +244,15 @@ def input_products(x, kernel, bias, time_mask):
             never read (zeros on JAX, which computes only the others:
             `jax_rows.py`).
     """
-    if name() != "jax":
-        return ops.matmul(x, kernel) + bias
-    from keras_elmo.layers.backends.jax_rows import valid_rows
-
-    steps, batch, depth = x.shape
 
     def products(rows):
         return ops.matmul(rows, kernel) + bias
 
+    if name() != "jax":
+        return products(x)
+    from keras_elmo.layers.backends.jax_rows import valid_rows
+
+    steps, batch, depth = x.shape
     flat = valid_rows(ops.reshape(x, (-1, depth)), time_mask, products)
     return ops.reshape(flat, (steps, batch, flat.shape[-1]))
 

@@ -3,11 +3,11 @@
 XLA's CPU convolution is fast, but its gradient is not everywhere:
 inside `lax.map` or `lax.cond` (where `jax_tokens.py` encodes the
 distinct tokens) the gradient of the char CNN's convolutions took 30
-times as long as at top level (256 tokens of the published filters: 7.5 s
-against 0.29 s, AMD EPYC, 2 cores). The convolution is linear, so its
-gradient is written here as matmuls over the windows, which XLA runs at
-the same speed in and outside loops: the same numbers in another
-summation order.
+times as long as at top level (256 tokens of the published filters: 7.5
+s against 0.29 s, AMD EPYC [avx2,avx512_vnni,avx512f], 2 cores). The
+convolution is linear, so its gradient is written here as matmuls over
+the windows, which XLA runs at the same speed in and outside loops: the
+same numbers in another summation order.
 """
 
 _CONVOLUTION = []

@@ -2,13 +2,14 @@
 
 A batch of sentences is padded to its longest: at the held-out Gutenberg
 sentences in batches of 32, four positions in ten are padding. The LSTM
-input products of every position are one large matmul, as costly as the
-whole time loop at the original size; computing them only where a token
-is saves what the padding costs. A compiled program has static shapes, so
-the valid rows are gathered to the front and the matmul runs on the
-smallest of `SIZE_STEPS` compiled row counts that holds them
-(`lax.switch`, chosen at run time); the results go back to their
-positions, zeros at padding.
+input products of every position are one large matmul, about half the
+cost of the whole time loop at the original size (2.25 s against 4.6 s
+on 96 sentences, AMD EPYC [avx2,avx512_vnni,avx512f], 2 cores);
+computing them only where a token is saves what the padding costs. A
+compiled program has static shapes, so the valid rows are gathered to
+the front and the matmul runs on the smallest of `SIZE_STEPS` compiled
+row counts that holds them (`lax.switch`, chosen at run time); the
+results go back to their positions, zeros at padding.
 """
 
 SIZE_STEPS = 8
