@@ -21,6 +21,7 @@ import pytest
 import keras_elmo
 from tests.backend_checks import distinct_tokens
 from tests.backend_checks import gradients
+from tests.backend_checks import recurrence
 from tests.helpers import ROOT
 from tests.helpers import subprocess_env
 
@@ -45,6 +46,7 @@ def reference(tmp_path_factory):
     folder = tmp_path_factory.mktemp("reference")
     gradients.save_reference(str(folder / "gradients.npz"))
     distinct_tokens.save_reference(str(folder / "distinct_tokens.npz"))
+    recurrence.save_reference(str(folder / "recurrence.npz"))
     return str(folder / "gradients.npz")
 
 
@@ -63,7 +65,7 @@ def backend_run(request, reference, tmp_path_factory):
         env=subprocess_env(KERAS_BACKEND=backend),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     print(result.stdout)
@@ -107,6 +109,28 @@ def test_unusual_token_rows_match_tensorflow(backend_run):
     # The char CNN's table, 5 kernels and 5 biases; 2 highway layers of 4
     # weights; the projection's 2.
     assert value["weights"] == 21, value
+
+
+def test_mixed_precision_runs_and_differentiates(backend_run):
+    results, _ = backend_run
+    value = _value(results, "mixed_precision")
+    # The bounds of tests/test_bilm.py (bfloat16 keeps 8 mantissa bits,
+    # float16 11), against this backend's float32 outputs.
+    assert value["bfloat16"] < 0.03, value
+    assert value["float16"] < 0.005, value
+    assert value["bfloat16_zero_gradients"] == 0, value
+
+
+def test_lstm_loop_with_clipping_matches_tensorflow(backend_run):
+    """The time loop alone, its clips binding, rows of every length, a
+    carried state: TensorFlow's outputs and the gradients of every
+    argument (hand-written on each backend)."""
+    results, _ = backend_run
+    value = _value(results, "recurrence")
+    assert value["outputs"] <= ATOL, value
+    assert value["gradients_relative"] <= gradients.RELATIVE_TOLERANCE, value
+    # Two LSTMs, five arguments each.
+    assert value["gradients"] == 10, value
 
 
 def test_backend_fine_tuning(backend_run):

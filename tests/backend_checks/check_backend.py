@@ -8,11 +8,13 @@ set (Keras fixes the backend per process):
 
 It runs the same checks as the TensorFlow tests (the bilm-tf fixture
 stateless and stateful, the word-input fixture, the ELMoForManyLangs
-fixtures, the `.keras` files saved on TensorFlow), the gradients of a
-fine-tuned `ELMoEmbedding` (compared with TensorFlow's hand-written ones in
-REFERENCE.npz), and writes OUT_DIR/results.json (the largest difference of
-each check, or the error it raised) and a `.keras` file saved on this
-backend with its outputs, which the parent loads on TensorFlow.
+fixtures, the `.keras` files saved on TensorFlow), the half-precision
+policies, the gradients of a fine-tuned `ELMoEmbedding` and of the LSTM
+loop alone with its clips binding (compared with TensorFlow's
+hand-written ones, saved beside REFERENCE.npz), and writes
+OUT_DIR/results.json (the largest difference of each check, or the error
+it raised) and a `.keras` file saved on this backend with its outputs,
+which the parent loads on TensorFlow.
 """
 
 import functools
@@ -32,6 +34,7 @@ import numpy as np  # noqa: E402
 import keras_elmo  # noqa: E402
 from tests.backend_checks import distinct_tokens  # noqa: E402
 from tests.backend_checks import gradients  # noqa: E402
+from tests.backend_checks import recurrence  # noqa: E402
 from tests.test_bilm import _fixture_batches  # noqa: E402
 from tests.test_bilm import _top_layer_as_fixture  # noqa: E402
 from tests.test_elmo_for_many_langs import EXPECTED as EFML  # noqa: E402
@@ -103,6 +106,35 @@ def check_bilm_tf_stateful():
             for row, t in enumerate(targets)
         ]
     return _worst(pairs)
+
+
+def check_mixed_precision():
+    """Half-precision policies: outputs in the half dtype near float32's
+    (the tolerances of tests/test_bilm.py); under bfloat16 (what `train`
+    picks on CPUs that multiply it natively), finite fine-tuning gradients
+    through every weight."""
+    batches, _ = _fixture_batches()
+    ids = keras_elmo.batch_to_ids(batches[0])
+    reference = _layers(_shared_char_bilm(), ids)
+    errors = {}
+    for policy in ("mixed_bfloat16", "mixed_float16"):
+        bilm = _char_bilm(dtype=policy)
+        outputs = bilm(ids)["layer_outputs"]
+        half = policy.split("_")[1]
+        assert all(
+            keras.backend.standardize_dtype(x.dtype) == half for x in outputs
+        ), [x.dtype for x in outputs]
+        got = np.stack([numpy(keras.ops.cast(x, "float32")) for x in outputs])
+        errors[half] = float(np.abs(got - reference).max())
+        if half != "bfloat16":
+            continue
+        embedding = keras_elmo.ELMoEmbedding(bilm, fine_tune=True, dropout=0.0)
+        weights = np.ones(embedding(ids).shape, "float32")
+        grads = gradients.backend_gradients(embedding, ids, weights)
+        grads = [numpy(g).astype("float32") for g in grads]
+        assert all(np.isfinite(g).all() for g in grads), policy
+        errors[f"{half}_zero_gradients"] = sum(not g.any() for g in grads)
+    return errors
 
 
 def check_words_stateless():
@@ -294,6 +326,7 @@ def check_readme_example():
 CHECKS = [
     check_bilm_tf_stateless,
     check_bilm_tf_stateful,
+    check_mixed_precision,
     check_words_stateless,
     check_words_stateful,
     check_words_from_strings,
@@ -314,6 +347,8 @@ def main(reference, out_dir):
     tasks.append(("gradients", lambda: gradients.compare(reference)))
     rows = os.path.join(os.path.dirname(reference), "distinct_tokens.npz")
     tasks.append(("distinct_tokens", lambda: distinct_tokens.compare(rows)))
+    loops = os.path.join(os.path.dirname(reference), "recurrence.npz")
+    tasks.append(("recurrence", lambda: recurrence.compare(loops)))
     if results["backend"] == "torch":
         gradients.pack_every_torch_weight()
         unpacked = gradients.torch_unpacked_gradients

@@ -8,10 +8,10 @@ path lives in this folder and nowhere else.
 
 - `lstm_recurrences`: the time loop of the LSTMs of one call (a BiLM
   layer's two directions). TensorFlow: a `tf.while_loop` each with a
-  hand-written gradient (`tensorflow_recurrence.py`); JAX: `jax.lax.scan`
-  (`scan_recurrence.py`); PyTorch: one loop for both directions with a
-  hand-written backward pass (`torch_lstm.py`; `torch_recurrence.py`, a
-  plain autograd loop, under mixed precision).
+  hand-written gradient (`tensorflow_recurrence.py`); JAX: a `lax.fori_loop`
+  with a hand-written gradient (`jax_recurrence.py`); PyTorch: one loop
+  for both directions with a hand-written backward pass (`torch_lstm.py`;
+  `torch_recurrence.py`, a plain autograd loop, under mixed precision).
 - `reverse_sequences`: `tf.reverse_sequence`, elsewhere a gather.
 - `encode_distinct`: a token encoder run once per distinct token:
   `UniqueV2`, `torch.unique`, on JAX sorted rows in chunks
@@ -335,8 +335,8 @@ def lstm_recurrence(
             torch_recurrence as loop,
         )
     else:
-        from keras_elmo.layers.backends.scan_recurrence import (
-            scan_recurrence as loop,
+        from keras_elmo.layers.backends.jax_recurrence import (
+            jax_recurrence as loop,
         )
     if backend != "tensorflow":
         kernels = [_tensor(k) for k in kernels]
