@@ -205,9 +205,9 @@ def _backward(cell_clip, proj_clip, residuals, cotangents):
         d_z = (d_z * gate_factors[t]).astype(dtype)
         d_h_prev = (d_z @ kernel.T).astype("float32")
         # A masked step left the state as it was: its gradient passes on.
-        valid = time_mask[t]
-        d_h = jnp.where(valid, d_h_prev, d_h)
-        d_c = jnp.where(valid, d_cell * f[t], d_c)
+        step_valid = time_mask[t]
+        d_h = jnp.where(step_valid, d_h_prev, d_h)
+        d_c = jnp.where(step_valid, d_cell * f[t], d_c)
         d_z_all = d_z_all.at[t].set(d_z)
         d_proj_raw_all = d_proj_raw_all.at[t].set(d_proj_raw)
         return d_c, d_h, d_z_all, d_proj_raw_all
