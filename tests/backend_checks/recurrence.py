@@ -8,16 +8,17 @@ the cell past `cell_clip` and the projection past `proj_clip` at many
 steps. Two LSTMs of one layer (as a BiLM's two directions, run together
 on PyTorch), rows of lengths 0 to 11 of 12 steps, unsorted (the last step
 is padding in every row: the JAX loop stops at the last valid one; it
-runs the longest row alone for its last two steps), a carried initial
-state, and a loss on the outputs and both final states.
+runs steps 0-3 on all 8 rows, 4-8 on the 4 longest and 9-10 on the
+longest alone), a carried initial state, and a loss on the outputs and
+both final states.
 TensorFlow's outputs and the gradients of every argument (input products,
 initial states, recurrent kernel, projection) are the reference.
 """
 
 import numpy as np
 
-STEPS, BATCH, UNITS, PROJECTION = 12, 6, 8, 5
-LENGTHS = (9, 1, 7, 0, 4, 11)
+STEPS, BATCH, UNITS, PROJECTION = 12, 8, 8, 5
+LENGTHS = (9, 1, 7, 0, 4, 11, 3, 6)
 CELL_CLIP, PROJ_CLIP = 1.5, 0.8
 ARGUMENTS = ("products", "c0", "h0", "kernel", "projection")
 

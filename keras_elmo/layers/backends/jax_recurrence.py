@@ -19,9 +19,9 @@ not be a prefix.
 Both loops work on as few rows as they can. The rows are taken longest
 first (by their last valid step), so the rows still running at a step are
 the first ones; the steps are cut, at bounds found at run time, into
-segments that run on the first `B`, 64, 32, 16, 8, 4 or 1 rows
-(`_segments`): in a batch of 32 where one sentence is three times as long
-as the rest, its tail costs single-row products instead of 32-row ones.
+segments that run on the first `B`, 256, 64, 16, 4 or 1 rows (`_segments`,
+`_widths`): in a batch of 32 where one sentence is three times as long as
+the rest, its tail costs single-row products instead of 32-row ones.
 A segment ends where fewer rows are left than the next width holds, and
 the last ends at the last step where any row has a token: a time axis
 padded to a fixed length, as jitted programs often are, costs no steps.
@@ -87,38 +87,51 @@ def _loop_keeping(products, time_mask, c0, h0, kernel, projection, cell, proj):
 
 
 def _rows(time_mask):
-    """`(order, ends)`: the rows by their last valid step, longest first
-    (stable), and those steps in that order."""
+    """`(order, inverse, segments)`: the rows by their last valid step,
+    longest first (stable), the permutation back, and `_segments` in that
+    order. With one width the rows stay as they are (`order` None)."""
     import jax.numpy as jnp
 
     steps = jnp.arange(1, time_mask.shape[0] + 1)[:, None]
     last = jnp.max(jnp.where(time_mask[:, :, 0], steps, 0), axis=0)
+    widths = _widths(time_mask.shape[1])
+    if len(widths) == 1:
+        return None, None, [(widths[0], 0, jnp.max(last, initial=0))]
     order = jnp.argsort(-last, stable=True)
-    return order, last[order]
+    return order, jnp.argsort(order), _segments(widths, last[order])
 
 
 def _widths(batch):
     """The row counts the loop is compiled for: the batch, then each of
-    64, 32, 16, 8, 4 and 1 below it. One step of the original size (AMD
-    EPYC, AVX-512, 2 cores) took 6.3 ms on 32 rows, 4.2 on 16, 3.3 on 8,
-    2.5 on 4 and 1.2 on one; 2 rows took 3.2."""
-    return [batch] + [w for w in (64, 32, 16, 8, 4, 1) if w < batch]
+    256, 64, 16, 4 and 1 up to half of it; a batch under 8 rows only.
+    One step of the original size (AMD EPYC, AVX-512, 2 cores) took 6.3
+    ms on 32 rows, 4.2 on 16, 3.3 on 8, 2.5 on 4 and 1.2 on one (2 rows:
+    3.2). Each width is one more loop body to compile (0.1-0.2 s for the
+    forward loop, 0.2-0.4 s with the gradient's), hence widths a factor 4
+    apart: on the benchmark's batches of 32, widths 16, 4, 1 save 24 % of
+    the step time, and 16, 8, 4, 1 would save 25 %."""
+    if batch < 8:
+        return [batch]
+    return [batch] + [w for w in (256, 64, 16, 4, 1) if 2 * w <= batch]
 
 
-def _segments(ends):
+def _segments(widths, ends):
     """`[(width, start, stop)]`: steps `start..stop-1` need only the first
-    `width` rows (in `_rows` order); a width runs from the step where at
-    most that many rows are left (`ends[width]`, the next row's last
-    step) to where the next width's segment starts."""
-    widths = _widths(ends.shape[0])
+    `width` rows (in `_rows` order, whose last steps are `ends`); a width
+    runs from the step where at most that many rows are left
+    (`ends[width]`, the next row's last step) to where the next width's
+    segment starts."""
     starts = [0] + [ends[w] for w in widths[1:]]
-    stops = starts[1:] + [ends[0] if len(ends) else 0]
+    stops = starts[1:] + [ends[0]]
     return list(zip(widths, starts, stops))
 
 
 def _take(x, order, axis=0):
+    """`x` along `axis` in `order` (None: as it is)."""
     import jax.numpy as jnp
 
+    if order is None:
+        return x
     return jnp.take(x, order, axis=axis, mode="clip")
 
 
@@ -157,12 +170,12 @@ def _forward(
 
     units = c0.shape[1]
     products = products + forget_bias(units, products.dtype)
-    order, ends = _rows(time_mask)
+    order, inverse, segments = _rows(time_mask)
     time_mask = _take(time_mask, order, axis=1)
 
     def step(width, t, carry):
         c, h, buffers = carry
-        product = _take(products[t], order[:width])
+        product = products[t] if order is None else products[t, order[:width]]
         valid = time_mask[t, :width]
         z = (product + h @ kernel).astype("float32")
         i = jax.nn.sigmoid(z[:, :units])
@@ -195,7 +208,7 @@ def _forward(
         ]
     buffers = [jnp.zeros((*time_mask.shape[:2], n), d) for n, d in shapes]
     c, h = _take(c0, order), _take(h0, order)
-    for width, start, stop in _segments(ends):
+    for width, start, stop in segments:
         c_rows, h_rows, buffers = jax.lax.fori_loop(
             start,
             stop,
@@ -203,7 +216,6 @@ def _forward(
             (c[:width], h[:width], buffers),
         )
         c, h = c.at[:width].set(c_rows), h.at[:width].set(h_rows)
-    inverse = jnp.argsort(order)
     outputs = _take(buffers[0], inverse, axis=1)
     c, h = _take(c, inverse), _take(h, inverse)
     return outputs, c, h, (tuple(buffers[1:]) if keep else None)
@@ -225,7 +237,7 @@ def _backward(cell_clip, proj_clip, residuals, cotangents):
 
     saved, time_mask, c0, h0, kernel, projection = residuals
     gates, cell_raw, proj_raw, cells, states = saved
-    order, ends = _rows(time_mask)
+    order, inverse, segments = _rows(time_mask)
     time_mask, d_outputs = (
         _take(x, order, axis=1) for x in (time_mask, cotangents[0])
     )
@@ -275,7 +287,7 @@ def _backward(cell_clip, proj_clip, residuals, cotangents):
     d_c, d_h = d_c.astype("float32"), d_h.astype("float32")
     d_z = jnp.zeros(gates.shape, dtype)
     d_proj_raw = jnp.zeros(proj_raw.shape, dtype)
-    for width, start, stop in reversed(_segments(ends)):
+    for width, start, stop in reversed(segments):
         d_c_rows, d_h_rows, d_z, d_proj_raw = jax.lax.fori_loop(
             0,
             stop - start,
@@ -291,7 +303,6 @@ def _backward(cell_clip, proj_clip, residuals, cotangents):
         m = (o * cell_tanh).astype(dtype)
         d_projection = _flat(m).T @ _flat(d_proj_raw)
         d_projection = d_projection.astype(projection.dtype)
-    inverse = jnp.argsort(order)
     return (
         _take(d_z, inverse, axis=1),
         None,
