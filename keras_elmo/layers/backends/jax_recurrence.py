@@ -106,10 +106,11 @@ def _widths(batch):
     256, 64, 16, 4 and 1 up to half of it; a batch under 8 rows only.
     One step of the original size (AMD EPYC, AVX-512, 2 cores) took 6.3
     ms on 32 rows, 4.2 on 16, 3.3 on 8, 2.5 on 4 and 1.2 on one (2 rows:
-    3.2). Each width is one more loop body to compile (0.1-0.2 s for the
-    forward loop, 0.2-0.4 s with the gradient's), hence widths a factor 4
-    apart: on the benchmark's batches of 32, widths 16, 4, 1 save 24 % of
-    the step time, and 16, 8, 4, 1 would save 25 %."""
+    3.2). Each width is one more loop body to compile (same CPU: 0.15-0.25
+    s for the forward loop, 0.25-0.5 s with the gradient's), hence widths
+    a factor 4 apart: on the benchmark's batches of 32, those step times
+    give widths 16, 4, 1 a saving of 24 % of the loop's time, and 16, 8,
+    4, 1 25 % (computed from the step times, not timed)."""
     if batch < 8:
         return [batch]
     return [batch] + [w for w in (256, 64, 16, 4, 1) if 2 * w <= batch]
