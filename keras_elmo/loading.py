@@ -31,7 +31,7 @@ import os
 
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.export.file_format import KINDS as FILE_KINDS
+from keras_elmo.formats.exported_file import KINDS as FILE_KINDS
 from keras_elmo.paths import check_input_file
 from keras_elmo.paths import kind_of
 from keras_elmo.sources.elmo_for_many_langs_folder import ELMoForManyLangsFolder

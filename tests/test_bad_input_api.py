@@ -22,7 +22,7 @@ import keras_elmo
 from keras_elmo.characters import batch_to_ids
 from keras_elmo.data.text import read_lines
 from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.dump import embed_file
+from keras_elmo.embedding_files.bilm_dump import embed_file
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import TextFileError
 from keras_elmo.errors import WeightFileError

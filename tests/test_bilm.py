@@ -121,6 +121,24 @@ class BiLMFixtureTest(TestCase):
             bilm.build()
             self.assertEqual(bilm.count_params(), count)
 
+    def test_size_arithmetic_counts_what_bilm_builds(self):
+        # layers/bilm_size.py counts weights from a size alone; every
+        # training size has exactly its keys, and the count is what the
+        # layer builds plus one character row: the padding id's, which
+        # the layer holds as a constant zero (a file may carry it).
+        from keras_elmo.layers.bilm_size import BILM_KEYS
+        from keras_elmo.layers.bilm_size import parameter_count
+        from keras_elmo.training.sizes import SIZES
+
+        for name, size in SIZES.items():
+            self.assertEqual(tuple(size), BILM_KEYS, name)
+        bilm = BiLM(**SIZES["cpu"])
+        bilm.build()
+        padding_row = SIZES["cpu"]["char_embedding_dim"]
+        self.assertEqual(
+            parameter_count(SIZES["cpu"], 0), bilm.count_params() + padding_row
+        )
+
 
 class BiLMTest(TestCase):
     def setUp(self):

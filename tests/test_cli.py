@@ -118,7 +118,7 @@ def test_dump_token_embeddings(tmp_path):
 
 def test_dump_token_embeddings_boundary_rows(tmp_path):
     from keras_elmo.data.character_ids import BOS_CHARACTER_IDS
-    from keras_elmo.dump import dump_token_embeddings
+    from keras_elmo.embedding_files.bilm_dump import dump_token_embeddings
 
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("<S>\n</S>\n<UNK>\nthe\n", encoding="utf-8")

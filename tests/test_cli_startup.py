@@ -96,7 +96,7 @@ def test_usage_mistake_is_two_lines(argv, usage, error, capsys):
 
 def test_help_shows_the_library_defaults(capsys):
     from keras_elmo.corpus import sentences
-    from keras_elmo.dump_layout import DEFAULT_SENTENCE_BATCH
+    from keras_elmo.embedding_files.hdf5_layout import DEFAULT_SENTENCE_BATCH
     from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS
     from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
 

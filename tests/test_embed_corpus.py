@@ -14,9 +14,9 @@ import pytest
 import keras_elmo
 from keras_elmo.cli import main
 from keras_elmo.corpus import SentenceEmbedder
-from keras_elmo.corpus import output_layout
 from keras_elmo.corpus.sentences import BadLine
 from keras_elmo.corpus.sentences import token_batches
+from keras_elmo.embedding_files import parquet_layout
 from keras_elmo.errors import KerasElmoError
 from tests.helpers import FIXTURES
 from tests.helpers import MODEL_DIR
@@ -159,7 +159,7 @@ def test_batches_hold_the_token_budget_and_every_sentence_once():
 def test_an_output_without_summary_is_not_read(tmp_path):
     (tmp_path / "embeddings-00000-of-00001.parquet").write_bytes(b"half")
     with pytest.raises(KerasElmoError, match="not the output of a finished"):
-        list(output_layout.read_embeddings(str(tmp_path)))
+        list(parquet_layout.read_embeddings(str(tmp_path)))
     (tmp_path / "summary.json").write_text('{"format": "other"}')
     with pytest.raises(KerasElmoError, match="not a keras-elmo corpus"):
-        list(output_layout.read_embeddings(str(tmp_path)))
+        list(parquet_layout.read_embeddings(str(tmp_path)))

@@ -20,7 +20,7 @@ import pytest
 
 from keras_elmo.cli import main
 from keras_elmo.corpus import SentenceEmbedder
-from keras_elmo.corpus import output_layout
+from keras_elmo.embedding_files import parquet_layout
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import OutputPathError
 from tests.helpers import MODEL_DIR
@@ -123,7 +123,7 @@ def test_a_killed_worker_then_a_rerun_give_every_sentence_once(tmp_path):
     # No summary: nothing reads the leftovers as an output, nor reruns over
     # them without --overwrite.
     with pytest.raises(KerasElmoError, match="not the output of a finished"):
-        list(output_layout.read_embeddings(output))
+        list(parquet_layout.read_embeddings(output))
     with pytest.raises(OutputPathError, match="did not finish"):
         pipeline.check_output(output)
 
@@ -142,7 +142,7 @@ def test_a_killed_worker_then_a_rerun_give_every_sentence_once(tmp_path):
 
     expected = _reference(files, tmp_path)
     got = {}
-    for path, line, array in output_layout.read_embeddings(output):
+    for path, line, array in parquet_layout.read_embeddings(output):
         assert (path, line) not in got, (path, line)  # once
         got[(path, line)] = array
     too_long = (str(corpus / "part2.txt"), 12)
@@ -151,7 +151,7 @@ def test_a_killed_worker_then_a_rerun_give_every_sentence_once(tmp_path):
     for key, array in got.items():
         np.testing.assert_allclose(array, expected[key], atol=1e-6, rtol=0)
 
-    summary = output_layout.read_summary(output)
+    summary = parquet_layout.read_summary(output)
     assert summary["sentences"] == 240
     assert summary["tokens"] == sum(x.shape[0] for x in got.values())
     assert summary["bad_lines"] == {"empty": 1, "too_long": 1, "not_utf8": 1}
@@ -179,7 +179,7 @@ def test_from_python_in_memory_with_float16(tmp_path):
     summary = pipeline.embed_corpus([str(tmp_path / "*.txt")], output, half)
     assert summary["sentences"] == 2 and summary["bad_lines"]["empty"] == 1
     assert summary["settings"]["dtype"] == "float16"
-    rows = {line: x for _, line, x in output_layout.read_embeddings(output)}
+    rows = {line: x for _, line, x in parquet_layout.read_embeddings(output)}
     assert sorted(rows) == [1, 3]
     expected = embedder([lines[0], lines[2]])
     for line, want in zip((1, 3), expected):

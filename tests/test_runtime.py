@@ -19,7 +19,7 @@ import onnx  # noqa: E402
 
 import keras_elmo  # noqa: E402
 from keras_elmo.cli import main  # noqa: E402
-from keras_elmo.dump import embed_file  # noqa: E402
+from keras_elmo.embedding_files.bilm_dump import embed_file  # noqa: E402
 from keras_elmo.errors import KerasElmoError  # noqa: E402
 from keras_elmo.export import to_litert  # noqa: E402
 from keras_elmo.export import to_onnx  # noqa: E402
@@ -268,7 +268,7 @@ def _write_lines(path, lines):
 def test_commands_take_an_exported_file_as_model(
     bilm, files, runtime, tmp_path, capsys
 ):
-    from keras_elmo.dump import dump_token_embeddings
+    from keras_elmo.embedding_files.bilm_dump import dump_token_embeddings
 
     lines = [" ".join(s) for s in batches()[0]] + ["", "one more line"]
     text = _write_lines(tmp_path / "sentences.txt", lines)

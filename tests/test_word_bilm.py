@@ -373,8 +373,8 @@ def test_elmo_embedding_needs_the_vocabulary(bilm):
 
 
 def test_embed_file_and_token_dump(bilm, vocab, tmp_path):
-    from keras_elmo.dump import dump_token_embeddings
-    from keras_elmo.dump import embed_file
+    from keras_elmo.embedding_files.bilm_dump import dump_token_embeddings
+    from keras_elmo.embedding_files.bilm_dump import embed_file
 
     text = tmp_path / "sentences.txt"
     text.write_text(

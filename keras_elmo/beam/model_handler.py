@@ -3,7 +3,7 @@
 from apache_beam.ml.inference.base import ModelHandler
 from apache_beam.ml.inference.base import PredictionResult
 
-from keras_elmo.dump_layout import BATCHES_PER_CHUNK
+from keras_elmo.embedding_files.hdf5_layout import BATCHES_PER_CHUNK
 
 
 def _num_tokens(sentence):

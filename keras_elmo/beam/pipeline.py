@@ -27,8 +27,8 @@ from apache_beam.ml.inference.base import RunInference
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from keras_elmo.beam.model_handler import ELMoModelHandler
-from keras_elmo.corpus import output_layout as layout
 from keras_elmo.corpus.sentences import BadLine
+from keras_elmo.embedding_files import parquet_layout as layout
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import OutputPathError
 
@@ -171,8 +171,8 @@ def _write_summary(counts, output, settings, embedding_files, bad_files):
 
 class WriteEmbeddings(beam.PTransform):
     """Writes `EmbedSentences`' outputs into the directory `output`, in
-    the layout of `keras_elmo.corpus.output_layout`; `settings` (a JSON
-    dict) goes into `summary.json`."""
+    the layout of `keras_elmo.embedding_files.parquet_layout`; `settings`
+    (a JSON dict) goes into `summary.json`."""
 
     def __init__(self, output, settings, dtype="float32"):
         super().__init__()
@@ -333,7 +333,7 @@ def embed_corpus(
     inputs, output, embedder, beam_options=(), overwrite=False, **handler
 ):
     """Embeds every line of the files `inputs` match into the directory
-    `output` (the layout of `keras_elmo.corpus.output_layout`), on the
+    `output` (the layout of `keras_elmo.embedding_files.parquet_layout`), on the
     runner the Beam options name.
 
     Args:

@@ -17,8 +17,8 @@ from keras_elmo.cli.arguments import output_path
 from keras_elmo.cli.arguments import positive_int
 from keras_elmo.cli.arguments import verbosity
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.export.file_format import KINDS
-from keras_elmo.export.file_format import PRECISIONS
+from keras_elmo.formats.exported_file import KINDS
+from keras_elmo.formats.exported_file import PRECISIONS
 
 RUNTIMES = ("tensorflow", *KINDS)
 # The library's names of what these commands' flags give.
@@ -31,8 +31,8 @@ _ARGUMENT_FLAGS = {
 
 
 def add_parser(commands):
-    from keras_elmo import dump_layout as dump
     from keras_elmo.data.text import ON_BAD_LINE
+    from keras_elmo.embedding_files import hdf5_layout as dump
 
     embed = commands.add_parser(
         "embed",
@@ -139,9 +139,9 @@ def _open_source(args, *inputs):
 def _exported_model(args):
     """The `.onnx` / `.tflite` file that `--model` names, loaded by its
     runtime (no TensorFlow), or None for any other biLM source."""
-    from keras_elmo.runtime import text_file
+    from keras_elmo.embedding_files import runtime_dump
 
-    if text_file.runtime_of(args.model) is None:
+    if runtime_dump.runtime_of(args.model) is None:
         return None
     for flag, value in (
         ("--options", args.options),
@@ -154,7 +154,7 @@ def _exported_model(args):
                 "does not apply to it (it holds its options and weights, and "
                 "reads characters). Drop " + flag + "."
             )
-    return text_file.open_model(
+    return runtime_dump.open_model(
         args.model,
         getattr(args, "runtime", None),
         getattr(args, "precision", None),
@@ -220,12 +220,12 @@ def run_embed(args):
 
 
 def _embed(args, input_file):
-    from keras_elmo.runtime import text_file
+    from keras_elmo.embedding_files import runtime_dump
 
     # Before the biLM source is resolved: an exported file runs as it is.
     model = _exported_model(args)
     if model is not None:
-        count = text_file.embed_file(
+        count = runtime_dump.embed_file(
             model,
             input_file,
             args.output,
@@ -237,7 +237,7 @@ def _embed(args, input_file):
         )
         print(f"Wrote the biLM layers of {count} sentences to {args.output}")
         return
-    from keras_elmo.dump import embed_file
+    from keras_elmo.embedding_files.bilm_dump import embed_file
 
     source = _open_source(args, input_file)
     vocabulary = bilm_vocabulary(args, source)
@@ -262,11 +262,11 @@ def _embed(args, input_file):
 
 
 def run_dump_token_embeddings(args):
-    from keras_elmo.runtime import text_file
+    from keras_elmo.embedding_files import runtime_dump
 
     model = _exported_model(args)
     if model is not None:
-        count = text_file.dump_token_embeddings(
+        count = runtime_dump.dump_token_embeddings(
             model,
             args.vocab,
             args.output,
@@ -275,7 +275,7 @@ def run_dump_token_embeddings(args):
         )
         print(f"Wrote {count} token embeddings to {args.output}")
         return
-    from keras_elmo.dump import dump_token_embeddings
+    from keras_elmo.embedding_files.bilm_dump import dump_token_embeddings
 
     source = _open_source(args, args.vocab)
     count = dump_token_embeddings(

@@ -29,8 +29,8 @@ _QUIET_WORKERS = "--default_sdk_harness_log_level=WARNING"
 
 def add_parser(commands):
     from keras_elmo.corpus import sentences
-    from keras_elmo.dump_layout import DEFAULT_OUTPUT_LAYERS
-    from keras_elmo.dump_layout import OUTPUT_LAYERS
+    from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
+    from keras_elmo.embedding_files.hdf5_layout import OUTPUT_LAYERS
 
     parser = commands.add_parser(
         "embed-corpus",
@@ -156,7 +156,7 @@ def _embedder(args):
 
 
 def _report(summary, output):
-    from keras_elmo.corpus.sentences import BAD_LINE_REASONS
+    from keras_elmo.embedding_files.parquet_layout import BAD_LINE_REASONS
 
     bad = summary["bad_lines"]
     lines = [

@@ -161,8 +161,8 @@ def _add_common(parser, precisions):
 
 
 def _add_deploy_parsers(commands):
-    from keras_elmo.export.file_format import LITERT
-    from keras_elmo.export.file_format import ONNX
+    from keras_elmo.formats.exported_file import LITERT
+    from keras_elmo.formats.exported_file import ONNX
 
     onnx = commands.add_parser(
         "export-onnx",

@@ -448,9 +448,9 @@ def _choose_precision(args, verbose):
     `keras_elmo.training.precision`), said when auto chose it."""
     import os
 
+    from keras_elmo.formats.run_layout import CONFIG_FILE
+    from keras_elmo.formats.run_layout import read_json
     from keras_elmo.training.precision import choose_precision
-    from keras_elmo.training.run_directory import CONFIG_FILE
-    from keras_elmo.training.run_directory import read_json
 
     saved = read_json(os.path.join(args.output, CONFIG_FILE))
     saved = saved if isinstance(saved, dict) else None

@@ -2,8 +2,9 @@
 
 `SentenceEmbedder` embeds batches of sentences (lines or token lists) with
 a biLM it loads once per worker process; `sentences` holds the rules for
-what a sentence is and which lines are bad; `output_layout` the sharded
-Parquet output (names, schema, summary) and how to read it back. The
+what a sentence is and which lines are bad. The sharded Parquet output
+(names, schema, summary) and its reader `read_embeddings` are
+`keras_elmo.embedding_files.parquet_layout`. The
 engines' adapters sit beside this folder: `keras_elmo.beam` (Apache Beam
 `RunInference`); a Ray Data recipe is in the README. Importing this
 package loads neither TensorFlow nor an engine.
@@ -14,7 +15,7 @@ import importlib
 _EXPORTS = {
     "SentenceEmbedder": "keras_elmo.corpus.sentence_embedder",
     "BadLine": "keras_elmo.corpus.sentences",
-    "read_embeddings": "keras_elmo.corpus.output_layout",
+    "read_embeddings": "keras_elmo.embedding_files.parquet_layout",
 }
 
 

@@ -10,9 +10,9 @@ from keras_elmo.corpus.sentences import DEFAULT_MAX_SENTENCE_TOKENS
 from keras_elmo.corpus.sentences import BadLine
 from keras_elmo.corpus.sentences import to_tokens
 from keras_elmo.corpus.sentences import token_batches
-from keras_elmo.dump_layout import DEFAULT_OUTPUT_LAYERS
-from keras_elmo.dump_layout import OUTPUT_LAYERS
-from keras_elmo.dump_layout import select_layers
+from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
+from keras_elmo.embedding_files.hdf5_layout import OUTPUT_LAYERS
+from keras_elmo.embedding_files.hdf5_layout import select_layers
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_integer
@@ -199,7 +199,7 @@ class _LoadedBiLM:
     """A checked, compiled biLM: token lists -> its layers, float32."""
 
     def __init__(self, embedder):
-        from keras_elmo.dump import compiled_layers
+        from keras_elmo.embedding_files.bilm_dump import compiled_layers
         from keras_elmo.layers.token_encoders.word_encoder import (
             check_vocabulary,
         )

@@ -4,7 +4,8 @@ A sentence is a raw line (str, or UTF-8 bytes as Arrow, Parquet and pandas
 hand text over; split by the package's one tokenisation rule,
 `keras_elmo.data.text.split_tokens`) or a list of tokens (str or UTF-8
 bytes). Bytes and str give the same tokens, so the same ids. A line that
-cannot be embedded is a *bad line* with one of `BAD_LINE_REASONS`; a value
+cannot be embedded is a *bad line* with one of `BAD_LINE_REASONS` (the
+output layout's, `keras_elmo.embedding_files.parquet_layout`); a value
 of any other type is a programming mistake and raises `KerasElmoError`.
 
 Batches are planned here too: sentences sorted by length, cut so that each
@@ -17,18 +18,12 @@ NumPy only: no TensorFlow, no engine.
 import numpy as np
 
 from keras_elmo.data.text import split_tokens
+from keras_elmo.embedding_files.parquet_layout import EMPTY
+from keras_elmo.embedding_files.parquet_layout import NOT_UTF8
+from keras_elmo.embedding_files.parquet_layout import TOO_LONG
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import received
 
-EMPTY = "empty"
-TOO_LONG = "too_long"
-NOT_UTF8 = "not_utf8"
-# Why a line was not embedded -> what that means, for reports.
-BAD_LINE_REASONS = {
-    EMPTY: "no tokens (an empty or blank line)",
-    TOO_LONG: "more tokens than max_sentence_tokens",
-    NOT_UTF8: "not valid UTF-8",
-}
 # A sentence longer than this is a bad line (a protein of UniRef50 rarely
 # has more residues; a text line that long is usually not a sentence).
 DEFAULT_MAX_SENTENCE_TOKENS = 2048

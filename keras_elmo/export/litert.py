@@ -30,7 +30,7 @@ converting the live function froze a second in-memory copy of the graph
 (peak 4.1 GB at the original size; from disk 3.2 GB, and half the time).
 
 The JSON metadata is stored in the flatbuffer's `metadata` table under
-the name `file_format.METADATA_KEY` (read by
+the name `exported_file.METADATA_KEY` (read by
 `keras_elmo.runtime.LiteRTBiLM`).
 """
 
@@ -41,12 +41,12 @@ import tempfile
 from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import portable
-from keras_elmo.export.file_format import LITERT
-from keras_elmo.export.file_format import METADATA_KEY
-from keras_elmo.export.file_format import check_precision
-from keras_elmo.export.file_format import metadata_json
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
+from keras_elmo.formats.exported_file import LITERT
+from keras_elmo.formats.exported_file import METADATA_KEY
+from keras_elmo.formats.exported_file import check_precision
+from keras_elmo.formats.exported_file import metadata_json
 
 
 def _import_litert():

@@ -50,14 +50,14 @@ from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import onnx_graph
 from keras_elmo.export import portable
-from keras_elmo.export.file_format import INPUT_NAME
-from keras_elmo.export.file_format import METADATA_KEY
-from keras_elmo.export.file_format import ONNX
-from keras_elmo.export.file_format import check_precision
-from keras_elmo.export.file_format import metadata_json
 from keras_elmo.export.onnx_graph import hoist_loop_invariants
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
+from keras_elmo.formats.exported_file import INPUT_NAME
+from keras_elmo.formats.exported_file import METADATA_KEY
+from keras_elmo.formats.exported_file import ONNX
+from keras_elmo.formats.exported_file import check_precision
+from keras_elmo.formats.exported_file import metadata_json
 from keras_elmo.version import __version__
 
 DEFAULT_OPSET = 17

@@ -6,7 +6,7 @@ passing the Keras layer itself as the TFLite converter's `trackable_obj`
 gives a model without weights that returns NaN without an error. Both read
 instead a `tf.Module` that holds a frozen float32 copy of the biLM
 (`frozen_bilm`) and one `tf.function` over character ids with the inputs
-and outputs of `keras_elmo.export.file_format`, which also defines the
+and outputs of `keras_elmo.formats.exported_file`, which also defines the
 metadata every exported file carries (`metadata` here fills it in).
 """
 
@@ -15,12 +15,12 @@ import tensorflow as tf
 
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.export import file_format
-from keras_elmo.export.file_format import INPUT_NAME
-from keras_elmo.export.file_format import MASK_NAME
-from keras_elmo.export.file_format import MIX_NAME
-from keras_elmo.export.file_format import layer_name
 from keras_elmo.export.frozen_bilm import frozen_bilm
+from keras_elmo.formats import exported_file
+from keras_elmo.formats.exported_file import INPUT_NAME
+from keras_elmo.formats.exported_file import MASK_NAME
+from keras_elmo.formats.exported_file import MIX_NAME
+from keras_elmo.formats.exported_file import layer_name
 
 
 def check_bilm(bilm, fmt):
@@ -166,16 +166,16 @@ class CharacterIdModel(tf.Module):
         return result
 
     def output_names(self):
-        return file_format.output_names(
+        return exported_file.output_names(
             self.bilm.num_layers, self.scalar_mix is not None
         )
 
 
 def metadata(bilm, kind, precision, **options):
-    """The metadata dict of an export of `bilm` (see `file_format`)."""
+    """The metadata dict of an export of `bilm` (see `exported_file`)."""
     from keras_elmo.formats.bilm_tf import config_to_options
 
-    return file_format.metadata(
+    return exported_file.metadata(
         kind,
         precision,
         num_layers=bilm.num_layers,

@@ -38,7 +38,7 @@ import tensorflow as tf
 from keras_elmo.backend import require_tensorflow
 from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.data.vocabulary import tokens_to_word_ids
-from keras_elmo.dump import encode_tokens_in_batches
+from keras_elmo.embedding_files.bilm_dump import encode_tokens_in_batches
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import OutputPathError
 from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS

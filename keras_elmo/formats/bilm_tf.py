@@ -24,9 +24,9 @@ from keras_elmo.formats.hdf5_datasets import read_weights
 from keras_elmo.formats.json_text import MAX_CONFIG_BYTES
 from keras_elmo.formats.json_text import read_json
 from keras_elmo.layers.bilm import BiLM
+from keras_elmo.layers.bilm_size import check_bilm_memory
 from keras_elmo.layers.token_encoders.word_encoder import check_bilm_vocabulary
 from keras_elmo.paths import check_input_file
-from keras_elmo.training.sizes import check_bilm_memory
 
 # A dataset may declare at most this many times the weight file's size:
 # float weights compress by less than 2x, so 20x is no real file.

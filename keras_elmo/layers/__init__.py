@@ -1,17 +1,35 @@
-"""The ELMo Keras layers."""
+"""The ELMo Keras layers.
 
-from keras_elmo.layers.bilm import BiLM
-from keras_elmo.layers.char_cnn import CharCNN
-from keras_elmo.layers.elmo_embedding import ELMoEmbedding
-from keras_elmo.layers.highway import Highway
-from keras_elmo.layers.projected_lstm import ProjectedLSTM
-from keras_elmo.layers.scalar_mix import ScalarMix
+The names load on first use, so that the TensorFlow-free modules here
+(`keras_elmo.layers.bilm_size`, the size arithmetic that the command
+line's `--help` and the weight readers use) import without TensorFlow.
+"""
 
-__all__ = [
-    "BiLM",
-    "CharCNN",
-    "ELMoEmbedding",
-    "Highway",
-    "ProjectedLSTM",
-    "ScalarMix",
-]
+import importlib
+
+# Public name -> the module that defines it.
+_EXPORTS = {
+    "BiLM": "keras_elmo.layers.bilm",
+    "CharCNN": "keras_elmo.layers.char_cnn",
+    "ELMoEmbedding": "keras_elmo.layers.elmo_embedding",
+    "Highway": "keras_elmo.layers.highway",
+    "ProjectedLSTM": "keras_elmo.layers.projected_lstm",
+    "ScalarMix": "keras_elmo.layers.scalar_mix",
+}
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(
+        f"module 'keras_elmo.layers' has no attribute {name!r}"
+    )
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))
+
+
+__all__ = sorted(_EXPORTS)

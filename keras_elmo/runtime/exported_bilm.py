@@ -1,6 +1,6 @@
 """`ExportedBiLM`, what the runtime wrappers share: the file and input
 checks, the attributes read from the metadata and the output dict (NumPy
-only). The file format itself is `keras_elmo.export.file_format`."""
+only). The file format itself is `keras_elmo.formats.exported_file`."""
 
 import numpy as np
 
@@ -8,9 +8,9 @@ from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import batch_to_ids
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.export.file_format import MASK_NAME
-from keras_elmo.export.file_format import MIX_NAME
-from keras_elmo.export.file_format import layer_name
+from keras_elmo.formats.exported_file import MASK_NAME
+from keras_elmo.formats.exported_file import MIX_NAME
+from keras_elmo.formats.exported_file import layer_name
 from keras_elmo.paths import check_input_file
 
 
@@ -90,7 +90,7 @@ class ExportedBiLM:
 
     stateful = False
     encoder = CharacterInputs()
-    kind = None  # file_format.ONNX, file_format.LITERT
+    kind = None  # exported_file.ONNX, exported_file.LITERT
 
     def _check_file(self, path):
         return check_input_file(

@@ -8,10 +8,10 @@ import numpy as np
 
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_threads
-from keras_elmo.export.file_format import LITERT
-from keras_elmo.export.file_format import METADATA_KEY
-from keras_elmo.export.file_format import check_signature
-from keras_elmo.export.file_format import parse_metadata
+from keras_elmo.formats.exported_file import LITERT
+from keras_elmo.formats.exported_file import METADATA_KEY
+from keras_elmo.formats.exported_file import check_signature
+from keras_elmo.formats.exported_file import parse_metadata
 from keras_elmo.runtime.exported_bilm import ExportedBiLM
 
 

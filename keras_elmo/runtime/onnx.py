@@ -3,10 +3,10 @@ Runtime (no TensorFlow)."""
 
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_threads
-from keras_elmo.export.file_format import METADATA_KEY
-from keras_elmo.export.file_format import ONNX
-from keras_elmo.export.file_format import check_signature
-from keras_elmo.export.file_format import parse_metadata
+from keras_elmo.formats.exported_file import METADATA_KEY
+from keras_elmo.formats.exported_file import ONNX
+from keras_elmo.formats.exported_file import check_signature
+from keras_elmo.formats.exported_file import parse_metadata
 from keras_elmo.runtime.exported_bilm import ExportedBiLM
 
 

@@ -39,8 +39,8 @@ class ExportFolder(OfficialFiles):
     def find_files(path):
         """`(options, weights)` of the folder `path`, each None if not
         found."""
-        from keras_elmo.training.run_directory import EXPORT_OPTIONS
-        from keras_elmo.training.run_directory import EXPORT_WEIGHTS
+        from keras_elmo.formats.run_layout import EXPORT_OPTIONS
+        from keras_elmo.formats.run_layout import EXPORT_WEIGHTS
 
         options = os.path.join(path, EXPORT_OPTIONS)
         weights = os.path.join(path, EXPORT_WEIGHTS)

@@ -13,7 +13,7 @@ file, it gets the audit of every other weight format:
 - `config.json` read within `MAX_CONFIG_BYTES` and parsed within the
   bounds of `formats.json_text` (integer length, nesting depth);
 - each `BiLM` the config describes checked by `BiLM`'s own argument
-  checks and the memory bound (`training.sizes.check_bilm_memory`)
+  checks and the memory bound (`layers.bilm_size.check_bilm_memory`)
   before anything is built;
 - a file load is local only: an `ELMoEmbedding` whose config names its
   biLM as a source (a name, a URL, a path) instead of holding it, or a
@@ -213,7 +213,7 @@ def _check_bilm(config, path):
     """`BiLM`'s own checks of its arguments, and the memory bound, before
     Keras builds it."""
     from keras_elmo.layers.bilm import BiLM
-    from keras_elmo.training.sizes import check_bilm_config
+    from keras_elmo.layers.bilm_size import check_bilm_config
 
     check_bilm_config(config, f"{path} (config.json)")
     # The constructor itself (`from_config` would wrap its message in a

@@ -72,8 +72,8 @@ class OfficialFiles(BiLMSource):
     def _beside(self):
         """The `(softmax, vocabulary)` files beside the options (None for
         an options dict)."""
-        from keras_elmo.training.run_directory import EXPORT_SOFTMAX
-        from keras_elmo.training.run_directory import VOCAB_FILE
+        from keras_elmo.formats.run_layout import EXPORT_SOFTMAX
+        from keras_elmo.formats.run_layout import VOCAB_FILE
 
         if isinstance(self.options, dict):
             return None, None
@@ -90,7 +90,7 @@ class OfficialFiles(BiLMSource):
     def _read(self):
         from keras_elmo.data.vocabulary import Vocabulary
         from keras_elmo.formats.bilm_tf import read_bilm
-        from keras_elmo.training.run_directory import read_softmax
+        from keras_elmo.formats.run_layout import read_softmax
 
         bilm = read_bilm(self.options, self.weights)
         softmax_file, vocab_file = self._beside()

@@ -35,14 +35,14 @@ class RunFolder(BiLMSource):
         # from the run may be written beside them (`export-weights --output
         # RUN/export`, the documented layout); nothing may go into the
         # checkpoint folder or replace one of these files.
-        from keras_elmo.training import run_directory
+        from keras_elmo.formats import run_layout
 
         names = (
-            run_directory.CONFIG_FILE,
-            run_directory.VOCAB_FILE,
-            run_directory.HISTORY_FILE,
-            run_directory.PLAN_FILE,
-            run_directory.CHECKPOINT_DIR,
+            run_layout.CONFIG_FILE,
+            run_layout.VOCAB_FILE,
+            run_layout.HISTORY_FILE,
+            run_layout.PLAN_FILE,
+            run_layout.CHECKPOINT_DIR,
         )
         return real_files(*(os.path.join(self.path, name) for name in names))
 

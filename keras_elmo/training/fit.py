@@ -27,6 +27,8 @@ from keras_elmo.data.datasets import resolve_files
 from keras_elmo.data.datasets import scan_corpus
 from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.formats.run_layout import LOGS_DIR
+from keras_elmo.formats.run_layout import VOCAB_FILE
 from keras_elmo.progress import Progress
 from keras_elmo.progress import batch_callback
 from keras_elmo.training.distribute import DistributedLoop
@@ -37,8 +39,6 @@ from keras_elmo.training.distribute import is_chief
 from keras_elmo.training.distribute import num_replicas
 from keras_elmo.training.distribute import resolve_strategy
 from keras_elmo.training.initialize import initialize
-from keras_elmo.training.run_directory import LOGS_DIR
-from keras_elmo.training.run_directory import VOCAB_FILE
 from keras_elmo.training.run_directory import RunDirectory
 from keras_elmo.training.run_directory import load_run
 from keras_elmo.training.time_budget import MINIMUM_BUDGET_S

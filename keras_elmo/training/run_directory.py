@@ -1,79 +1,38 @@
-"""A training run directory, and the export layout of a trained run.
-
-    config.json     what defines the run (`TrainingConfig`)
-    vocab.txt       the output vocabulary
-    checkpoint/     the latest training state: every model and optimizer
-                    variable (dropout and sampler seeds included), by
-                    variable path, and the global step
-    history.json    held-out perplexity at each validation
-    time_budget.json  a run with a time budget: the planned last step, the
-                    budget's seconds spent, the learning-rate decay's state
-    logs/           TensorBoard
-
-An export directory (`export_weights`) holds the official `options.json` +
-`weights.hdf5`, the vocabulary and `softmax.hdf5`. Every file is written
+"""A training run directory: its config, vocabulary, history, time-budget
+plan and checkpoints, and the export of a trained run (the file names are
+the layout's, `keras_elmo.formats.run_layout`). Every file is written
 atomically.
 """
 
-import json
 import os
 import re
 import zipfile
 
-import h5py
 import numpy as np
 
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import RunDirectoryError
-from keras_elmo.errors import WeightFileError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.files import atomic_output
 from keras_elmo.formats.bilm_tf import save_bilm
-from keras_elmo.formats.hdf5_datasets import checked_dataset
-from keras_elmo.formats.hdf5_datasets import read_weights
+from keras_elmo.formats.run_layout import CHECKPOINT_DIR
+from keras_elmo.formats.run_layout import CHECKPOINT_FORMAT
+from keras_elmo.formats.run_layout import CONFIG_FILE
+from keras_elmo.formats.run_layout import EXPORT_OPTIONS
+from keras_elmo.formats.run_layout import EXPORT_SOFTMAX
+from keras_elmo.formats.run_layout import EXPORT_WEIGHTS
+from keras_elmo.formats.run_layout import HISTORY_FILE
+from keras_elmo.formats.run_layout import PLAN_FILE
+from keras_elmo.formats.run_layout import VOCAB_FILE
+from keras_elmo.formats.run_layout import read_json
+from keras_elmo.formats.run_layout import write_json
+from keras_elmo.formats.run_layout import write_softmax
 from keras_elmo.paths import check_input_file
 from keras_elmo.training.training_config import TrainingConfig
 from keras_elmo.training.training_config import build_model
-
-CONFIG_FILE = "config.json"
-VOCAB_FILE = "vocab.txt"
-HISTORY_FILE = "history.json"
-PLAN_FILE = "time_budget.json"
-CHECKPOINT_DIR = "checkpoint"
-# 2: variables keyed by stable path (1: by position).
-CHECKPOINT_FORMAT = 2
-LOGS_DIR = "logs"
-# The export layout (also what `--init-from DIR` and `--model DIR` read).
-EXPORT_OPTIONS = "options.json"
-EXPORT_WEIGHTS = "weights.hdf5"
-EXPORT_SOFTMAX = "softmax.hdf5"
-
-
-def read_json(path, default=None):
-    """The JSON value in `path` (`default` if it does not exist); a file
-    that is not JSON is an error naming it."""
-    if not os.path.lexists(path):
-        return default
-    try:
-        check_input_file(path, "Run file", "a JSON file")
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except InputPathError as error:
-        raise RunDirectoryError(str(error)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise RunDirectoryError(
-            f"{path} is not valid JSON ({error}); the file is damaged. "
-            "Restore it, or start the run in a new directory."
-        ) from None
-
-
-def write_json(path, value):
-    with atomic_output(path) as temporary:
-        with open(temporary, "w", encoding="utf-8") as f:
-            json.dump(value, f, indent=2)
 
 
 def _state_variables(model):
@@ -383,38 +342,6 @@ def _check_plan(plan):
 def load_run(directory):
     """The trained model, vocabulary and config of a run directory."""
     return RunDirectory(directory).load()
-
-
-def write_softmax(path, kernel, bias):
-    with atomic_output(path) as temporary:
-        with h5py.File(temporary, "w") as f:
-            f.create_dataset("softmax/W", data=np.asarray(kernel))
-            f.create_dataset("softmax/b", data=np.asarray(bias))
-
-
-def read_softmax(path):
-    """`(kernel, bias)` of a `softmax.hdf5` file."""
-    try:
-        check_input_file(path, "Softmax file", "an hdf5 file")
-        with h5py.File(path, "r") as f:
-            return tuple(
-                _softmax_values(f, name, path)
-                for name in ("softmax/W", "softmax/b")
-            )
-    except InputPathError as error:
-        raise WeightFileError(str(error)) from None
-    except (OSError, KeyError) as error:
-        raise WeightFileError(
-            f"{path} is not a softmax file of an export (datasets softmax/W "
-            f"and softmax/b): {error}"
-        ) from None
-
-
-def _softmax_values(f, name, path):
-    item = checked_dataset(f, name, path)
-    if item is None:
-        raise KeyError(f"no dataset {name!r}")
-    return read_weights(item, name, path)
 
 
 def export_weights(model_dir, output_dir):

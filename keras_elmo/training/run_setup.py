@@ -29,7 +29,7 @@ def run_vocabulary(
     from `train_files` (tokens seen `min_count` times, at most
     `max_vocab_size`)."""
     from keras_elmo.data.vocabulary import Vocabulary
-    from keras_elmo.training.run_directory import VOCAB_FILE
+    from keras_elmo.formats.run_layout import VOCAB_FILE
 
     existing = os.path.join(output, VOCAB_FILE)
     if vocab and build_vocab:

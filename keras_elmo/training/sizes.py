@@ -1,21 +1,25 @@
-"""Model sizes: the published ELMo configurations and a CPU demo size.
+"""Training sizes: the published ELMo configurations and a CPU demo size.
 
-A size is a dict of `BiLM` arguments (`BILM_KEYS`). `bilm_size` turns the
+A size is a dict of `BiLM` arguments (`BILM_KEYS`; the arithmetic of a
+size is `keras_elmo.layers.bilm_size`). `bilm_size` turns the
 ways a user gives one (a size name, an official options file, single
 values, or the size of the weights a run starts from) into one such dict,
 checking each value under its own name.
 """
 
-import inspect
-import os
-
 from keras_elmo.characters import DEFAULT_FILTERS
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
-from keras_elmo.characters import NUM_CHARACTER_IDS
 from keras_elmo.characters import check_filters
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_number
+from keras_elmo.layers.bilm_size import BILM_KEYS
+from keras_elmo.layers.bilm_size import DEFAULT_TOKEN_ENCODER
+from keras_elmo.layers.bilm_size import LSTM_KEYS
+from keras_elmo.layers.bilm_size import SIZE_ARGUMENTS
+from keras_elmo.layers.bilm_size import SIZED_TOKEN_ENCODERS
+from keras_elmo.layers.bilm_size import activation_bytes_per_token
+from keras_elmo.layers.bilm_size import check_size_value
+from keras_elmo.layers.bilm_size import memory_bytes
+from keras_elmo.layers.bilm_size import parameter_count
 
 _PUBLISHED = dict(
     filters=[list(f) for f in DEFAULT_FILTERS],
@@ -48,110 +52,13 @@ SIZES = {
     ),
 }
 DEFAULT_SIZE = "cpu"
-BILM_KEYS = tuple(SIZES[DEFAULT_SIZE])
-# The token encoders a run can train from scratch (`token_encoder`), and
-# the size keys of a word-input biLM: the LSTMs' (its table is one row per
-# vocabulary line).
-TRAINABLE_TOKEN_ENCODERS = ("characters", "words")
-DEFAULT_TOKEN_ENCODER = "characters"
-LSTM_KEYS = (
-    "units",
-    "projection_dim",
-    "num_layers",
-    "cell_clip",
-    "proj_clip",
-    "use_skip_connections",
-)
-
-# Size arguments that may be given one by one: name -> (type, smallest
-# value).
-SIZE_ARGUMENTS = {
-    "units": (int, 1),
-    "projection_dim": (int, 1),
-    "num_layers": (int, 1),
-    "num_highway_layers": (int, 0),
-    "char_embedding_dim": (int, 1),
-    "cell_clip": (float, 0.0),
-    "proj_clip": (float, 0.0),
-}
-
-
-def check_size_value(name, value, where=None):
-    """Checks one size value under its own name (`where` names it for
-    the user otherwise, e.g. the options key)."""
-    where = where or f"`{name}`"
-    kind, smallest = SIZE_ARGUMENTS[name]
-    if kind is int:
-        return check_integer(value, where, minimum=smallest)
-    return check_number(value, where, minimum=smallest)
-
+# The token encoders a run can train from scratch (`token_encoder`): those
+# whose sizes are known.
+TRAINABLE_TOKEN_ENCODERS = SIZED_TOKEN_ENCODERS
 
 # Bytes one float32 weight takes in training: the weight, its gradient and
 # up to two optimizer slots (Adam's moments).
 TRAINING_BYTES_PER_WEIGHT = 16
-# The bound where the machine's memory cannot be read.
-DEFAULT_MEMORY_BYTES = 2**40
-
-
-def _bilm_defaults(token_encoder):
-    """The defaults of `BiLM` and of its token encoder's arguments."""
-    from keras_elmo.layers.bilm import BiLM
-    from keras_elmo.layers.token_encoders import get_token_encoder
-
-    defaults = {}
-    for function in (BiLM.__init__, get_token_encoder(token_encoder).__init__):
-        for name, p in inspect.signature(function).parameters.items():
-            if p.default is not inspect.Parameter.empty:
-                defaults[name] = p.default
-    return defaults
-
-
-def parameter_count(size, vocabulary_size):
-    """The weights of a biLM of `size` (`BiLM` arguments; missing ones
-    take BiLM's defaults) and of its softmax over `vocabulary_size`."""
-    kind = size.get("token_encoder", DEFAULT_TOKEN_ENCODER)
-    size = dict(_bilm_defaults(kind), **size)
-    units, projection = size["units"], size["projection_dim"]
-    projected = projection < units
-    recurrent_input = projection if projected else units
-    lstm = (projection + recurrent_input + 1) * 4 * units
-    lstm += units * projection if projected else 0
-    count = 2 * size["num_layers"] * lstm
-    count += (projection + 1) * vocabulary_size  # the softmax
-    if size.get("token_encoder") == "words":
-        return count + vocabulary_size * projection
-    dim = size["char_embedding_dim"]
-    features = sum(n for _, n in size["filters"])
-    count += NUM_CHARACTER_IDS * dim
-    count += sum((width * dim + 1) * n for width, n in size["filters"])
-    count += size["num_highway_layers"] * 2 * (features + 1) * features
-    return count + (features + 1) * projection
-
-
-def activation_bytes_per_token(size, num_sampled=0):
-    """A lower estimate of the float32 activations one token of a batch
-    keeps for the backward pass: each LSTM layer's gates, cell, output and
-    projection in both directions, the char CNN's feature maps over the
-    characters, and the sampled softmax's logits."""
-    kind = size.get("token_encoder", DEFAULT_TOKEN_ENCODER)
-    size = dict(_bilm_defaults(kind), **size)
-    units, projection = size["units"], size["projection_dim"]
-    values = 2 * size["num_layers"] * (6 * units + projection)
-    values += num_sampled
-    if size.get("token_encoder") != "words":
-        features = sum(n for _, n in size["filters"])
-        values += MAX_CHARACTERS_PER_TOKEN * (
-            size["char_embedding_dim"] + features
-        )
-    return 4 * values
-
-
-def memory_bytes():
-    """The machine's physical memory (or `DEFAULT_MEMORY_BYTES`)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return DEFAULT_MEMORY_BYTES
 
 
 def check_bilm_size(
@@ -206,96 +113,6 @@ def check_bilm_size(
             "units",
         )
     return checked
-
-
-# Bytes of one float32 weight of a biLM that is loaded (not trained).
-LOADED_BYTES_PER_WEIGHT = 4
-# At most this many LSTM layers (per direction), highway layers or filter
-# widths: the published biLMs have 2, 2 and 7; each is a Keras layer
-# that takes milliseconds to create, so 256 builds in about a second,
-# while a file's 10**6 would take an hour before any memory bound bit.
-MAX_LAYERS = 256
-
-
-def check_bilm_config(config, where):
-    """The size arguments of a serialized `BiLM` (a `.keras` file's
-    config), each of its kind, their counts within `MAX_LAYERS` and the
-    whole within memory (`check_bilm_memory`): checked before the layer
-    is even constructed (its constructor creates one layer per count).
-    `where` names the source."""
-    checked = dict(config)
-    for name in SIZE_ARGUMENTS:
-        if checked.get(name) is not None:
-            checked[name] = check_size_value(
-                name, checked[name], f"{where}: `{name}`"
-            )
-    if checked.get("vocabulary_size") is not None:
-        checked["vocabulary_size"] = check_integer(
-            checked["vocabulary_size"], f"{where}: `vocabulary_size`", 1
-        )
-    if checked.get("filters") is not None:
-        try:
-            checked["filters"] = [
-                list(f)
-                for f in check_filters(
-                    checked["filters"], MAX_CHARACTERS_PER_TOKEN
-                )
-            ]
-        except KerasElmoError as error:
-            raise KerasElmoError(f"{where}: {error}") from None
-    counts = {
-        "num_layers": checked.get("num_layers"),
-        "num_highway_layers": checked.get("num_highway_layers"),
-        "filters": len(checked.get("filters") or ()),
-    }
-    for name, count in counts.items():
-        if count is not None and count > MAX_LAYERS:
-            raise KerasElmoError(
-                f"{where}: `{name}` gives {count:,} layers, more than "
-                f"{MAX_LAYERS} (published biLMs have 2 to 7). The file is "
-                "damaged or not the one meant."
-            )
-    check_bilm_memory(checked, where)
-
-
-def check_bilm_memory(config, where):
-    """A biLM of `config` (`BiLM` arguments, each already checked, as
-    `BiLM(...)` checks them) fits in this machine's memory: its weights
-    (`LOADED_BYTES_PER_WEIGHT` each) at most `memory_bytes()`. Checked
-    before it is built, so that a file that declares absurd sizes is
-    refused instead of filling memory. `where` names the biLM's source.
-    """
-    kind = config.get("token_encoder", DEFAULT_TOKEN_ENCODER)
-    lstm_keys = (*LSTM_KEYS, "token_encoder")
-    if kind in TRAINABLE_TOKEN_ENCODERS:
-        size = {key: config[key] for key in BILM_KEYS if key in config}
-        size["token_encoder"] = kind
-    else:  # another token encoder: its LSTMs at least
-        size = {key: config[key] for key in lstm_keys if key in config}
-        size["token_encoder"] = "words"
-    weights = parameter_count(size, 0)
-    if size["token_encoder"] == "words":
-        table = config.get("vocabulary_size") or 0
-        weights += table * config["projection_dim"]
-    needed = weights * LOADED_BYTES_PER_WEIGHT
-    available = memory_bytes()
-    if needed > available:
-        sizes = ", ".join(
-            f"{key}={config[key]:,}"
-            for key in (
-                "units",
-                "projection_dim",
-                "num_layers",
-                "vocabulary_size",
-            )
-            if key in config
-        )
-        raise KerasElmoError(
-            f"{where} declares a biLM of {weights:,} weights ({sizes}), "
-            f"which need {needed / 2**30:,.1f} GiB; this machine has "
-            f"{available / 2**30:,.1f} GiB. The file is damaged or not "
-            "the one meant."
-        )
 
 
 def size_of(config):

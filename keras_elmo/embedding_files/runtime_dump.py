@@ -1,8 +1,8 @@
 """An exported biLM file (`.onnx`, `.tflite`) run over text files, in the
-hdf5 layouts of `keras_elmo.dump`, without TensorFlow: what `keras-elmo
-embed` and `dump-token-embeddings` run for a model file FILE.onnx|.tflite.
+hdf5 layouts of `bilm_dump`, without TensorFlow: what `keras-elmo embed`
+and `dump-token-embeddings` run for a model file FILE.onnx|.tflite.
 
-The layouts are those of `keras_elmo.dump.embed_file` (dataset `str(i)`,
+The layouts are those of `bilm_dump.embed_file` (dataset `str(i)`,
 float32 `(num_layers + 1, n_i, 2 * projection_dim)` for line i) and
 `dump_token_embeddings` (dataset `embedding`, `(num_tokens,
 projection_dim)`); the token embedding of an exported model is the first
@@ -14,10 +14,10 @@ import os
 
 import numpy as np
 
-from keras_elmo.dump_layout import DEFAULT_OUTPUT_LAYERS
-from keras_elmo.dump_layout import write_sentence_embeddings
+from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
+from keras_elmo.embedding_files.hdf5_layout import write_sentence_embeddings
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.export.file_format import KINDS
+from keras_elmo.formats.exported_file import KINDS
 
 # File suffix -> the runtime that runs it.
 RUNTIMES = {kind.suffix: kind.name for kind in KINDS.values()}
@@ -80,7 +80,7 @@ def embed_file(
     output_layers=DEFAULT_OUTPUT_LAYERS,
     sentence_index=True,
 ):
-    """`keras_elmo.dump.embed_file` for an exported model.
+    """`keras_elmo.embedding_files.bilm_dump.embed_file` for an exported model.
 
     Returns:
         The number of sentences written.
@@ -107,7 +107,7 @@ def embed_file(
 def dump_token_embeddings(
     model, vocab_file, output_file, batch_size, verbose=1
 ):
-    """`keras_elmo.dump.dump_token_embeddings` for an exported model.
+    """`bilm_dump.dump_token_embeddings` for an exported model.
 
     Returns:
         The number of tokens written.

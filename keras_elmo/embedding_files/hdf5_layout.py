@@ -69,7 +69,8 @@ def write_sentence_embeddings(
         layers_of: callable: a batch of tokenised sentences -> float32
             `(batch, num_layers + 1, time, 2 * projection_dim)`.
         input_file, output_file, batch_size, verbose, on_bad_line,
-        output_layers, sentence_index: as `keras_elmo.dump.embed_file`.
+        output_layers, sentence_index: as
+            `keras_elmo.embedding_files.bilm_dump.embed_file`.
 
     Returns:
         The number of sentences written.

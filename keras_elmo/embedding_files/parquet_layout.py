@@ -9,8 +9,7 @@ An output directory holds:
   `embedding` (the array, flat, float32 or float16). Row order means
   nothing; the key does.
 - `bad_lines-SSSSS-of-NNNNN.jsonl`: one JSON object per line that was not
-  embedded: `{"file", "line", "reason"}` (`keras_elmo.corpus.sentences.
-  BAD_LINE_REASONS`).
+  embedded: `{"file", "line", "reason"}` (`BAD_LINE_REASONS`).
 - `summary.json`, written last: the counts, the settings and the list of
   shards. A directory without it is the leftover of a run that did not
   finish, and `read_embeddings` refuses it.
@@ -32,6 +31,15 @@ BAD_LINES_PREFIX = "bad_lines"
 BAD_LINES_SUFFIX = ".jsonl"
 SUMMARY_FILE = "summary.json"
 FORMAT = "keras-elmo-corpus/1"
+EMPTY = "empty"
+TOO_LONG = "too_long"
+NOT_UTF8 = "not_utf8"
+# Why a line was not embedded -> what that means, for reports.
+BAD_LINE_REASONS = {
+    EMPTY: "no tokens (an empty or blank line)",
+    TOO_LONG: "more tokens than max_sentence_tokens",
+    NOT_UTF8: "not valid UTF-8",
+}
 
 
 def parquet_schema(dtype):
@@ -74,7 +82,7 @@ def summary(counts, settings, embedding_files, bad_line_files):
             "sentences": counts.get("sentences", 0),
             "tokens": counts.get("tokens", 0),
             "bad_lines": {
-                reason: counts.get(reason, 0) for reason in _reasons()
+                reason: counts.get(reason, 0) for reason in BAD_LINE_REASONS
             },
             "settings": settings,
             "embedding_files": sorted(embedding_files),
@@ -82,12 +90,6 @@ def summary(counts, settings, embedding_files, bad_line_files):
         },
         indent=1,
     )
-
-
-def _reasons():
-    from keras_elmo.corpus.sentences import BAD_LINE_REASONS
-
-    return tuple(BAD_LINE_REASONS)
 
 
 def read_summary(directory):

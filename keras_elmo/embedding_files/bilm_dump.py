@@ -15,12 +15,12 @@ import tensorflow as tf
 from keras_elmo.data.text import count_lines
 from keras_elmo.data.text import iter_sentences
 from keras_elmo.data.vocabulary import check_vocabulary
-from keras_elmo.dump_layout import DEFAULT_OUTPUT_LAYERS
-from keras_elmo.dump_layout import DEFAULT_SENTENCE_BATCH
-from keras_elmo.dump_layout import DEFAULT_TOKEN_BATCH
-from keras_elmo.dump_layout import OUTPUT_LAYERS
-from keras_elmo.dump_layout import TOKEN_EMBEDDINGS
-from keras_elmo.dump_layout import write_sentence_embeddings
+from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
+from keras_elmo.embedding_files.hdf5_layout import DEFAULT_SENTENCE_BATCH
+from keras_elmo.embedding_files.hdf5_layout import DEFAULT_TOKEN_BATCH
+from keras_elmo.embedding_files.hdf5_layout import OUTPUT_LAYERS
+from keras_elmo.embedding_files.hdf5_layout import TOKEN_EMBEDDINGS
+from keras_elmo.embedding_files.hdf5_layout import write_sentence_embeddings
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
@@ -76,7 +76,7 @@ def embed_file(
     sentence_index=True,
 ):
     """Writes the biLM layers of every sentence of a text file to hdf5, in
-    the layout of `allennlp elmo` (`keras_elmo.dump_layout`).
+    the layout of `allennlp elmo` (`keras_elmo.embedding_files.hdf5_layout`).
 
     Args:
         bilm: a stateless `keras_elmo.layers.BiLM`, or a runtime model
