@@ -4,20 +4,25 @@ Every mistake a user can make (a bad argument, file, option or value)
 raises a `KerasElmoError` (a `ValueError`) or one of its subclasses, with a
 message that says what was received, what was expected and how to fix it.
 
-The library speaks Python: a message names a Python argument in backticks
-(`init_from`) and, where it shows the value, ends with "Received:
-init_from='x'." as Keras does; an error about one argument also carries
-its name (`error.argument`). The `keras-elmo` command catches this family
-in one place (`keras_elmo.cli.messages`) and turns those names into its
-flags (`--init-from`); anything else is a bug and keeps its traceback.
+An error carries its parts as fields: `message` (what is wrong and how to
+fix it; Python arguments named in backticks, `init_from`), `argument`
+(the Python argument the mistake is in, or None), `received` (the value,
+when the error shows one) and `expected` (in words). Its text is composed
+from them in one place, `KerasElmoError.__str__`, in one form:
+
+    `units` must be an integer >= 1. Received: units=0.
+
+The `keras-elmo` command catches this family in one place
+(`keras_elmo.cli.messages`) and composes the same fields in its own words:
+the argument as its flag, the value shell-quoted (`--units 0`); anything
+else is a bug and keeps its traceback.
 
 Below the family, one check per kind of value a user gives (integers,
 finite numbers, lists of numbers, strings, booleans and choices). Each
 check takes the value and the name the user knows it by (an argument such
-as "`dropout`", a key such as "options.json `lstm.dim`"; the command line
-passes its own flags, such as "--scalar-mix"), and returns the value in
-its plain Python type or raises `KerasElmoError` saying what it received
-and what is expected; a name of the form "`argument`" (or
+as "`dropout`", a key such as "options.json `lstm.dim`"), and returns the
+value in its plain Python type or raises `KerasElmoError` saying what it
+received and what is expected; a name of the form "`argument`" (or
 "`argument`[i]") is carried as the error's `argument`. NaN and infinities
 are never numbers here; booleans are never integers; strings are never
 numbers. NumPy only, no TensorFlow.
@@ -30,19 +35,82 @@ import re
 import numpy as np
 
 
+class _NotGiven:
+    """The `received` of an error that shows no value."""
+
+    def __repr__(self):
+        return "NOT_GIVEN"
+
+    def __reduce__(self):
+        return "NOT_GIVEN"  # the one instance, by its module name
+
+
+NOT_GIVEN = _NotGiven()
+
+
 class KerasElmoError(ValueError):
     """A user mistake: a bad argument, file or value.
 
+    Its text is composed from its fields, here only: the message, then,
+    when a value was received, "Received: argument=value." (the value as
+    `shown` shows it, never a hostile value whole).
+
     Args:
-        message: str. What was received, what is expected, how to fix it.
+        message: str. What is wrong, what is expected and how to fix it,
+            Python arguments named in backticks (`init_from`).
         argument: str or None. The Python argument the mistake is in
             (`"init_from"`), when it is one; the command line shows its
             flag instead.
+        received: the value received, shown after the message; leave it
+            out when the message shows no value.
+        expected: str or None. What was expected, in words, for callers
+            that report it apart (the message says it too).
+
+    Example:
+
+    >>> error = keras_elmo.KerasElmoError(
+    ...     "`units` must be an integer >= 1.", "units", received=0
+    ... )
+    >>> str(error)
+    '`units` must be an integer >= 1. Received: units=0.'
+    >>> error.argument, error.received
+    ('units', 0)
     """
 
-    def __init__(self, message, argument=None):
+    def __init__(
+        self, message, argument=None, *, received=NOT_GIVEN, expected=None
+    ):
         super().__init__(message)
+        self.message = message
         self.argument = argument
+        self.received = received
+        self.expected = expected
+
+    def __str__(self):
+        message = getattr(self, "message", None)
+        if message is None:  # a subclass that set its own args
+            return super().__str__()
+        return with_received(message, self.received_text())
+
+    def received_text(self, name=None):
+        """The "Received: ..." tail, `name` standing for the argument
+        (`name` None: the argument), or "" when no value was received."""
+        if self.received is NOT_GIVEN:
+            return ""
+        name = name or self.argument
+        value = shown(self.received)
+        return f"Received: {name}={value}." if name else f"Received: {value}."
+
+    def __reduce__(self):
+        # The fields travel with the error (Beam and multiprocessing pickle
+        # it): rebuilt from `args` (a subclass whose constructor takes
+        # other arguments keeps them as its `args`), then its fields.
+        return (type(self), self.args, self.__dict__)
+
+
+def with_received(message, tail):
+    """`message` and the "Received: ..." `tail`, one space apart."""
+    return f"{message} {tail}" if tail else message
 
 
 class WeightFileError(KerasElmoError):

@@ -169,6 +169,50 @@ def test_an_error_without_argument_is_shown_as_it_is():
     assert command_line_message(error, _flags()) == str(error)
 
 
+def test_an_error_composes_its_text_from_its_fields():
+    error = KerasElmoError(
+        "`init_from` is no biLM source; give `output_dir` elsewhere.",
+        "init_from",
+        received="my run/x",
+    )
+    assert str(error) == (
+        "`init_from` is no biLM source; give `output_dir` elsewhere. "
+        "Received: init_from='my run/x'."
+    )
+    assert command_line_message(error, _flags(output_dir="--output")) == (
+        "--init-from is no biLM source; give --output elsewhere. "
+        "Received: --init-from 'my run/x'."
+    )
+
+
+def test_the_fields_survive_pickling():
+    import pickle
+
+    from keras_elmo.corpus.sentences import BadLine
+    from keras_elmo.errors import MissingInputError
+
+    error = pickle.loads(
+        pickle.dumps(KerasElmoError("`units` bad.", "units", received=0))
+    )
+    assert (error.argument, error.received, str(error)) == (
+        "units",
+        0,
+        "`units` bad. Received: units=0.",
+    )
+    line = pickle.loads(pickle.dumps(BadLine("empty", "no tokens")))
+    assert (line.reason, str(line)) == ("empty", "no tokens")
+    missing = pickle.loads(pickle.dumps(MissingInputError("gone.", "x")))
+    assert isinstance(missing, FileNotFoundError)
+    assert (missing.argument, str(missing)) == ("x", "gone.")
+
+
+def test_a_hostile_value_is_shown_within_bounds_on_both_sides():
+    error = KerasElmoError("`model` bad.", "model", received="a" * 10_000)
+    assert len(str(error)) < 120
+    message = command_line_message(error, {"model": "--model"})
+    assert len(message) < 120 and "--model aaa" in message
+
+
 def test_the_checks_carry_the_argument():
     with pytest.raises(KerasElmoError) as raised:
         check_number(float("nan"), "`dropout`")

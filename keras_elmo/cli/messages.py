@@ -14,9 +14,21 @@ command has no flag for stay as they are; nothing is guessed.
 Only an error that carries its `argument` speaks of Python arguments; one
 without (a damaged file, a key of config.json, whose names may be spelled
 like arguments) is shown as it is.
+
+An error that carries the value it received (`error.received`) is composed
+here from its fields: its message with argument names as flags, then
+"Received: --flag VALUE." with the value as a shell would read it back
+(`shlex.quote`). A message that still writes its own "Received:" tail is
+rewritten by the patterns below (the older form, being retired).
 """
 
 import re
+import shlex
+
+from keras_elmo.errors import NOT_GIVEN
+from keras_elmo.errors import SHOWN_CHARACTERS
+from keras_elmo.errors import shown
+from keras_elmo.errors import with_received
 
 # A Python argument in backticks, not part of a dotted key
 # (options.json `lstm.dim` stays).
@@ -54,6 +66,27 @@ def _assigned(flags):
     return replace
 
 
+def _shell_value(value):
+    """`value` as the command line received it: a string shell-quoted
+    (at most `SHOWN_CHARACTERS` of it), anything else as `shown`."""
+    if isinstance(value, str):
+        if len(value) > SHOWN_CHARACTERS:
+            value = value[: SHOWN_CHARACTERS - 3] + "..."
+        return shlex.quote(value)
+    return shown(value)
+
+
+def _from_fields(error, flags):
+    """The message of an error that carries `received`, composed from its
+    fields in the command line's words."""
+    text = _BACKTICKED.sub(_flag(flags), error.message)
+    flag = flags.get(error.argument)
+    if flag is None:
+        return with_received(text, error.received_text())
+    tail = f"Received: {flag} {_shell_value(error.received)}."
+    return with_received(text, tail)
+
+
 def command_line_message(error, flags):
     """The message of `error` with its Python argument names as `flags`
     name them, if it is about an argument (`error.argument`); one whose
@@ -62,6 +95,10 @@ def command_line_message(error, flags):
     argument = getattr(error, "argument", None)
     if argument is None:
         return text
+    if getattr(error, "received", NOT_GIVEN) is not NOT_GIVEN:
+        text = _from_fields(error, flags)
+        flag = flags.get(argument)
+        return f"{flag}: {text}" if flag and flag not in text else text
     head, received, tail = text.rpartition(_RECEIVED)
     if received:
         text = head + received + _ASSIGNED.sub(_assigned(flags), tail)

@@ -38,6 +38,7 @@ class BadLine(KerasElmoError):
     def __init__(self, reason, message):
         super().__init__(message)
         self.reason = reason
+        self.args = (reason, message)  # rebuilt from these when unpickled
 
 
 def _text(value, what):
