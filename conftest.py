@@ -15,7 +15,7 @@ import keras_elmo  # noqa: E402
 # installed, pytest does not import those modules for their doctests (and
 # tests/test_embed_corpus_beam.py skips).
 if importlib.util.find_spec("apache_beam") is None:
-    collect_ignore_glob = ["keras_elmo/beam/[mp]*.py"]
+    collect_ignore_glob = ["keras_elmo/beam/[mop]*.py"]
 
 
 def pytest_addoption(parser):

@@ -28,6 +28,7 @@ are never numbers here; booleans are never integers; strings are never
 numbers. NumPy only, no TensorFlow.
 """
 
+import contextlib
 import math
 import numbers
 import re
@@ -397,3 +398,23 @@ def check_threads(value, name="`num_threads`"):
     if value is None:
         return None
     return check_integer(value, name, minimum=1)
+
+
+@contextlib.contextmanager
+def about(argument):
+    """Inside it, a `KerasElmoError` that names no argument is about
+    `argument`: a loader's errors (a missing file, a damaged one) are
+    about the argument that named the file.
+
+    >>> with about("path"):
+    ...     raise KerasElmoError("damaged")
+    Traceback (most recent call last):
+    ...
+    keras_elmo.errors.KerasElmoError: damaged
+    """
+    try:
+        yield
+    except KerasElmoError as error:
+        if error.argument is None:
+            error.argument = argument
+        raise

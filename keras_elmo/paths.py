@@ -15,6 +15,7 @@ import os
 import stat
 
 from keras_elmo.errors import InputPathError
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import argument_of
 
@@ -71,8 +72,16 @@ def _stat_error(path, what, expected, error):
 
 
 def _check(path, what, is_kind, expected, access, hint):
-    path = os.fspath(path)
     argument = argument_of(what)
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(
+        os.fspath(path), str
+    ):
+        raise InputPathError(
+            f"{what} must be a path (a str); expected {expected}.",
+            argument,
+            received=path,
+        )
+    path = os.fspath(path)
     try:
         mode = os.stat(path).st_mode
     except OSError as error:
@@ -115,3 +124,35 @@ def check_input_directory(path, what, expected="a directory", hint=None):
     else the errors of `check_input_file`."""
     access = os.R_OK | os.X_OK
     return _check(path, what, stat.S_ISDIR, expected, access, hint)
+
+
+def check_path(value, argument):
+    """`value` as a str path: a non-empty str or `os.PathLike` (not bytes,
+    not a number), else `KerasElmoError` naming `argument`."""
+    if isinstance(value, (str, os.PathLike)):
+        path = os.fspath(value)
+        if isinstance(path, str) and path and "\0" not in path:
+            return path
+    raise KerasElmoError(
+        f"`{argument}` must be a path (a non-empty str).",
+        argument,
+        received=value,
+    )
+
+
+def identity(paths):
+    """What the files (or folders) `paths` are now: for each, its device,
+    inode, size and modification time (ns), or None where nothing lies.
+    Two identities differ when any of them was replaced, rewritten or
+    touched since: the key of a cache of what was read from them."""
+    found = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            found.append((path, None))
+            continue
+        found.append(
+            (path, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
+        )
+    return tuple(found)

@@ -3,6 +3,7 @@ embed` dataset (bilm-tf fixture), whatever the batch, the input type (str,
 UTF-8 bytes, token lists) or the layers asked for; bad lines carry their
 reason; the embedder pickles small and loads its biLM once per process."""
 
+import json
 import os
 import pickle
 import random
@@ -163,3 +164,196 @@ def test_an_output_without_summary_is_not_read(tmp_path):
     (tmp_path / "summary.json").write_text('{"format": "other"}')
     with pytest.raises(KerasElmoError, match="not a keras-elmo corpus"):
         list(parquet_layout.read_embeddings(str(tmp_path)))
+
+
+# === One sentence, None, padding: refused with what to pass ===
+
+
+@pytest.mark.parametrize(
+    "sentences, words",
+    [
+        ("Hello", "is one sentence; pass a list"),
+        (b"Hello", "is one sentence; pass a list"),
+        (None, "must be a list of lines"),
+        (3, "must be a list of lines"),
+        ({"a": 1}, "must be a list of lines"),
+        (np.array("a b"), "must be a list of lines"),
+        (np.array([["a", "b"], ["c", ""]]), "Token 1 of a sentence is empty"),
+        ([["a", "  "]], "is empty or blank"),
+        ([["a", None]], "Token 1 of a sentence must be a str"),
+    ],
+)
+def test_what_is_no_list_of_sentences_is_refused(sentences, words):
+    embedder = SentenceEmbedder(MODEL_DIR, output_layers="top")
+    with pytest.raises(KerasElmoError, match=words) as caught:
+        embedder(sentences)
+    assert caught.value.argument == "sentences"
+    assert not isinstance(caught.value, BadLine)
+
+
+def test_a_2d_array_of_tokens_is_a_list_of_token_lists():
+    embedder = SentenceEmbedder(MODEL_DIR, output_layers="top")
+    rows = np.array([["the", "cat"], ["a", "dog"]])
+    got = embedder(rows)
+    for x, y in zip(got, embedder([["the", "cat"], ["a", "dog"]])):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("source", [None, 3, b"model", ""])
+def test_a_source_of_another_type_is_refused_at_once(source):
+    with pytest.raises(KerasElmoError, match="must be a biLM source") as e:
+        SentenceEmbedder(source)
+    assert e.value.argument == "source"
+
+
+# === New weights on disk are never served from an old load ===
+
+
+def _rewrite_weights(folder, scale):
+    """Scales every dataset of the folder's hdf5 weights, in place (the
+    same inode) or as a new file replacing it."""
+    path = os.path.join(folder, "lm_weights.hdf5")
+    with h5py.File(path, "r+") as f:
+        f.visititems(
+            lambda name, item: (
+                item.__setitem__(Ellipsis, item[...] * scale)
+                if isinstance(item, h5py.Dataset) and item.dtype.kind == "f"
+                else None
+            )
+        )
+
+
+def test_replaced_weights_are_loaded_again(tmp_path):
+    import shutil
+
+    folder = str(tmp_path / "model")
+    shutil.copytree(MODEL_DIR, folder)
+    lines = ["the cat sat", "a b c"]
+    first = SentenceEmbedder(folder, output_layers="top")
+    before = first(lines)
+    model = first.load()
+    # Rewritten in place (same inode; size and time may not change much).
+    _rewrite_weights(folder, 0.5)
+    after = SentenceEmbedder(folder, output_layers="top")(lines)
+    assert first.load() is not model
+    assert not np.allclose(before[0], after[0], atol=1e-4)
+    # What `keras-elmo embed` gives with the new weights.
+    for x, y in zip(after, _reference(tmp_path, lines, "--top", model=folder)):
+        np.testing.assert_allclose(x, y, atol=1e-6, rtol=0)
+    # Replaced by another file (a new inode), the old one restored.
+    shutil.copy(
+        os.path.join(MODEL_DIR, "lm_weights.hdf5"),
+        os.path.join(folder, "new.hdf5"),
+    )
+    os.replace(
+        os.path.join(folder, "new.hdf5"),
+        os.path.join(folder, "lm_weights.hdf5"),
+    )
+    again = SentenceEmbedder(folder, output_layers="top")(lines)
+    for x, y in zip(again, before):
+        np.testing.assert_allclose(x, y, atol=1e-6, rtol=0)
+    # Unchanged files: the same load.
+    assert SentenceEmbedder(folder).load() is first.load()
+
+
+# === read_embeddings trusts nothing it reads ===
+
+
+def _output(directory, rows, names=None):
+    """A corpus output written by the layout's own functions: one shard
+    of `rows` ((file, line, array) each) and its summary."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    os.makedirs(directory, exist_ok=True)
+    name = "embeddings-00000-of-00001.parquet"
+    records = [parquet_layout.embedding_record((f, n), a) for f, n, a in rows]
+    table = pa.Table.from_pylist(
+        records, schema=parquet_layout.parquet_schema("float32")
+    )
+    pq.write_table(table, os.path.join(directory, name))
+    text = parquet_layout.summary(
+        {"sentences": len(rows)}, {}, names or [name], []
+    )
+    with open(os.path.join(directory, "summary.json"), "w") as f:
+        f.write(text)
+    return os.path.join(directory, name)
+
+
+def test_read_embeddings_reads_what_the_layout_writes(tmp_path):
+    pytest.importorskip("pyarrow")
+    rows = [
+        ("a.txt", 1, np.ones((3, 2, 4), np.float32)),
+        ("a.txt", 2, np.arange(8, dtype=np.float32).reshape(2, 4)),
+    ]
+    _output(str(tmp_path), rows)
+    got = list(parquet_layout.read_embeddings(str(tmp_path)))
+    assert [(f, n) for f, n, _ in got] == [("a.txt", 1), ("a.txt", 2)]
+    for (_, _, x), (_, _, y) in zip(got, rows):
+        np.testing.assert_array_equal(x, y)
+
+
+def _summary(directory, **changes):
+    path = os.path.join(directory, "summary.json")
+    with open(path) as f:
+        value = json.load(f)
+    value.update(changes)
+    with open(path, "w") as f:
+        json.dump(value, f)
+
+
+def test_read_embeddings_refuses_damaged_outputs(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = [("a.txt", 1, np.ones((2, 4), np.float32))]
+
+    def output(name):
+        directory = str(tmp_path / name)
+        return directory, _output(directory, rows)
+
+    def refused(directory, words):
+        with pytest.raises(KerasElmoError, match=words):
+            list(parquet_layout.read_embeddings(directory))
+
+    directory, shard = output("truncated")
+    with open(shard, "r+b") as f:
+        f.truncate(os.path.getsize(shard) // 2)
+    refused(directory, "is not a whole Parquet shard .* truncated")
+
+    directory, shard = output("shape")
+    wrong = [("a.txt", 1, np.ones((2, 4), np.float32))]
+    records = [parquet_layout.embedding_record((f, n), a) for f, n, a in wrong]
+    records[0]["shape"] = [3, 4]
+    pq.write_table(
+        pa.Table.from_pylist(
+            records, schema=parquet_layout.parquet_schema("float32")
+        ),
+        shard,
+    )
+    refused(directory, r"line 1, has shape \[3, 4\] for 8 values")
+
+    directory, _ = output("nested")
+    with open(os.path.join(directory, "summary.json"), "w") as f:
+        f.write('{"format": ' + "[" * 100000 + "]" * 100000 + "}")
+    refused(directory, "nests JSON values more than")
+
+    directory, _ = output("string-list")
+    _summary(directory, embedding_files="embeddings-00000-of-00001.parquet")
+    refused(directory, "`embedding_files` must be a list of shard names")
+
+    directory, _ = output("path")
+    _summary(directory, embedding_files=["../../etc/passwd"])
+    refused(directory, "is not the name of a shard")
+
+    directory, shard = output("missing")
+    os.remove(shard)
+    refused(directory, "is missing, though summary.json lists it")
+
+    directory, shard = output("not-parquet")
+    with open(shard, "wb") as f:
+        f.write(b"PAR1" + b"\0" * 100)
+    refused(directory, "is not a whole Parquet shard")
+
+    directory, shard = output("columns")
+    pq.write_table(pa.table({"file": ["a"], "line": ["1"]}), shard)
+    refused(directory, "its column 'line' is string, expected int64")

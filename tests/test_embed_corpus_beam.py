@@ -29,6 +29,7 @@ from tests.helpers import subprocess_env
 pytest.importorskip("apache_beam")
 
 from keras_elmo.beam import pipeline  # noqa: E402
+from keras_elmo.beam.output_directory import claim_output  # noqa: E402
 
 TWO_WORKERS = [
     "--direct_running_mode=multi_processing",
@@ -125,7 +126,7 @@ def test_a_killed_worker_then_a_rerun_give_every_sentence_once(tmp_path):
     with pytest.raises(KerasElmoError, match="not the output of a finished"):
         list(parquet_layout.read_embeddings(output))
     with pytest.raises(OutputPathError, match="did not finish"):
-        pipeline.check_output(output)
+        claim_output(output)
 
     rerun = subprocess.run(
         [sys.executable, "-m", "keras_elmo.cli", "embed-corpus", "--model",
@@ -197,6 +198,10 @@ def test_from_python_in_memory_with_float16(tmp_path):
         (["--input", "missing*.txt"], "matches no file"),
         (["stray"], "Unexpected argument 'stray'"),
         (["--", "stray"], "Unexpected argument 'stray'"),
+        (["--runner", "NoSuchRunner"], "Beam has no runner 'NoSuchRunner'"),
+        (["--", "--direct_num_workers=two"], "invalid int value: 'two'"),
+        (["--", "--direct_num_worker=2"], "no option --direct_num_worker"),
+        (["--", "--direct_num_workers", "2", "x"], "Received: -- x."),
     ],
 )
 def test_command_mistakes(tmp_path, capsys, flags, message):
@@ -211,4 +216,229 @@ def test_an_output_that_holds_an_input_is_refused(tmp_path, capsys):
     (tmp_path / "in.txt").write_text("a b\n")
     argv = ["embed-corpus", "--model", MODEL_DIR, "--output", str(tmp_path)]
     assert main([*argv, "--input", str(tmp_path / "in.txt")]) == 2
-    assert "the run would read its own output" in capsys.readouterr().err
+    assert "--output holds" in capsys.readouterr().err
+
+
+# === The documented commands, compressed and odd inputs ===
+
+# The corpus page's first command, as documented, but with the fixture
+# model's folder for `original` (the worker processes resolve the biLM
+# themselves, outside this test's served presets).
+DOCUMENTED = (
+    "keras-elmo embed-corpus --model original --input 'corpus/*.txt.gz' "
+    "--output elmo-out --top -- "
+    "--direct_running_mode=multi_processing --direct_num_workers=2"
+)
+LINES = ["The cat sat on the mat .", "日本語 and 😀", "", "a", "x y z " * 5]
+
+
+def _embed_reference(tmp_path, lines):
+    """`keras-elmo embed --top` of `lines`: {line number: array}."""
+    text = tmp_path / "reference.txt"
+    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    output = str(tmp_path / "reference.hdf5")
+    argv = ["embed", "--model", MODEL_DIR, "--input", str(text), "--top"]
+    assert main([*argv, "--output", output, "--quiet"]) == 0
+    with h5py.File(output) as f:
+        return {n + 1: f[str(n)][...] for n in range(len(lines)) if lines[n]}
+
+
+def _rows(output):
+    return {
+        (os.path.basename(file), line): array
+        for file, line, array in parquet_layout.read_embeddings(output)
+    }
+
+
+def test_the_documented_gz_command(tmp_path, monkeypatch, capsys):
+    import gzip
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])
+    os.mkdir("corpus")
+    text = ("\n".join(LINES) + "\n").encode()
+    for name in ("a", "b"):
+        with gzip.open(f"corpus/{name}.txt.gz", "wb") as f:
+            f.write(text)
+    argv = shlex.split(DOCUMENTED)[1:]
+    argv[argv.index("original")] = MODEL_DIR
+    assert main(argv) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    assert "Embedded 8 sentences" in printed and "2 no tokens" in printed
+    expected = _embed_reference(tmp_path, LINES)
+    rows = _rows("elmo-out")
+    assert sorted(rows) == sorted(
+        (f"{name}.txt.gz", n) for name in "ab" for n in expected
+    )
+    for (_, line), array in rows.items():
+        np.testing.assert_allclose(array, expected[line], atol=1e-6, rtol=0)
+
+
+def test_crlf_bom_and_damaged_gz_through_the_command(tmp_path, capsys):
+    import gzip
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    lf = ("\n".join(LINES) + "\n").encode()
+    (corpus / "lf.txt").write_bytes(lf)
+    (corpus / "crlf.txt").write_bytes(lf.replace(b"\n", b"\r\n"))
+    (corpus / "bom.txt.gz").write_bytes(
+        gzip.compress(b"\xef\xbb\xbf" + lf.replace(b"\n", b"\r\n"))
+    )
+    # Cut inside the compressed data: the lines before it still come out.
+    long = "".join(f"{LINES[0]} {i}\n" for i in range(400)).encode()
+    (corpus / "cut.txt.gz").write_bytes(gzip.compress(long)[:600])
+    (corpus / "fake.txt.gz").write_bytes(lf)  # named .gz, not gzip
+    output = str(tmp_path / "out")
+    argv = ["embed-corpus", "--model", MODEL_DIR, "--top", "--output", output]
+    assert main([*argv, "--input", str(corpus / "*")]) == 2
+    err = capsys.readouterr().err
+    assert "not every input was read to its end" in err, err
+    assert "Traceback" not in err
+    summary = parquet_layout.read_summary(output)
+    unreadable = {
+        os.path.basename(u["file"]): u for u in summary["unreadable_files"]
+    }
+    assert sorted(unreadable) == ["cut.txt.gz", "fake.txt.gz"]
+    assert "is truncated" in unreadable["cut.txt.gz"]["detail"]
+    assert "not gzip-compressed" in unreadable["fake.txt.gz"]["detail"]
+    assert unreadable["fake.txt.gz"]["line"] == 1
+    assert summary["bad_lines"]["unreadable"] == 2
+    rows = _rows(output)
+    expected = _embed_reference(tmp_path, LINES)
+    for name in ("lf.txt", "crlf.txt", "bom.txt.gz"):
+        for line, array in expected.items():
+            np.testing.assert_array_equal(rows[(name, line)], array)
+    cut = sorted(line for name, line in rows if name == "cut.txt.gz")
+    assert cut == list(range(1, unreadable["cut.txt.gz"]["line"]))
+    assert len(cut) > 10
+    # A rerun over the output needs --overwrite, as any rerun.
+    assert main([*argv, "--input", str(corpus / "lf.txt")]) == 2
+    assert "holds a finished run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("fifo", "is a pipe (FIFO)"),
+        ("folder", "is a directory; expected a text file"),
+        ("text.bz2", "is named as a bzip2 file (.bz2)"),
+        ("gs://no-extra/x.txt", "cannot be listed on its filesystem"),
+    ],
+)
+def test_inputs_that_are_no_text_files_are_refused_first(
+    tmp_path, capsys, name, words
+):
+    (tmp_path / "a.txt").write_text("a b\n")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "text.bz2").write_bytes(b"BZh9")
+    pattern = name if "://" in name else str(tmp_path / name)
+    if name == "fifo":
+        pattern = str(tmp_path / "*")  # a glob that matches the FIFO
+    output = tmp_path / "out"
+    argv = ["embed-corpus", "--model", MODEL_DIR, "--output", str(output)]
+    assert main([*argv, "--input", pattern]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "--input" in err, err
+    assert not output.exists()
+
+
+# === What --overwrite deletes: a run's files, recognised by its marker ===
+
+
+def _finished_run(directory):
+    os.makedirs(directory, exist_ok=True)
+    claim_output(directory)  # writes the marker
+    for name in ("embeddings-00000-of-00001.parquet", "summary.json",
+                 "bad_lines-00000-of-00001.jsonl"):  # fmt: skip
+        with open(os.path.join(directory, name), "w") as f:
+            f.write("x")
+    os.makedirs(os.path.join(directory, "beam-temp-embeddings-123"))
+
+
+def test_overwrite_never_deletes_a_users_files(tmp_path, capsys):
+    (tmp_path / "in.txt").write_text("a b\n")
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "summary.json").write_text('{"mine": true}')
+    (user / "embeddings-glove.txt").write_text("the 0.1 0.2\n")
+    argv = ["embed-corpus", "--model", MODEL_DIR, "--input"]
+    argv += [str(tmp_path / "in.txt"), "--output", str(user), "--overwrite"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "holds files that no corpus run wrote there" in err
+    assert "embeddings-glove.txt, summary.json" in err
+    assert sorted(os.listdir(user)) == ["embeddings-glove.txt", "summary.json"]
+    # A run's files beside a user's: refused too, nothing deleted.
+    mixed = str(tmp_path / "mixed")
+    _finished_run(mixed)
+    with open(os.path.join(mixed, "notes.txt"), "w") as f:
+        f.write("mine")
+    before = sorted(os.listdir(mixed))
+    with pytest.raises(OutputPathError, match=r"other files \(notes.txt\)"):
+        claim_output(mixed, overwrite=True)
+    assert sorted(os.listdir(mixed)) == before
+    # Named like a marker, but not one: not ours.
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "keras-elmo-corpus.json").write_text("{}")
+    with pytest.raises(OutputPathError, match="no corpus run wrote"):
+        claim_output(str(fake), overwrite=True)
+    assert os.listdir(fake) == ["keras-elmo-corpus.json"]
+
+
+def test_overwrite_deletes_a_run_summary_first_and_can_resume(
+    tmp_path, monkeypatch
+):
+    run = str(tmp_path / "run")
+    _finished_run(run)
+    with pytest.raises(OutputPathError, match="holds a finished run"):
+        claim_output(run)
+    removed = []
+    real_remove = os.remove
+
+    def remove_then_fail(path):
+        if removed:  # the second file: the disk goes away
+            raise PermissionError(13, "Permission denied", path)
+        removed.append(os.path.basename(path))
+        real_remove(path)
+
+    monkeypatch.setattr(os, "remove", remove_then_fail)
+    with pytest.raises(OutputPathError, match="run again with `overwrite`"):
+        claim_output(run, overwrite=True)
+    monkeypatch.setattr(os, "remove", real_remove)
+    assert removed == ["summary.json"]  # first: nothing reads it as whole
+    assert "keras-elmo-corpus.json" in os.listdir(run)
+    with pytest.raises(OutputPathError, match="did not finish"):
+        claim_output(run)
+    claim_output(run, overwrite=True)
+    assert os.listdir(run) == ["keras-elmo-corpus.json"]
+    claim_output(run)  # a marker alone: a run that wrote nothing yet
+
+
+# === Outputs against inputs, before the pipeline starts ===
+
+
+def test_outputs_never_go_into_or_over_an_input(tmp_path, capsys):
+    import shutil
+
+    model = str(tmp_path / "model")
+    shutil.copytree(MODEL_DIR, model)
+    text = tmp_path / "in.txt"
+    text.write_text("a b\n")
+    for output, words in [
+        (os.path.join(model, "out"), "lies inside"),
+        (str(text), "is an existing file"),
+        (str(tmp_path), f"holds {text}"),
+    ]:
+        argv = ["embed-corpus", "--model", model, "--input", str(text)]
+        assert main([*argv, "--output", output]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "--output" in err, err
+        embedder = SentenceEmbedder(model)
+        with pytest.raises(OutputPathError, match=words) as caught:
+            pipeline.embed_corpus([str(text)], output, embedder)
+        assert caught.value.argument == "output"
+    assert sorted(os.listdir(model)) == sorted(os.listdir(MODEL_DIR))

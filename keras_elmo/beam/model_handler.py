@@ -47,6 +47,17 @@ class ELMoModelHandler(ModelHandler):
     """
 
     def __init__(self, embedder, keyed=False, **kwargs):
+        from keras_elmo.corpus.sentence_embedder import SentenceEmbedder
+        from keras_elmo.errors import KerasElmoError
+        from keras_elmo.errors import check_flag
+
+        if not isinstance(embedder, SentenceEmbedder):
+            raise KerasElmoError(
+                "`embedder` must be a keras_elmo.corpus.SentenceEmbedder.",
+                "embedder",
+                received=embedder,
+            )
+        keyed = check_flag(keyed, "`keyed`")
         # With element_size_fn, Beam's batch sizes count tokens (2.77
         # documents max_batch_weight, but BatchElements does not take it).
         kwargs.setdefault("min_batch_size", embedder.max_batch_tokens)

@@ -15,27 +15,39 @@ after every shard (it waits on their names), so its presence marks a
 complete output.
 """
 
+import glob
 import json
 import os
 
 import apache_beam as beam
 from apache_beam.io import fileio
+from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import KeyedModelHandler
 from apache_beam.ml.inference.base import RunInference
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from keras_elmo.beam.model_handler import ELMoModelHandler
+from keras_elmo.beam.output_directory import claim_output
+from keras_elmo.beam.output_directory import is_local
+from keras_elmo.beam.output_directory import local_path
+from keras_elmo.beam.pipeline_options import pipeline_options
+from keras_elmo.corpus.sentence_embedder import DTYPES
 from keras_elmo.corpus.sentences import BadLine
+from keras_elmo.data import text
 from keras_elmo.embedding_files import parquet_layout as layout
+from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import OutputPathError
+from keras_elmo.errors import TextFileError
+from keras_elmo.errors import check_choice
+from keras_elmo.errors import check_flag
+from keras_elmo.files import check_output_directory
+from keras_elmo.paths import check_input_file
 
 BAD = "bad"
 SENTENCES = "sentences"
-# Beam's file sinks write into folders named so, then rename.
-_TEMPORARY = "beam-temp-"
 # Rows buffered per Parquet write: bounds a writer's memory (a sentence
 # of all layers at the original size is ~300 KB).
 _RECORD_BATCH = 64
@@ -45,22 +57,61 @@ _RECORD_BATCH = 64
 
 
 def _numbered_lines(readable_file):
-    """`((path, line_number), raw bytes)` of each line of a matched file,
-    numbered from 1, the line ending removed; `.gz` decompressed."""
+    """`((path, line_number), raw bytes)` of each line of a matched file
+    (`keras_elmo.data.text.numbered_lines`: numbered from 1, the line
+    ending and a leading byte order mark removed; `.gz` decompressed).
+
+    What cannot be read is a `BadLine` value instead of bytes: a line
+    longer than the reader holds (`too_long`), and where the file cannot
+    be read on (`unreadable`, at the first line not read: a truncated or
+    damaged `.gz`, a compression the package does not read, not a regular
+    file). An error of the filesystem itself (a lost connection) is
+    raised, for the runner to retry.
+    """
     path = readable_file.metadata.path
-    with readable_file.open(compression_type=CompressionTypes.AUTO) as f:
-        for line_number, raw in enumerate(f, start=1):
-            yield (path, line_number), raw.rstrip(b"\r\n")
+    read = [0]  # the last line number yielded
+    try:
+        _check_readable(path)
+        with readable_file.open(
+            compression_type=CompressionTypes.UNCOMPRESSED
+        ) as raw:
+            with text.decompressed(raw, path) as lines:
+                for line_number, line in text.numbered_lines(lines):
+                    read[0] = line_number
+                    yield (path, line_number), _line_value(line)
+    except text.GZIP_ERRORS as error:
+        detail = text.damaged_gzip(path, error)
+        yield (path, read[0] + 1), BadLine(layout.UNREADABLE, detail)
+    except (TextFileError, InputPathError) as error:
+        yield (path, read[0] + 1), BadLine(layout.UNREADABLE, str(error))
+
+
+def _line_value(line):
+    if line is None:
+        return BadLine(
+            layout.TOO_LONG,
+            f"The line is longer than {text.MAX_LINE_BYTES:,} bytes.",
+        )
+    return line
+
+
+def _check_readable(path):
+    """A local path must be a regular file: a FIFO would block the worker
+    for ever, a device never end."""
+    if is_local(path):
+        check_input_file(local_path(path), "Input file", "a regular text file")
+    text.check_compression(path)
 
 
 class ReadLines(beam.PTransform):
     """Every line of the files that `patterns` match, keyed by `(file,
-    line)` (file as matched, line from 1), as raw bytes; spread over the
+    line)` (file as matched, line from 1), as raw bytes (or a `BadLine`
+    where a line or the rest of a file cannot be read); spread over the
     workers (a file is read by one worker, its lines embedded by all)."""
 
     def __init__(self, patterns):
         super().__init__()
-        self.patterns = list(patterns)
+        self.patterns = _patterns(patterns, "patterns")
 
     def expand(self, pbegin):
         return (
@@ -85,9 +136,12 @@ class _Tokenize(beam.DoFn):
     def process(self, element):
         key, sentence = element
         try:
+            if isinstance(sentence, BadLine):  # ReadLines found it so
+                raise sentence
             yield key, self.embedder.tokens(sentence)
         except BadLine as error:
-            yield beam.pvalue.TaggedOutput(BAD, (key, error.reason))
+            detail = str(error) if error.reason == layout.UNREADABLE else None
+            yield beam.pvalue.TaggedOutput(BAD, (key, error.reason, detail))
 
 
 def _array(element):
@@ -97,7 +151,8 @@ def _array(element):
 
 class EmbedSentences(beam.PTransform):
     """`(key, sentence)` -> `{SENTENCES: (key, array), BAD: (key,
-    reason)}`: bad lines go aside, the rest through `RunInference` with an
+    reason, detail)}`: bad lines go aside (`detail`: words for an
+    unreadable file, else None), the rest through `RunInference` with an
     `ELMoModelHandler`."""
 
     def __init__(self, embedder, **handler_kwargs):
@@ -153,17 +208,29 @@ def _bad_line_counts(element):
     return {element[1]: 1}
 
 
-def _write_summary(counts, output, settings, embedding_files, bad_files):
-    text = layout.summary(
+def _is_unreadable(element):
+    return element[1] == layout.UNREADABLE
+
+
+def _unreadable_file(element):
+    (file, line), _, detail = element
+    return file, line, detail
+
+
+def _write_summary(
+    counts, output, settings, embedding_files, bad_files, unreadable
+):
+    summary = layout.summary(
         counts,
         settings,
         [os.path.basename(name) for name in embedding_files],
         [os.path.basename(name) for name in bad_files],
+        unreadable,
     )
     final = FileSystems.join(output, layout.SUMMARY_FILE)
     temporary = f"{final}.partial"
     with FileSystems.create(temporary) as f:
-        f.write(text.encode("utf-8"))
+        f.write(summary.encode("utf-8"))
     if FileSystems.exists(final):  # a retried step wrote it already
         FileSystems.delete([final])
     FileSystems.rename([temporary], [final])
@@ -172,15 +239,21 @@ def _write_summary(counts, output, settings, embedding_files, bad_files):
 class WriteEmbeddings(beam.PTransform):
     """Writes `EmbedSentences`' outputs into the directory `output`, in
     the layout of `keras_elmo.embedding_files.parquet_layout`; `settings`
-    (a JSON dict) goes into `summary.json`."""
+    (a JSON dict) goes into `summary.json`.
+
+    Applying it claims `output` (`claim_output`): a new or empty
+    directory, or one holding only the marker, gets the marker; any other
+    is refused before the pipeline runs.
+    """
 
     def __init__(self, output, settings, dtype="float32"):
         super().__init__()
-        self.output = output
+        self.output = _output_path(output)
         self.settings = settings
-        self.dtype = dtype
+        self.dtype = check_choice(dtype, "`dtype`", DTYPES)
 
     def expand(self, outputs):
+        claim_output(self.output)
         embedded, bad = outputs[SENTENCES], outputs[BAD]
         embedding_files = (
             embedded
@@ -211,105 +284,151 @@ class WriteEmbeddings(beam.PTransform):
             | "AllCounts" >> beam.Flatten()
             | "Sum" >> beam.CombineGlobally(_Counts())
         )
+        unreadable = (
+            bad
+            | "Unreadable" >> beam.Filter(_is_unreadable)
+            | "UnreadableFiles" >> beam.Map(_unreadable_file)
+        )
         return counts | "Summary" >> beam.Map(
             _write_summary,
             self.output,
             self.settings,
             beam.pvalue.AsList(embedding_files),
             beam.pvalue.AsList(bad_files),
+            beam.pvalue.AsList(unreadable),
         )
 
 
 # === Run ===
 
 
-def _output_files(output):
-    """What a run wrote into `output` (shards, summary, Beam's temporary
-    folders and their files), files before their folders; or []."""
-    found = set()
-    for name in (
-        layout.SUMMARY_FILE,
-        f"{layout.SUMMARY_FILE}.partial",
-        f"{layout.EMBEDDINGS_PREFIX}-*",
-        f"{layout.BAD_LINES_PREFIX}-*",
-        f"{_TEMPORARY}*/*",
-    ):
-        pattern = FileSystems.join(output, name)
-        for match in FileSystems.match([pattern])[0].metadata_list:
-            found.add(match.path)
-    # Matches are files; Beam's temporary folders are their parents (and,
-    # on a local disk, the empty ones too).
-    folders = {
-        os.path.dirname(path)
-        for path in found
-        if os.path.basename(os.path.dirname(path)).startswith(_TEMPORARY)
-    }
-    if FileSystems.get_scheme(output) in (None, "file") and os.path.isdir(
-        output
-    ):
-        folders.update(
-            os.path.join(output, name)
-            for name in os.listdir(output)
-            if name.startswith(_TEMPORARY)
-        )
-    return sorted(found) + sorted(folders)
-
-
-def check_output(output, overwrite=False):
-    """Refuses an output directory that holds a run (finished, or the
-    leftovers of one that was killed) unless `overwrite`, which deletes
-    that run's files first (the summary first, so nothing reads a half
-    deleted output as complete)."""
-    found = _output_files(output)
-    if not found:
-        return
-    summary = FileSystems.join(output, layout.SUMMARY_FILE)
-    if not overwrite:
-        what = (
-            "a finished run"
-            if FileSystems.exists(summary)
-            else f"the leftovers of a run that did not finish ({len(found)} "
-            "files, no summary.json)"
-        )
+def _output_path(output):
+    if not isinstance(output, (str, os.PathLike)) or not os.fspath(output):
         raise OutputPathError(
-            f"`output` {output} holds {what}. Choose another directory, or "
-            "pass `overwrite` to delete it and embed again. Received: "
-            f"output={output!r}.",
+            "`output` must be a directory path (local, gs://, ...).",
             "output",
+            received=output,
         )
-    if FileSystems.exists(summary):
-        FileSystems.delete([summary])
-    FileSystems.delete([path for path in found if path != summary])
+    return os.fspath(output)
 
 
-def input_files(patterns, output):
-    """The files `patterns` match (each must match one at least; none may
-    lie in `output`)."""
+def _patterns(patterns, argument="inputs"):
+    """`inputs` as a list of str: one path or glob (str or path), or a
+    list of them."""
+    if isinstance(patterns, (str, os.PathLike)):
+        patterns = [patterns]
+    if isinstance(patterns, (bytes, dict)) or not hasattr(patterns, "__iter__"):
+        raise KerasElmoError(
+            f"`{argument}` must be a path or glob (str), or a list of them.",
+            argument,
+            received=patterns,
+        )
+    patterns = list(patterns)
+    for pattern in patterns:
+        if not isinstance(pattern, (str, os.PathLike)) or not os.fspath(
+            pattern
+        ):
+            raise KerasElmoError(
+                f"`{argument}` must hold paths or globs (non-empty str).",
+                argument,
+                received=pattern,
+            )
     if not patterns:
         raise KerasElmoError(
-            "`inputs` is empty; give at least one path or glob. Received: "
-            f"inputs={patterns!r}.",
-            "inputs",
+            f"`{argument}` is empty; give at least one path or glob.",
+            argument,
+            received=patterns,
         )
+    return [os.fspath(pattern) for pattern in patterns]
+
+
+def _match(pattern, argument):
+    """The paths `pattern` matches on its Beam filesystem; a local one by
+    `glob` (Beam lists a local folder and everything under it before it
+    matches: the whole disk for '/*'), and as Beam does, the folders a
+    glob matches left out; a folder named itself is matched (and refused
+    as no text file)."""
+    if is_local(pattern):
+        local = local_path(pattern)
+        if os.path.isdir(local) or not glob.has_magic(local):
+            return [pattern] if os.path.lexists(local) else []
+        found = glob.glob(local, recursive=True)
+        return sorted(path for path in found if not os.path.isdir(path))
+    try:
+        return [m.path for m in FileSystems.match([pattern])[0].metadata_list]
+    except (ValueError, OSError, BeamIOError) as error:
+        raise KerasElmoError(
+            f"`{argument}` {pattern} cannot be listed on its filesystem "
+            f"({_first_line(error)}). A gs://, s3:// or hdfs:// path needs "
+            "Beam's extra for it (e.g. pip install 'apache-beam[gcp]').",
+            argument,
+            received=pattern,
+        ) from None
+
+
+def _first_line(error):
+    lines = str(error).strip().splitlines() or [type(error).__name__]
+    return lines[0][:300]
+
+
+def input_files(patterns, output=None):
+    """The files `patterns` match, checked before any work: each pattern
+    matches one file at least, a local one is a regular file that can be
+    read (never a FIFO, device or directory), and each is plain or `.gz`
+    text. (`output` is checked against them by `check_output`.)"""
     files = []
-    for pattern in patterns:
-        matched = FileSystems.match([pattern])[0].metadata_list
+    for pattern in _patterns(patterns):
+        matched = _match(pattern, "inputs")
         if not matched:
-            raise KerasElmoError(
+            raise MissingInputError(
                 f"`inputs` {pattern} matches no file; expected text files of "
                 "one sentence a line (a path or a glob, '.gz' allowed).",
                 "inputs",
             )
-        files.extend(match.path for match in matched)
+        for path in matched:
+            if is_local(path):
+                check_input_file(
+                    local_path(path),
+                    "`inputs`",
+                    "a text file of one sentence a line",
+                    hint=_folder_hint(local_path(path)),
+                )
+            text.check_compression(path, "inputs")
+        files.extend(matched)
+    return files
+
+
+def _folder_hint(path):
+    if not os.path.isdir(path):
+        return None
+    return (
+        "Give the files in a folder as a quoted glob, e.g. "
+        f"'{os.path.join(path, '*.txt')}'."
+    )
+
+
+def check_output(output, files, model_inputs=()):
+    """Refuses an output directory that is, lies inside or holds an input:
+    one of the `files` read, or of the biLM's `model_inputs` (the rule of
+    every command, `keras_elmo.files.check_output_directory`; on a remote
+    filesystem, by path)."""
+    output = _output_path(output)
+    if is_local(output):
+        local = [local_path(f) for f in files if is_local(f)]
+        check_output_directory(
+            local_path(output), [*local, *model_inputs], "output"
+        )
+        return
     prefix = FileSystems.join(output, "")
-    inside = [path for path in files if path.startswith(prefix)]
+    inside = [f for f in files if f == output or f.startswith(prefix)]
     if inside:
         raise OutputPathError(
-            f"`inputs` matches {inside[0]}, inside `output` {output}; the "
-            "run would read its own output. Write the output elsewhere.",
-            "inputs",
+            f"`output` holds {inside[0]}, an input: the run would read its "
+            "own output, and a rerun would delete it. Write the output "
+            "elsewhere.",
+            "output",
+            received=output,
         )
-    return files
 
 
 def settings_of(embedder):
@@ -333,32 +452,46 @@ def embed_corpus(
     inputs, output, embedder, beam_options=(), overwrite=False, **handler
 ):
     """Embeds every line of the files `inputs` match into the directory
-    `output` (the layout of `keras_elmo.embedding_files.parquet_layout`), on the
-    runner the Beam options name.
+    `output` (the layout of `keras_elmo.embedding_files.parquet_layout`),
+    on the runner the Beam options name.
 
     Args:
-        inputs: list of str. Paths or globs, on any Beam filesystem.
-        output: str. The output directory (local, gs://, ...).
+        inputs: str or list of str. Paths or globs, on any Beam
+            filesystem: plain or `.gz` text files.
+        output: str. The output directory (local, gs://, ...): new or
+            empty, or one a corpus run wrote (see `overwrite`); never one
+            that is, lies inside or holds an input (a text file, the
+            biLM's files).
         embedder: a `keras_elmo.corpus.SentenceEmbedder`.
         beam_options: list of str or a `PipelineOptions`: Beam's flags
-            (`--runner=FlinkRunner`, `--direct_num_workers=2`, ...).
-        overwrite: bool. Delete a previous run in `output` first; otherwise
-            such a directory is refused. Defaults to `False`.
+            (`--runner=FlinkRunner`, `--direct_num_workers=2`, ...); an
+            option Beam does not know, or a value it refuses, is an error.
+        overwrite: bool. Delete a previous run in `output` first (only a
+            directory holding a run's marker and nothing but a run's
+            files: `claim_output`); otherwise such a directory is refused.
+            Defaults to `False`.
         **handler: `ELMoModelHandler` arguments (Beam batching, sharing).
 
     Returns:
-        The parsed `summary.json` (counts and shard names).
+        The parsed `summary.json` (counts, shard names, and the files that
+        could not be read to their end under `unreadable_files`).
 
-    The biLM is loaded here once before the run starts, so that a mistake
-    in it (source, vocabulary, mix size) fails at once rather than on
-    every worker; a runner that embeds in this process reuses it.
+    Everything is checked before the pipeline starts and before anything
+    is deleted: the inputs, the Beam options, the biLM (loaded here once,
+    so that a mistake in it fails at once rather than on every worker; a
+    runner that embeds in this process reuses it) and the output against
+    all of them.
     """
-    input_files(inputs, output)
-    check_output(output, overwrite)
-    embedder.load()
-    if not isinstance(beam_options, PipelineOptions):
-        beam_options = PipelineOptions(list(beam_options))
-    with beam.Pipeline(options=beam_options) as pipeline:
+    files = input_files(inputs)
+    output = _output_path(output)
+    check_output(output, files)
+    overwrite = check_flag(overwrite, "`overwrite`")
+    options = pipeline_options(beam_options)
+    embedder = _check_embedder(embedder)
+    model = embedder.load()
+    check_output(output, files, model.inputs)
+    claim_output(output, overwrite)
+    with beam.Pipeline(options=options) as pipeline:
         (
             pipeline
             | "Read" >> ReadLines(inputs)
@@ -369,3 +502,16 @@ def embed_corpus(
     path = FileSystems.join(output, layout.SUMMARY_FILE)
     with FileSystems.open(path) as f:
         return json.loads(f.read().decode("utf-8"))
+
+
+def _check_embedder(embedder):
+    from keras_elmo.corpus.sentence_embedder import SentenceEmbedder
+
+    if not isinstance(embedder, SentenceEmbedder):
+        raise KerasElmoError(
+            "`embedder` must be a keras_elmo.corpus.SentenceEmbedder (e.g. "
+            "SentenceEmbedder('original', output_layers='top')).",
+            "embedder",
+            received=embedder,
+        )
+    return embedder

@@ -23,6 +23,7 @@ _ARGUMENT_FLAGS = {
     "inputs": "--input",
     "scalar_weights": "--scalar-mix",
     "vocabulary": "--bilm-vocab",
+    "beam_options": "--",
 }
 _QUIET_WORKERS = "--default_sdk_harness_log_level=WARNING"
 
@@ -37,12 +38,14 @@ def add_parser(commands):
         help="embed text files on Apache Beam (local, Flink, Spark, "
         "Dataflow) into sharded Parquet",
         description="Embeds every line of the --input files (one "
-        "whitespace-tokenised sentence a line, UTF-8, .gz allowed; any "
+        "whitespace-tokenised sentence a line, UTF-8, plain or .gz; any "
         "filesystem Beam has) with Beam's RunInference, and writes the "
-        "directory --output: embeddings-*.parquet (columns file, line "
-        "(from 1), shape, embedding), bad_lines-*.jsonl (lines that are "
-        "empty, too long or not UTF-8, with the reason) and summary.json "
-        "(counts; written last). Each sentence equals its `keras-elmo "
+        "directory --output (new or empty, or a run's): embeddings-*.parquet "
+        "(columns file, line (from 1), shape, embedding), bad_lines-*.jsonl "
+        "(lines that are empty, too long or not UTF-8, and where a file "
+        "could not be read on, with the reason) and summary.json (counts; "
+        "written last); a file not read to its end exits 2 after the "
+        "output is written. Each sentence equals its `keras-elmo "
         "embed` dataset. Beam pipeline options follow a `--`, e.g. `-- "
         "--direct_running_mode=multi_processing --direct_num_workers=2`. "
         "Needs the beam extra: pip install 'keras-elmo[beam]'.",
@@ -59,8 +62,9 @@ def add_parser(commands):
     io.add_argument(
         "--overwrite",
         action="store_true",
-        help="delete a previous run in --output first (otherwise a "
-        "directory holding one, finished or not, is refused)",
+        help="delete a previous run of this command in --output first "
+        "(recognised by its marker, keras-elmo-corpus.json; a directory "
+        "holding anything else is refused, with or without it)",
     )
     io.add_argument(
         "--max-sentence-tokens",
@@ -122,6 +126,11 @@ def add_parser(commands):
 
 
 def _beam_options(args):
+    """The Beam options of the run, checked (`--runner` and what follows
+    `--`) before anything is read or deleted."""
+    from keras_elmo.beam.pipeline_options import check_runner
+    from keras_elmo.beam.pipeline_options import pipeline_options
+
     options = list(args.beam_options)
     if options and options[0] == "--":
         options = options[1:]
@@ -130,6 +139,8 @@ def _beam_options(args):
             f"Unexpected argument {options[0]!r}; Beam options go after "
             "`--` and start with `--` (e.g. -- --direct_num_workers=2)."
         )
+    check_runner(args.runner)
+    pipeline_options(options)
     return [_QUIET_WORKERS, f"--runner={args.runner}", *options]
 
 
@@ -188,12 +199,33 @@ def run_embed_corpus(args):
     finally:
         logging.disable(logging.NOTSET)
 
+    options = _beam_options(args)
     bilm_source(args)  # a mistake in --model fails here, not on a worker
     summary = embed_corpus(
         args.input,
         args.output,
         _embedder(args),
-        _beam_options(args),
+        options,
         overwrite=args.overwrite,
     )
     print(_report(summary, args.output))
+    _check_read_whole(summary, args.output)
+
+
+def _check_read_whole(summary, output):
+    """Fails the command (after the report) when an input could not be
+    read to its end: its lines up to there are in the output, the rest
+    is not."""
+    unreadable = summary.get("unreadable_files") or []
+    if not unreadable:
+        return
+    first = unreadable[0]
+    more = f"; and {len(unreadable) - 1} more" if len(unreadable) > 1 else ""
+    raise KerasElmoError(
+        f"not every input was read to its end: {first['detail']}: its "
+        f"lines from {first['line']} on were not read{more}. The lines "
+        f"before were embedded into {output}, whose summary.json lists "
+        "each such file (`unreadable_files`). Replace the file and run "
+        "again with --overwrite.",
+        "inputs",
+    )

@@ -27,5 +27,8 @@ def __getattr__(name):
     )
 
 
+__all__ = sorted(_EXPORTS)
+
+
 def __dir__():
     return sorted(list(globals()) + list(_EXPORTS))

@@ -1,5 +1,6 @@
 """`SentenceEmbedder`: the engine-neutral piece of corpus embedding."""
 
+import os
 import pickle
 import threading
 
@@ -18,6 +19,8 @@ from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.errors import check_numbers
+from keras_elmo.paths import identity
+from keras_elmo.sources.bilm_source import real_files
 
 # What each sentence's array holds: the layers `keras-elmo embed` writes,
 # or a fixed scalar mix of them.
@@ -26,9 +29,13 @@ EMBEDDER_OUTPUTS = (*OUTPUT_LAYERS, MIX)
 DTYPES = ("float32", "float16")
 
 # The biLMs this process has loaded: one per source, shared by every
-# embedder (and thread) of the process.
+# embedder (and thread) of the process, each with the identity of every
+# file it was read from (`paths.identity`): a biLM whose files changed on
+# disk since is loaded again, never served from the old load.
 _LOADED = {}
 _LOADING = threading.Lock()
+# What `__call__` takes as one sentence, which is not a list of them.
+_ONE_SENTENCE = (str, bytes, bytearray, memoryview)
 
 
 class SentenceEmbedder:
@@ -66,8 +73,12 @@ class SentenceEmbedder:
             (`keras_elmo.corpus.sentences.BadLine`). Defaults to `2048`.
 
     Call arguments:
-        sentences: a list of lines (str or UTF-8 bytes, split on
-            whitespace) or of token lists.
+        sentences: a list (or any sequence: a tuple, a 1-D NumPy or pandas
+            array) of lines (str or UTF-8 bytes, split on whitespace) or of
+            token lists (a 2-D NumPy array is a list of token lists, its
+            rows, which must not be padded: an empty token is an error).
+            One line alone (a str, not in a list) is refused, as is None:
+            wrap one sentence in a list.
 
     Returns:
         A list of NumPy arrays, one per sentence, in order.
@@ -92,8 +103,10 @@ class SentenceEmbedder:
         max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
         max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS,
     ):
-        self.source = source
-        self.weights = weights
+        self.source = _check_path(source, "source")
+        self.weights = (
+            None if weights is None else _check_path(weights, "weights")
+        )
         self.vocabulary = vocabulary
         self.output_layers = check_choice(
             output_layers, "`output_layers`", EMBEDDER_OUTPUTS
@@ -118,11 +131,15 @@ class SentenceEmbedder:
 
     def __call__(self, sentences):
         token_lists = []
-        for i, sentence in enumerate(sentences):
+        for i, sentence in enumerate(_sentences(sentences)):
             try:
                 token_lists.append(self.tokens(sentence))
             except BadLine as error:
                 raise BadLine(error.reason, f"Sentence {i}: {error}") from None
+            except KerasElmoError as error:
+                raise KerasElmoError(
+                    f"Sentence {i}: {error}", "sentences"
+                ) from None
         return self.embed_tokens(token_lists)
 
     def embed_tokens(self, token_lists, model=None):
@@ -153,10 +170,10 @@ class SentenceEmbedder:
         token lists -> float32 `(batch, num_layers + 1, time,
         2 * projection_dim)`."""
         key = pickle.dumps((self.source, self.weights, self.vocabulary))
-        model = _LOADED.get(key)
+        model = _current(_LOADED.get(key))
         if model is None:
             with _LOADING:
-                model = _LOADED.get(key)
+                model = _current(_LOADED.get(key))
                 if model is None:
                     model = _LOADED[key] = _LoadedBiLM(self)
         mix = self.scalar_weights
@@ -174,6 +191,48 @@ class SentenceEmbedder:
             f"SentenceEmbedder({self.source!r}, output_layers="
             f"{self.output_layers!r}, dtype={self.dtype!r})"
         )
+
+
+def _current(model):
+    """`model` if the files it was read from are unchanged, else None."""
+    if model is not None and identity(model.inputs) == model.identity:
+        return model
+    return None
+
+
+def _check_path(value, argument):
+    if isinstance(value, (str, os.PathLike)) and os.fspath(value):
+        return value
+    raise KerasElmoError(
+        f"`{argument}` must be a biLM source: a path, a pretrained model "
+        "name or a URL (str).",
+        argument,
+        received=value,
+    )
+
+
+def _sentences(sentences):
+    """`sentences` as an iterable of sentences, or an error saying what
+    to pass (one sentence alone, None, a mapping, a scalar)."""
+    if isinstance(sentences, _ONE_SENTENCE):
+        raise KerasElmoError(
+            "`sentences` is one sentence; pass a list of sentences, e.g. "
+            "embedder([line]) (each line or token list gives one array).",
+            "sentences",
+            received=sentences,
+        )
+    if (
+        isinstance(sentences, dict)
+        or not hasattr(sentences, "__iter__")
+        or (isinstance(sentences, np.ndarray) and sentences.ndim == 0)
+    ):
+        raise KerasElmoError(
+            "`sentences` must be a list of lines (str or UTF-8 bytes) or of "
+            "token lists.",
+            "sentences",
+            received=sentences,
+        )
+    return sentences
 
 
 def _check_mix(output_layers, scalar_weights):
@@ -206,6 +265,12 @@ class _LoadedBiLM:
         from keras_elmo.loading import classify
 
         source = classify(embedder.source, embedder.weights, progress=False)
+        # Every file it reads, and their identities now (before reading,
+        # so that a file replaced while it is read is read again later).
+        self.inputs = source.inputs()
+        if isinstance(embedder.vocabulary, (str, os.PathLike)):
+            self.inputs += real_files(embedder.vocabulary)
+        self.identity = identity(self.inputs)
         data = source.read()
         self.bilm = data.bilm
         self.description = source.description

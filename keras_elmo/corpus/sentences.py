@@ -65,7 +65,8 @@ def to_tokens(value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS):
 
     Args:
         value: a line (str or UTF-8 bytes) or a list of tokens (each str or
-            UTF-8 bytes; a 1-D NumPy array of them too).
+            UTF-8 bytes, not empty or blank; a 1-D NumPy array of them
+            too).
         max_sentence_tokens: int. More tokens than this is a bad line.
 
     Returns:
@@ -73,7 +74,8 @@ def to_tokens(value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS):
 
     Raises:
         BadLine: the sentence is empty, too long or not UTF-8.
-        KerasElmoError: `value` is of another type.
+        KerasElmoError: `value` is of another type, or a token is empty
+            or blank.
     """
     if isinstance(value, (str, bytes, bytearray, memoryview)):
         tokens = split_tokens(_text(value, "The line"))
@@ -96,12 +98,21 @@ def to_tokens(value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS):
 
 
 def _token(token, i):
-    if isinstance(token, (str, bytes)):
-        return _text(token, f"Token {i}")
-    raise KerasElmoError(
-        f"Token {i} of a sentence must be a str or UTF-8 bytes; received "
-        f"{received(token)}."
-    )
+    if not isinstance(token, (str, bytes)):
+        raise KerasElmoError(
+            f"Token {i} of a sentence must be a str or UTF-8 bytes; received "
+            f"{received(token)}."
+        )
+    token = _text(token, f"Token {i}")
+    if not token.strip():
+        # Padding, most likely (a 2-D array of tokens padded with ""):
+        # embedded, it would be a token of its own.
+        raise KerasElmoError(
+            f"Token {i} of a sentence is empty or blank ({token!r}); a "
+            "sentence is its tokens, unpadded. For a 2-D array padded with "
+            "'', pass [row[row != ''] for row in array]."
+        )
+    return token
 
 
 def token_batches(lengths, max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS):

@@ -13,6 +13,21 @@ An output directory holds:
 - `summary.json`, written last: the counts, the settings and the list of
   shards. A directory without it is the leftover of a run that did not
   finish, and `read_embeddings` refuses it.
+- `keras-elmo-corpus.json` (`OUTPUT_MARKER`), written first: says that a
+  corpus run owns the directory. Only a directory holding it, and nothing
+  but a run's files, is ever deleted to run again (`--overwrite`).
+
+A line that is not embedded is a bad line with one of `BAD_LINE_REASONS`;
+`unreadable` marks where a file could not be read on (a truncated or
+damaged `.gz`, a file that is not a regular file), its record carrying a
+`detail` in words, and `summary.json` lists such files under
+`unreadable_files`.
+
+`read_embeddings` trusts nothing it reads: `summary.json` is parsed
+within bounds and checked key by key, each shard must be one the summary
+lists, a whole Parquet file with the columns above, and each row's
+`shape` must fit its values; anything else is a `KerasElmoError` naming
+the file (and the row).
 
 Parquet because the readers a corpus of that size meets (pandas, pyarrow,
 Spark, DuckDB, BigQuery, Dask, Ray Data) read it without TensorFlow, by
@@ -21,25 +36,76 @@ and pyarrow only, imported when used; no engine.
 """
 
 import json
+import math
 import os
+import re
 
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import about
+from keras_elmo.errors import shown
+from keras_elmo.formats.json_text import read_json
+from keras_elmo.paths import check_input_directory
 
 EMBEDDINGS_PREFIX = "embeddings"
 EMBEDDINGS_SUFFIX = ".parquet"
 BAD_LINES_PREFIX = "bad_lines"
 BAD_LINES_SUFFIX = ".jsonl"
 SUMMARY_FILE = "summary.json"
+OUTPUT_MARKER = "keras-elmo-corpus.json"
 FORMAT = "keras-elmo-corpus/1"
 EMPTY = "empty"
 TOO_LONG = "too_long"
 NOT_UTF8 = "not_utf8"
+UNREADABLE = "unreadable"
 # Why a line was not embedded -> what that means, for reports.
 BAD_LINE_REASONS = {
     EMPTY: "no tokens (an empty or blank line)",
     TOO_LONG: "more tokens than max_sentence_tokens",
     NOT_UTF8: "not valid UTF-8",
+    UNREADABLE: "file(s) not read to their end (damaged, truncated or not "
+    "a regular file)",
 }
+# A summary.json is a few KiB per thousand shards.
+MAX_SUMMARY_BYTES = 64 << 20
+# Shard names as the sinks write them.
+_SHARD_NAME = re.compile(
+    rf"({EMBEDDINGS_PREFIX}|{BAD_LINES_PREFIX})-\d{{5,}}-of-\d{{5,}}"
+    rf"({re.escape(EMBEDDINGS_SUFFIX)}|{re.escape(BAD_LINES_SUFFIX)})"
+)
+
+
+def marker_text():
+    """The content of `OUTPUT_MARKER`."""
+    return json.dumps(
+        {
+            "format": FORMAT,
+            "written_by": "keras-elmo embed-corpus",
+            "note": "A corpus run owns this directory: a run with "
+            "`overwrite` deletes its files (and only while this file is "
+            "here).",
+        },
+        indent=1,
+    )
+
+
+def is_marker(data):
+    """Whether `data` (bytes) is an `OUTPUT_MARKER` of this package."""
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(value, dict) and value.get("format") == FORMAT
+
+
+def is_run_file(name):
+    """Whether a name in an output directory is one a corpus run writes
+    (the marker, the summary and its temporary, the shards, Beam's
+    temporary folders)."""
+    return (
+        name in (OUTPUT_MARKER, SUMMARY_FILE, f"{SUMMARY_FILE}.partial")
+        or name.startswith(("beam-temp-", f"{OUTPUT_MARKER}."))
+        or _SHARD_NAME.fullmatch(name) is not None
+    )
 
 
 def parquet_schema(dtype):
@@ -68,14 +134,19 @@ def embedding_record(key, array):
     }
 
 
-def bad_line_record(key, reason):
-    """The JSON line of one bad line."""
-    return json.dumps({"file": key[0], "line": key[1], "reason": reason})
+def bad_line_record(key, reason, detail=None):
+    """The JSON line of one bad line (`detail`: words, for `UNREADABLE`)."""
+    record = {"file": key[0], "line": key[1], "reason": reason}
+    if detail is not None:
+        record["detail"] = detail
+    return json.dumps(record)
 
 
-def summary(counts, settings, embedding_files, bad_line_files):
+def summary(counts, settings, embedding_files, bad_line_files, unreadable=()):
     """The `summary.json` text: `counts` {"sentences", "tokens", reason:
-    lines}, `settings` as given, and the shard names (base names)."""
+    lines}, `settings` as given, the shard names (base names) and the
+    files that could not be read to their end (`unreadable`: `(file,
+    line, detail)` each)."""
     return json.dumps(
         {
             "format": FORMAT,
@@ -84,6 +155,10 @@ def summary(counts, settings, embedding_files, bad_line_files):
             "bad_lines": {
                 reason: counts.get(reason, 0) for reason in BAD_LINE_REASONS
             },
+            "unreadable_files": [
+                {"file": file, "line": line, "detail": detail}
+                for file, line, detail in sorted(unreadable)
+            ],
             "settings": settings,
             "embedding_files": sorted(embedding_files),
             "bad_line_files": sorted(bad_line_files),
@@ -93,27 +168,45 @@ def summary(counts, settings, embedding_files, bad_line_files):
 
 
 def read_summary(directory):
-    """The parsed `summary.json` of a complete output directory."""
-    path = os.path.join(directory, SUMMARY_FILE)
+    """The parsed `summary.json` of a complete output directory, checked:
+    its format, its counts and its shard names (see the module
+    docstring)."""
+    path = os.path.join(os.fspath(directory), SUMMARY_FILE)
     if not os.path.isfile(path):
         raise KerasElmoError(
             f"{directory} has no {SUMMARY_FILE}: it is not the output of a "
             "finished corpus run (a run writes it last). Run the corpus "
             "embedding again, over the old output, to redo it."
         )
-    if os.path.getsize(path) > 1 << 30:
-        raise KerasElmoError(f"{path} is larger than 1 GiB; it is not ours.")
-    with open(path, encoding="utf-8") as f:
-        try:
-            value = json.load(f)
-        except json.JSONDecodeError as error:
-            raise KerasElmoError(f"{path} is not valid JSON ({error}).")
+    value = read_json(path, MAX_SUMMARY_BYTES, what="Corpus summary")
     if not isinstance(value, dict) or value.get("format") != FORMAT:
         raise KerasElmoError(
             f"{path} is not a keras-elmo corpus summary (expected "
             f'"format": "{FORMAT}").'
         )
+    for key in ("embedding_files", "bad_line_files"):
+        value[key] = _shard_names(value.get(key), path, key)
     return value
+
+
+def _shard_names(names, path, key):
+    """The shard names a summary lists under `key`: a list of the names a
+    run writes (never a path, never another file)."""
+    if not isinstance(names, list):
+        raise KerasElmoError(
+            f"{path}: `{key}` must be a list of shard names; found "
+            f"{type(names).__name__} {shown(names)}. The file is damaged: "
+            "run the corpus embedding again."
+        )
+    for name in names:
+        if not isinstance(name, str) or not _SHARD_NAME.fullmatch(name):
+            raise KerasElmoError(
+                f"{path}: `{key}` lists {shown(name)}, which is not the name "
+                "of a shard a corpus run writes (e.g. "
+                f"{EMBEDDINGS_PREFIX}-00000-of-00002{EMBEDDINGS_SUFFIX}). The "
+                "file is damaged: run the corpus embedding again."
+            )
+    return names
 
 
 def _pyarrow_parquet():
@@ -137,17 +230,70 @@ def read_embeddings(directory):
         for file, line, array in read_embeddings("out/"):
             ...
     """
-    names = read_summary(directory)["embedding_files"]
-    pq = _pyarrow_parquet()
-    for name in names:
-        shard = pq.ParquetFile(os.path.join(directory, os.path.basename(name)))
-        for batch in shard.iter_batches():
-            yield from _rows(batch)
+    with about("directory"):
+        directory = check_input_directory(directory, "`directory`")
+        names = read_summary(directory)["embedding_files"]
+        pq = _pyarrow_parquet()
+        for name in names:
+            path = os.path.join(directory, name)
+            for batch in _batches(pq, path):
+                yield from _rows(batch, path)
 
 
-def _rows(batch):
+def _batches(pq, path):
+    """The record batches of the shard at `path`, its damage in words."""
+    import pyarrow as pa
+
+    if not os.path.isfile(path):
+        raise KerasElmoError(
+            f"{path} is missing, though {SUMMARY_FILE} lists it: the output "
+            "is incomplete. Run the corpus embedding again."
+        )
+    try:
+        shard = pq.ParquetFile(path)
+        _check_columns(shard.schema_arrow, path)
+        yield from shard.iter_batches()
+    except (pa.ArrowException, OSError) as error:
+        raise KerasElmoError(
+            f"{path} is not a whole Parquet shard ({error}); it is truncated "
+            "or damaged. Run the corpus embedding again."
+        ) from None
+
+
+def _check_columns(schema, path):
+    """Refuses a shard without the columns of `parquet_schema`, by type
+    (whatever a writer named a list's items)."""
+    import pyarrow as pa
+
+    def kind(name):
+        index = schema.get_field_index(name)
+        return None if index < 0 else schema.field(index).type
+
+    def list_of(*items):
+        return lambda t: pa.types.is_list(t) and t.value_type in items
+
+    expected = {
+        "file": (lambda t: t == pa.string(), "string"),
+        "line": (lambda t: t == pa.int64(), "int64"),
+        "shape": (list_of(pa.int32()), "a list of int32"),
+        "embedding": (
+            list_of(pa.float32(), pa.float16()),
+            "a list of float32 or float16",
+        ),
+    }
+    for name, (fits, words) in expected.items():
+        found = kind(name)
+        if found is None or not fits(found):
+            raise KerasElmoError(
+                f"{path} is not an embedding shard: its column {name!r} is "
+                f"{found or 'missing'}, expected {words}."
+            )
+
+
+def _rows(batch, path):
     """`(file, line, array)` of each row of a Parquet record batch, the
-    arrays in the stored dtype."""
+    arrays in the stored dtype; a row whose `shape` does not fit its
+    values is an error naming it."""
     embeddings = batch.column("embedding")
     offsets = embeddings.offsets.to_numpy()
     values = embeddings.values.to_numpy(zero_copy_only=False)
@@ -157,4 +303,19 @@ def _rows(batch):
         batch.column("shape").to_pylist(),
     )
     for i, (file, line, shape) in enumerate(rows):
+        size = int(offsets[i + 1] - offsets[i])
+        if not _fits(shape, size):
+            raise KerasElmoError(
+                f"{path}: the row of {file!r}, line {line}, has shape "
+                f"{shown(shape)} for {size:,} values; the shard is damaged. "
+                "Run the corpus embedding again."
+            )
         yield file, line, values[offsets[i] : offsets[i + 1]].reshape(shape)
+
+
+def _fits(shape, size):
+    return (
+        isinstance(shape, list)
+        and all(isinstance(n, int) and n >= 0 for n in shape)
+        and math.prod(shape) == size
+    )

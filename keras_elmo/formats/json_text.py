@@ -46,8 +46,8 @@ def parse_json(data, where, error=KerasElmoError):
     except _LongInteger as e:
         raise error(
             f"{where} holds an integer of {e.args[0]:,} digits; no value of "
-            f"a config has more than {MAX_INTEGER_DIGITS}. The file is "
-            "damaged or hostile."
+            f"a config has more than {MAX_INTEGER_DIGITS}: it is damaged "
+            "or hostile."
         ) from None
     except RecursionError:
         raise error(_too_deep(where)) from None
@@ -76,7 +76,7 @@ def read_json(path, max_bytes, error=KerasElmoError, what=None):
 def _too_deep(where):
     return (
         f"{where} nests JSON values more than {MAX_DEPTH} levels deep; no "
-        "config does. The file is damaged or hostile."
+        "config does: it is damaged or hostile."
     )
 
 
