@@ -7,11 +7,14 @@ half-written output and never touches an existing one.
 """
 
 import contextlib
+import errno
+import io
 import os
 import shutil
 import stat
 
 from keras_elmo.errors import OutputPathError
+from keras_elmo.paths import check_path
 from keras_elmo.paths import kind_of
 
 PARTIAL_SUFFIX = ".partial"
@@ -56,6 +59,138 @@ def atomic_output(path, directory=False):
         _remove(previous)
     else:
         os.replace(temporary, path)
+
+
+class _GuardedFile(io.RawIOBase):
+    """A file for HDF5 to write through (h5py's file-object driver) that
+    never fails under it: HDF5 does not survive a failed write (a full
+    disk or the file-size limit crashed it with SIGSEGV while it flushed
+    its caches). The first `OSError` of the file is kept; from then on the
+    file only counts (writes are dropped, reads give zeros) and
+    `hdf5_output` raises the error once HDF5 has closed."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.file = open(path, "w+b")  # buffered: HDF5 writes small pieces
+        self.error = None
+        self.position = 0
+        self.size = 0
+
+    def _fail(self, error):
+        if self.error is None:
+            self.error = error
+
+    def readable(self):
+        return True
+
+    def writable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position}
+        position = base.get(whence, self.size) + offset
+        moved, self.position = position != self.position, position
+        if self.error is None and moved:  # a seek flushes the buffer
+            try:
+                self.file.seek(self.position)
+            except OSError as error:
+                self._fail(error)
+        return self.position
+
+    def tell(self):
+        return self.position
+
+    def readinto(self, buffer):
+        count = 0
+        if self.error is None:
+            try:
+                count = self.file.readinto(buffer) or 0
+            except OSError as error:
+                self._fail(error)
+        if self.error is not None:  # what was dropped reads as zeros
+            count = min(len(buffer), max(self.size - self.position, 0))
+            buffer[:count] = bytes(count)
+        self.position += count
+        return count
+
+    def write(self, data):
+        size = memoryview(data).nbytes
+        if self.error is None:
+            try:
+                self.file.write(data)
+            except OSError as error:
+                self._fail(error)
+        self.position += size
+        self.size = max(self.size, self.position)
+        return size
+
+    def truncate(self, size=None):
+        size = self.position if size is None else size
+        if self.error is None:
+            try:
+                self.file.truncate(size)
+            except OSError as error:
+                self._fail(error)
+        self.size = size
+        return size
+
+    def flush(self):
+        if self.error is None and not self.file.closed:
+            try:
+                self.file.flush()
+            except OSError as error:
+                self._fail(error)
+
+    def close(self):
+        if self.closed:
+            return
+        super().close()  # flushes first
+        try:
+            self.file.close()
+        except OSError as error:  # the last buffered bytes did not fit
+            self._fail(error)
+
+
+def disk_error(path, error):
+    """An `OutputPathError` for a write to `path` that failed with the
+    `OSError` `error`: a full disk and the file-size limit said so."""
+    reasons = {
+        errno.ENOSPC: "the disk is full",
+        errno.EDQUOT: "the disk quota is used up",
+        errno.EFBIG: "the file-size limit (`ulimit -f`) was reached",
+    }
+    reason = reasons.get(error.errno, "the write failed")
+    return OutputPathError(
+        f"Writing {path} failed: {reason} ({error.strerror or error}). "
+        "Nothing was replaced: the previous output, if any, is as it was. "
+        "Free some space (or raise the limit), or write elsewhere."
+    )
+
+
+@contextlib.contextmanager
+def hdf5_output(path):
+    """Yields an h5py file open for writing that becomes `path` when the
+    block succeeds (through `atomic_output`). A failed write (a full disk,
+    the file-size limit) raises `OutputPathError` saying so, once HDF5
+    has closed, and leaves `path` as it was."""
+    import h5py
+
+    with atomic_output(path) as temporary:
+        guard = _GuardedFile(temporary)
+        try:
+            with h5py.File(guard, "w") as out:
+                yield out
+        except Exception:
+            if guard.error is not None:  # the cause of what followed
+                raise disk_error(path, guard.error) from None
+            raise
+        finally:
+            guard.close()
+        if guard.error is not None:
+            raise disk_error(path, guard.error)
 
 
 def _identity(path):
@@ -141,7 +276,7 @@ def check_output_file(path, inputs=(), argument="path"):
     `check_inputs_kept`). `argument` is the caller's name of `path`, for
     messages (e.g. `"output_file"`).
     """
-    path = os.fspath(path)
+    path = check_path(path, argument)
     check_inputs_kept(path, inputs, argument)
     if os.path.isdir(path):
         raise OutputPathError(
@@ -162,7 +297,7 @@ def check_output_directory(path, inputs=(), argument="path"):
     directory that is, lies inside or holds one of `inputs`. `argument` is
     the caller's name of `path`, for messages (e.g. `"output_dir"`).
     """
-    path = os.fspath(path)
+    path = check_path(path, argument)
     if os.path.exists(path) and not os.path.isdir(path):
         raise OutputPathError(
             f"`{argument}` is an existing file; expected a directory (new, "

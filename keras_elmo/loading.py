@@ -31,8 +31,10 @@ import os
 
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import about
 from keras_elmo.formats.exported_file import KINDS as FILE_KINDS
 from keras_elmo.paths import check_input_file
+from keras_elmo.paths import check_path
 from keras_elmo.paths import kind_of
 from keras_elmo.sources.elmo_for_many_langs_folder import ELMoForManyLangsFolder
 from keras_elmo.sources.export_folder import ExportFolder
@@ -181,20 +183,42 @@ def classify(source, weights=None, argument=None, progress=True):
         argument: str or None. The Python argument `source` came in
             (`"init_from"`), for messages; None: `load_bilm`'s `source`.
         progress: bool. Print download progress. Defaults to `True`.
+
+    Every error of the resolution is about `source` (or `weights`), and
+    names it as its argument.
     """
+    name = argument or "source"
+    try:
+        return _classify(source, weights, argument, progress)
+    except KerasElmoError as error:
+        if error.argument not in (name, "weights"):
+            error.argument = name
+        raise
+
+
+def _classify(source, weights, argument, progress):
     from keras_elmo import pretrained
 
     if weights is not None:
+        if not isinstance(weights, (str, os.PathLike)):
+            raise KerasElmoError(
+                "`weights` must be the path or URL of the hdf5 weights.",
+                "weights",
+                received=weights,
+            )
+        if not isinstance(source, dict):
+            check_path(source, argument or "source")
         return OfficialFiles.fetch(source, weights, progress)
     if isinstance(source, dict):
         raise KerasElmoError(
             "Parsed options (a dict) need their weights: "
             "load_bilm(options, weight_file)."
         )
-    if not isinstance(source, (str, os.PathLike)):
+    if not isinstance(source, (str, os.PathLike)) or not os.fspath(source):
         raise KerasElmoError(
-            "A biLM source is a str or a path; received "
-            f"{type(source).__name__}. It may be: {'; '.join(KINDS)}."
+            f"A biLM source is a non-empty str or a path; received "
+            f"{type(source).__name__}. It may be: {'; '.join(KINDS)}.",
+            argument or "source",
         )
     source = os.fspath(source)
     if os.path.exists(source):
@@ -280,7 +304,13 @@ def load_bilm(source, weights=None, vocabulary=None, **kwargs):
             path, a list of tokens or a `keras_elmo.data.Vocabulary`),
             checked against the table. Defaults to `None`.
         **kwargs: extra `BiLM` arguments, e.g. `stateful=True`,
-            `dropout`; and `progress=False` to download quietly.
+            `dropout`, `dtype="mixed_bfloat16"`; and `progress=False` to
+            download quietly.
+
+    Precision: the biLM computes in `dtype` when given, else in the
+    global Keras policy (float32 unless set), whatever precision a
+    training run directory was trained in (`--mixed-precision`): a run
+    and its export give the same numbers.
 
     Returns:
         A built `keras_elmo.layers.BiLM` holding the weights.
@@ -300,6 +330,7 @@ def load_bilm(source, weights=None, vocabulary=None, **kwargs):
     'elmo_for_many_langs'
     """
     progress = kwargs.pop("progress", True)
-    return classify(source, weights, progress=progress).load_bilm(
-        vocabulary, **kwargs
-    )
+    source = classify(source, weights, progress=progress)
+    # What goes wrong reading its files is about `source` too.
+    with about("source"):
+        return source.load_bilm(vocabulary, **kwargs)

@@ -63,7 +63,7 @@ def _problem(file, budget, depth):
     try:
         archive = zipfile.ZipFile(file)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
-        return f"it is not a complete zip archive ({e})"
+        return unreadable_zip(file, e)
     with archive:
         members = archive.infolist()
         if len(members) > MAX_MEMBERS:
@@ -84,6 +84,28 @@ def _problem(file, budget, depth):
                 return f"member {member.filename!r} {problem}"
             ends.append((member.header_offset, end, member.filename))
         return _overlap_problem(ends)
+
+
+def unreadable_zip(file, error):
+    """Why the zip `file` (a path or a binary file) that `zipfile` could
+    not open (`error`) is not one, in words: a file that starts as a zip
+    but has no end is truncated."""
+    try:
+        if isinstance(file, (str, os.PathLike)):
+            with open(file, "rb") as f:
+                start = f.read(len(_LOCAL_SIGNATURE))
+        else:
+            file.seek(0)
+            start = file.read(len(_LOCAL_SIGNATURE))
+    except OSError:
+        start = b""
+    if start == _LOCAL_SIGNATURE:
+        return (
+            "it is truncated: it starts as a zip archive, but its end (the "
+            "directory of its members) is missing, so the download or copy "
+            f"was cut short ({error})"
+        )
+    return f"it is not a complete zip archive ({error})"
 
 
 def _directory_problem(file, archive, member):

@@ -5,6 +5,8 @@ own precision, and what the user gives."""
 import json
 import os
 
+import h5py
+import numpy as np
 import pytest
 
 from keras_elmo.cli import main
@@ -132,3 +134,56 @@ def test_off_is_float32_and_says_nothing(tmp_path, capsys, monkeypatch):
     assert _train(tmp_path / "run", "--mixed-precision", "off") == 0
     assert "precision:" not in capsys.readouterr().out
     assert _saved_precision(tmp_path / "run") is None
+
+
+# === Training precision never leaks into inference ===
+
+
+def _layers(bilm, sentences):
+    import keras_elmo
+
+    ids = keras_elmo.batch_to_ids(sentences)
+    outputs = bilm(ids)
+    return np.stack([np.asarray(x) for x in outputs["layer_outputs"]])
+
+
+def test_a_bfloat16_run_loads_in_float32_on_every_entry_point(tmp_path):
+    import keras_elmo
+    from keras_elmo.corpus import SentenceEmbedder
+
+    run, export = str(tmp_path / "run"), str(tmp_path / "export")
+    assert _train(run, "--mixed-precision", "bf16") == 0
+    assert _saved_precision(run) == "bf16"
+    assert main(["export-weights", "--model", run, "--output", export]) == 0
+    sentences = [["The", "cat", "sat", "."], ["Hello", "world"]]
+
+    from_run = keras_elmo.load_bilm(run)
+    assert from_run.dtype_policy.name == "float32"
+    expected = _layers(keras_elmo.load_bilm(export), sentences)
+    np.testing.assert_allclose(
+        _layers(from_run, sentences), expected, atol=1e-6, rtol=0
+    )
+    # Asked for, another precision is given.
+    asked = keras_elmo.load_bilm(run, dtype="mixed_bfloat16")
+    assert asked.dtype_policy.name == "mixed_bfloat16"
+    layer = keras_elmo.layers.ELMoEmbedding(run)
+    assert layer.bilm.dtype_policy.name == "float32"
+    asked = keras_elmo.layers.ELMoEmbedding(run, dtype="mixed_bfloat16")
+    assert asked.bilm.dtype_policy.name == "mixed_bfloat16"
+
+    lines = [" ".join(s) for s in sentences]
+    for x, y in zip(
+        SentenceEmbedder(run)(lines), SentenceEmbedder(export)(lines)
+    ):
+        np.testing.assert_allclose(x, y, atol=1e-6, rtol=0)
+
+    text = tmp_path / "text.txt"
+    text.write_text("\n".join(lines) + "\n")
+    dumps = {}
+    for name, model in (("run", run), ("export", export)):
+        dumps[name] = str(tmp_path / f"{name}.hdf5")
+        argv = ["embed", "--model", model, "--input", str(text), "--quiet"]
+        assert main([*argv, "--output", dumps[name]]) == 0
+    with h5py.File(dumps["run"]) as a, h5py.File(dumps["export"]) as b:
+        for key in ("0", "1"):
+            np.testing.assert_allclose(a[key][...], b[key][...], atol=1e-6)

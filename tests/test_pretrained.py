@@ -284,7 +284,8 @@ def test_cli_errors(server, tmp_path, capsys):
     argv = ["embed", "--model", "tiny", "--input", str(sentences)]
     assert main([*argv, "--output", str(tmp_path / "out.hdf5")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("keras-elmo embed: error: Cannot download")
+    # About --model, which named the model.
+    assert err.startswith("keras-elmo embed: error: --model: Cannot download")
     assert not os.path.exists(tmp_path / "out.hdf5")
 
 
@@ -872,3 +873,35 @@ def test_damaged_archive_member_is_neither_unpacked_nor_recorded(
     assert not os.path.exists(zip_path[: -len(".zip")])  # not unpacked
     index = os.path.join(os.environ["KERAS_ELMO_HOME"], "index.json")
     assert not os.path.exists(index) or url not in _index()
+
+
+def test_a_truncated_archive_from_a_mirror_is_said_so_and_not_unpacked(
+    tmp_path, monkeypatch
+):
+    import zipfile
+
+    monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(download, "RETRY_PAUSE_SECONDS", 0.0)
+    whole = io.BytesIO()
+    with zipfile.ZipFile(whole, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in _efml_members().items():
+            z.writestr(name, data)
+    data = whole.getvalue()
+    mirror = tmp_path / "nlpl"
+    mirror.mkdir()
+    monkeypatch.setenv("KERAS_ELMO_MIRROR", f"nlpl={mirror}")
+    url = pretrained.PRESETS["en"].files["model"].url
+    folder = pretrained.cache_path(url)[: -len(".zip")]
+    # Cut anywhere: in a member's data, in the directory, at its end.
+    for cut in (len(data) // 5, len(data) // 2, len(data) - 30, len(data) - 1):
+        (mirror / "144.zip").write_bytes(data[:cut])
+        with pytest.raises(DownloadError, match="it is truncated") as e:
+            pretrained.fetch("en", progress=False)
+        assert "cut short" in str(e.value)
+        assert not os.path.exists(folder)  # nothing unpacked
+        assert (
+            not os.path.exists(
+                os.path.join(os.environ["KERAS_ELMO_HOME"], "index.json")
+            )
+            or url not in _index()
+        )

@@ -282,3 +282,9 @@ def test_a_damaged_plan_is_named(tmp_path, capsys):
     error = capsys.readouterr().err
     assert "time_budget.json is damaged" in error
     assert "total_steps must be an integer" in error
+
+
+@pytest.mark.parametrize("text", ["9" * 400, "100000h", "9" * 20])
+def test_a_budget_beyond_a_year_is_too_long_not_too_short(text):
+    with pytest.raises(KerasElmoError, match="is too long: at most 8784h"):
+        parse_duration(text)

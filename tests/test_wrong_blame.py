@@ -144,3 +144,46 @@ def test_a_folder_of_one_export_still_loads(tmp_path):
     # The several-exports rule names a choice only when there is one.
     shutil.copytree(MODEL_DIR, tmp_path / "one")
     assert keras_elmo.load_bilm(str(tmp_path / "one")).count_params() > 0
+
+
+# === A resumed run's damaged config.json is blamed on the file ===
+
+
+@pytest.mark.parametrize(
+    "key, value, words",
+    [
+        ("mixed_precision", "fp8", "`mixed_precision` must be one of"),
+        ("dropout", float("nan"), "`dropout` must be a finite number"),
+        ("seed", -1, "`seed` must be >= 0"),
+    ],
+)
+def test_a_damaged_config_of_a_resumed_run_is_blamed_on_the_file(
+    tmp_path, capsys, key, value, words
+):
+    import json
+
+    from keras_elmo.training.run_directory import RunDirectory
+    from keras_elmo.training.training_config import TrainingConfig
+    from tests.helpers import FIXTURES
+
+    run = tmp_path / "run"
+    shutil.copytree(
+        os.path.join(os.path.dirname(FIXTURES), "compat", "run"), run
+    )
+    config = run / "config.json"
+    values = json.loads(config.read_text())
+    valid = TrainingConfig.from_json(dict(values))
+    values[key] = value
+    config.write_text(json.dumps(values))
+    data = os.path.join(FIXTURES, "train", "data.txt")
+    argv = ["train", "--train", data, "--output", str(run), "--steps", "3"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{config}: {words}" in err, err
+    assert "The file is damaged" in err
+    flag = "--" + key.replace("_", "-")
+    assert flag not in err  # the flag was not given: never blamed
+    # The Python resume check blames the file too.
+    with pytest.raises(KerasElmoError, match=f"config.json: {words}") as e:
+        RunDirectory(str(run)).check_same_run(valid)
+    assert e.value.argument is None

@@ -190,7 +190,11 @@ def _duration(text):
     try:
         return parse_duration(text)
     except KerasElmoError as error:
-        flags = {"time_budget": "--time-budget", "steps": "--steps"}
+        flags = {
+            "time_budget": "--time-budget",
+            "steps": "--steps",
+            "epochs": "--epochs",
+        }
         message = command_line_message(error, flags)
         raise argparse.ArgumentTypeError(message) from None
 
@@ -443,17 +447,22 @@ def _apply_recipe(args, train_files, verbose):
     return {**values, **chosen}, epochs
 
 
-def _choose_precision(args, verbose):
-    """The run's `mixed_precision` for `--mixed-precision` (see
-    `keras_elmo.training.precision`), said when auto chose it."""
-    import os
+def _saved_config(output):
+    """The config.json values of the run in `output` (None: a new run),
+    checked first: a value no run writes is blamed on the file, not on
+    the flag of the same name."""
+    from keras_elmo.training.run_directory import RunDirectory
 
-    from keras_elmo.formats.run_layout import CONFIG_FILE
-    from keras_elmo.formats.run_layout import read_json
+    run = RunDirectory(output)
+    return run.read_config().to_json() if run.is_run() else None
+
+
+def _choose_precision(args, verbose, saved):
+    """The run's `mixed_precision` for `--mixed-precision` (see
+    `keras_elmo.training.precision`), said when auto chose it; `saved`:
+    the resumed run's config values, or None."""
     from keras_elmo.training.precision import choose_precision
 
-    saved = read_json(os.path.join(args.output, CONFIG_FILE))
-    saved = saved if isinstance(saved, dict) else None
     value, reason = choose_precision(
         args.mixed_precision, saved=saved, gpu=_has_gpu()
     )
@@ -500,6 +509,7 @@ def run(args):
         init_from = classify(args.init_from, argument="init_from")
         inputs += init_from.inputs()
         check_output_directory(args.output, inputs, "output")
+    saved = _saved_config(args.output)
     vocabulary = run_vocabulary(
         args.output,
         train_files,
@@ -519,7 +529,7 @@ def run(args):
         len(vocabulary),
     )
     values, epochs = _apply_recipe(args, train_files, verbosity(args))
-    values["mixed_precision"] = _choose_precision(args, verbosity(args))
+    values["mixed_precision"] = _choose_precision(args, verbosity(args), saved)
     _check_optimizer_flags(args, values["optimizer"])
     config = run_config(
         values,

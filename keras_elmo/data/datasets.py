@@ -30,9 +30,17 @@ import keras
 import tensorflow as tf
 
 from keras_elmo.data.character_ids import tokens_to_char_ids
+from keras_elmo.data.text import check_compression
 from keras_elmo.data.text import check_on_bad_line
 from keras_elmo.data.text import read_lines
+from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import MissingInputError
+from keras_elmo.errors import about
+from keras_elmo.errors import check_choice
+from keras_elmo.errors import check_flag
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_strings
 from keras_elmo.paths import check_input_file
 from keras_elmo.backend import require_tensorflow
 
@@ -43,26 +51,35 @@ def resolve_files(file_patterns):
     """Expands glob patterns (str or list) into a sorted list of files."""
     if isinstance(file_patterns, str):
         file_patterns = [file_patterns]
+    file_patterns = check_strings(file_patterns, "`file_patterns`")
     files = set()
     for pattern in file_patterns:
-        matches = [p for p in glob.glob(pattern) if os.path.isfile(p)]
-        if not matches and os.path.isdir(pattern):
-            raise KerasElmoError(
-                f"{pattern} is a directory; pass the text files in it, e.g. "
-                f"'{os.path.join(pattern, '*.txt')}' (quoted, so the shell "
-                "does not expand it)."
-            )
-        if not matches and os.path.lexists(pattern):
-            # A pipe, device, socket or symbolic link loop: say which.
-            check_input_file(pattern, "Input file", "a text file")
-        if not matches:
-            raise FileNotFoundError(
-                f"No file matches {pattern!r}. Pass a file path or a glob "
-                "such as 'data/*.txt' (quoted, so the shell does not expand "
-                "it)."
-            )
-        files.update(matches)
+        with about("file_patterns"):
+            files.update(_matches(pattern))
     return sorted(files)
+
+
+def _matches(pattern):
+    """The files `pattern` matches: one at least, none a pipe or device."""
+    matches = [p for p in glob.glob(pattern) if os.path.isfile(p)]
+    if not matches and os.path.isdir(pattern):
+        raise InputPathError(
+            f"{pattern} is a directory; pass the text files in it, e.g. "
+            f"'{os.path.join(pattern, '*.txt')}' (quoted, so the shell "
+            "does not expand it)."
+        )
+    if not matches and os.path.lexists(pattern):
+        # A pipe, device, socket or symbolic link loop: say which.
+        check_input_file(pattern, "Input file", "a text file")
+    if not matches:
+        raise MissingInputError(
+            f"No file matches {pattern!r}. Pass a file path or a glob "
+            "such as 'data/*.txt' (quoted, so the shell does not expand "
+            "it)."
+        )
+    for path in matches:
+        check_compression(path)
+    return matches
 
 
 def split_lengths(length, max_length):
@@ -129,15 +146,27 @@ class CorpusScan:
 
 def check_batch_budget(max_length, tokens_per_batch):
     """A batch must hold the longest sentence piece and its boundaries."""
-    if int(max_length) < 1 or int(tokens_per_batch) < int(max_length) + 2:
+    # Token counts are int32 in the graph.
+    max_length = check_integer(max_length, "`max_length`", 1, 2**31 - 3)
+    tokens_per_batch = check_integer(
+        tokens_per_batch, "`tokens_per_batch`", 1, 2**31 - 1
+    )
+    if tokens_per_batch < max_length + 2:
         raise KerasElmoError(
             "`tokens_per_batch` must hold the longest sentence piece and "
             "its boundaries, at least `max_length` + 2 = "
-            f"{int(max_length) + 2} tokens (and `max_length` >= 1). Raise "
-            "`tokens_per_batch` or lower `max_length`. Received: "
-            f"max_length={max_length!r}, tokens_per_batch={tokens_per_batch!r}.",
+            f"{max_length + 2} tokens. Raise `tokens_per_batch` or lower "
+            f"`max_length`. Received: max_length={max_length!r}, "
+            f"tokens_per_batch={tokens_per_batch!r}.",
             "tokens_per_batch",
         )
+
+
+def _lines_of(path, on_bad_line, skipped):
+    """`read_lines` of one of the `files` a scan was given: what is wrong
+    with the file is about `files`."""
+    with about("files"):
+        yield from read_lines(path, on_bad_line, skipped)
 
 
 def scan_corpus(
@@ -159,13 +188,21 @@ def scan_corpus(
     """
     check_on_bad_line(on_bad_line)
     check_batch_budget(max_length, tokens_per_batch)
+    files = check_strings(files, "`files`")
+    if not files:
+        raise KerasElmoError(
+            "`files` is empty; give the text files to scan (see "
+            "`resolve_files`).",
+            "files",
+            received=files,
+        )
     boundaries, sizes = bucket_plan(max_length, tokens_per_batch)
     bucket_counts = [0] * len(sizes)
     num_sentences = num_tokens = num_split = 0
     skipped, empty_files = [], []
     for path in files:
         sentences_in_file = 0
-        for _, tokens in read_lines(path, on_bad_line, skipped):
+        for _, tokens in _lines_of(path, on_bad_line, skipped):
             length = len(tokens)
             if not length:
                 continue
@@ -215,9 +252,12 @@ def _split_long(tokens, max_length):
 
 def _read_lines(path):
     compression = tf.where(
-        tf.strings.regex_full_match(path, r".*\.gz"), "GZIP", ""
+        tf.strings.regex_full_match(path, r"(?i).*\.gz"), "GZIP", ""
     )
-    return tf.data.TextLineDataset(path, compression_type=compression)
+    lines = tf.data.TextLineDataset(path, compression_type=compression)
+    # A file's UTF-8 byte order mark is not part of its first line (as in
+    # `keras_elmo.data.text.numbered_lines`, which the scan reads with).
+    return lines.map(lambda line: tf.strings.regex_replace(line, "^\ufeff", ""))
 
 
 def _is_valid_utf8(line):
@@ -303,6 +343,13 @@ def make_lm_batch(tokens, table, bos_id, eos_id, token_encoder="characters"):
     return keras.utils.pack_x_y_sample_weight(x, targets, weights)
 
 
+def _check_type(value, kind, argument, words):
+    if not isinstance(value, kind):
+        raise KerasElmoError(
+            f"`{argument}` must be {words}.", argument, received=value
+        )
+
+
 def lm_dataset(
     scan,
     vocabulary,
@@ -338,13 +385,18 @@ def lm_dataset(
         A `tf.data.Dataset` of `(x, y, sample_weight)`.
     """
     require_tensorflow("The tf.data training pipeline (lm_dataset)")
-    if token_encoder not in LM_INPUTS:
-        raise KerasElmoError(
-            f"token_encoder must be one of {sorted(LM_INPUTS)}; received "
-            f"{token_encoder!r}."
-        )
+    from keras_elmo.data.vocabulary import Vocabulary
+
+    check_choice(token_encoder, "`token_encoder`", LM_INPUTS)
+    _check_type(scan, CorpusScan, "scan", "a CorpusScan (from scan_corpus)")
+    _check_type(vocabulary, Vocabulary, "vocabulary", "a Vocabulary")
+    seed = check_integer(seed, "`seed`", 0, 2**31 - 1)
+    shuffle = check_flag(shuffle, "`shuffle`")
+    repeat = check_flag(repeat, "`repeat`")
+    pad_to_bucket = check_flag(pad_to_bucket, "`pad_to_bucket`")
+    start_step = check_integer(start_step, "`start_step`", minimum=0)
     table = vocabulary.lookup_table()
-    start_epoch, skip = divmod(int(start_step), scan.steps_per_epoch)
+    start_epoch, skip = divmod(start_step, scan.steps_per_epoch)
     if repeat:
         epochs = tf.data.Dataset.counter(start_epoch)
     else:

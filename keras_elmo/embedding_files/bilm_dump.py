@@ -7,7 +7,6 @@ when complete.
 
 import itertools
 
-import h5py
 import keras
 import numpy as np
 import tensorflow as tf
@@ -22,8 +21,8 @@ from keras_elmo.embedding_files.hdf5_layout import OUTPUT_LAYERS
 from keras_elmo.embedding_files.hdf5_layout import TOKEN_EMBEDDINGS
 from keras_elmo.embedding_files.hdf5_layout import write_sentence_embeddings
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
+from keras_elmo.files import hdf5_output
 from keras_elmo.progress import Progress
 
 
@@ -188,18 +187,17 @@ def dump_token_embeddings(
     progress = Progress(total, "token", verbose, label="dump")
     # A vocabulary line is one token; an empty line an empty token.
     words = (" ".join(line) for line in iter_sentences(vocab_file))
-    with atomic_output(output_file) as temporary:
-        with h5py.File(temporary, "w") as out:
-            embedding = out.create_dataset(
-                TOKEN_EMBEDDINGS,
-                shape=(total, bilm.projection_dim),
-                dtype="float32",
-            )
-            start = 0
-            for values in encode_tokens_in_batches(
-                bilm, words, batch_size, vocabulary
-            ):
-                embedding[start : start + len(values)] = values
-                start += len(values)
-                progress.update(start)
+    with hdf5_output(output_file) as out:
+        embedding = out.create_dataset(
+            TOKEN_EMBEDDINGS,
+            shape=(total, bilm.projection_dim),
+            dtype="float32",
+        )
+        start = 0
+        for values in encode_tokens_in_batches(
+            bilm, words, batch_size, vocabulary
+        ):
+            embedding[start : start + len(values)] = values
+            start += len(values)
+            progress.update(start)
     return total

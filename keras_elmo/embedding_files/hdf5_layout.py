@@ -75,12 +75,10 @@ def write_sentence_embeddings(
     Returns:
         The number of sentences written.
     """
-    import h5py
-
     from keras_elmo.data.text import count_lines
     from keras_elmo.data.text import read_text_lines
     from keras_elmo.data.text import split_tokens
-    from keras_elmo.files import atomic_output
+    from keras_elmo.files import hdf5_output
     from keras_elmo.progress import Progress
 
     # Reads the whole input first: bad UTF-8 or gzip fails before any work.
@@ -88,33 +86,30 @@ def write_sentence_embeddings(
     progress = Progress(total, "sentence", verbose, label="embed")
     lines = read_text_lines(input_file, on_bad_line)
     index = {}
-    with atomic_output(output_file) as temporary:
-        with h5py.File(temporary, "w") as out:
-            done = 0
-            while chunk := list(
-                itertools.islice(lines, batch_size * BATCHES_PER_CHUNK)
-            ):
-                # In line order, so a repeated sentence maps to its last line.
-                if sentence_index:
-                    index.update(
-                        (text.strip(), str(n - 1)) for n, text in chunk
-                    )
-                sentences = sorted(
-                    ((n, split_tokens(text)) for n, text in chunk),
-                    key=lambda item: len(item[1]),
-                )
-                for start in range(0, len(sentences), batch_size):
-                    batch = sentences[start : start + batch_size]
-                    values = layers_of([tokens for _, tokens in batch])
-                    for row, (n, tokens) in enumerate(batch):
-                        out.create_dataset(
-                            str(n - 1),
-                            data=select_layers(
-                                values[row, :, : len(tokens)], output_layers
-                            ),
-                        )
-                done += len(chunk)
-                progress.update(done)
+    with hdf5_output(output_file) as out:
+        done = 0
+        while chunk := list(
+            itertools.islice(lines, batch_size * BATCHES_PER_CHUNK)
+        ):
+            # In line order, so a repeated sentence maps to its last line.
             if sentence_index:
-                write_sentence_index(out, index)
+                index.update((text.strip(), str(n - 1)) for n, text in chunk)
+            sentences = sorted(
+                ((n, split_tokens(text)) for n, text in chunk),
+                key=lambda item: len(item[1]),
+            )
+            for start in range(0, len(sentences), batch_size):
+                batch = sentences[start : start + batch_size]
+                values = layers_of([tokens for _, tokens in batch])
+                for row, (n, tokens) in enumerate(batch):
+                    out.create_dataset(
+                        str(n - 1),
+                        data=select_layers(
+                            values[row, :, : len(tokens)], output_layers
+                        ),
+                    )
+            done += len(chunk)
+            progress.update(done)
+        if sentence_index:
+            write_sentence_index(out, index)
     return total

@@ -112,12 +112,10 @@ def dump_token_embeddings(
     Returns:
         The number of tokens written.
     """
-    import h5py
-
     from keras_elmo.data.text import count_lines
     from keras_elmo.data.text import iter_sentences
-    from keras_elmo.files import atomic_output
     from keras_elmo.files import check_output_file
+    from keras_elmo.files import hdf5_output
     from keras_elmo.progress import Progress
 
     check_output_file(output_file, [vocab_file, model.path], "output_file")
@@ -125,19 +123,18 @@ def dump_token_embeddings(
     progress = Progress(total, "token", verbose, label="dump")
     # A vocabulary line is one token; an empty line an empty token.
     words = (" ".join(line) for line in iter_sentences(vocab_file))
-    with atomic_output(output_file) as temporary:
-        with h5py.File(temporary, "w") as out:
-            embedding = out.create_dataset(
-                "embedding",
-                shape=(total, model.projection_dim),
-                dtype="float32",
-            )
-            start = 0
-            while chunk := list(itertools.islice(words, batch_size)):
-                values = model([[word] for word in chunk])
-                embedding[start : start + len(chunk)] = values[
-                    "token_embeddings"
-                ][:, 0]
-                start += len(chunk)
-                progress.update(start)
+    with hdf5_output(output_file) as out:
+        embedding = out.create_dataset(
+            "embedding",
+            shape=(total, model.projection_dim),
+            dtype="float32",
+        )
+        start = 0
+        while chunk := list(itertools.islice(words, batch_size)):
+            values = model([[word] for word in chunk])
+            embedding[start : start + len(chunk)] = values["token_embeddings"][
+                :, 0
+            ]
+            start += len(chunk)
+            progress.update(start)
     return total

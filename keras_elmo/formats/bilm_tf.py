@@ -19,6 +19,8 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
+from keras_elmo.files import check_output_file
+from keras_elmo.files import hdf5_output
 from keras_elmo.formats.hdf5_datasets import checked_dataset
 from keras_elmo.formats.hdf5_datasets import read_weights
 from keras_elmo.formats.json_text import MAX_CONFIG_BYTES
@@ -44,17 +46,31 @@ def _check_file(path, what, expected):
         raise WeightFileError(str(error)) from None
 
 
+def check_options_file(path):
+    """Refuses, naming it, an options path where no readable file lies."""
+    _check_file(
+        path,
+        "Options file",
+        "the options.json file itself (e.g. elmo_2x4096_512_2048cnn"
+        "_2xhighway_options.json, the one that came with the weights)",
+    )
+
+
+def check_weight_file(path):
+    """Refuses, naming it, a weights path where no readable file lies."""
+    _check_file(
+        path,
+        "Weight file",
+        "the hdf5 file that came with the options (e.g. ..._weights.hdf5)",
+    )
+
+
 def read_options(options_file):
     """The parsed `options.json` (a dict is returned as is); a missing,
     unreadable or non-JSON file is an error naming it."""
     if isinstance(options_file, dict):
         return options_file
-    _check_file(
-        options_file,
-        "Options file",
-        "the options.json file itself (e.g. elmo_2x4096_512_2048cnn"
-        "_2xhighway_options.json, the one that came with the weights)",
-    )
+    check_options_file(options_file)
     options = read_json(
         options_file, MAX_CONFIG_BYTES, WeightFileError, "Options file"
     )
@@ -311,11 +327,7 @@ def _file_shape(variables, axis):
 
 def _open_hdf5(weight_file, mode):
     if mode == "r":
-        _check_file(
-            weight_file,
-            "Weight file",
-            "the hdf5 file that came with the options (e.g. ..._weights.hdf5)",
-        )
+        check_weight_file(weight_file)
     try:
         return h5py.File(weight_file, mode)
     except OSError as e:
@@ -559,14 +571,27 @@ def save_bilm(bilm, options_file, weight_file, extra_datasets=None):
         extra_datasets: optional dict `name -> array` written beside the
             biLM weights (e.g. the softmax of a trained language model).
     """
+    from keras_elmo.layers.bilm import BiLM
+
+    if not isinstance(bilm, BiLM):
+        raise KerasElmoError(
+            "`bilm` must be a keras_elmo.layers.BiLM.", "bilm", received=bilm
+        )
+    options_file = check_output_file(options_file, (), "options_file")
+    weight_file = check_output_file(weight_file, (options_file,), "weight_file")
+    if extra_datasets is not None and not isinstance(extra_datasets, dict):
+        raise KerasElmoError(
+            "`extra_datasets` must be a dict {name: array} or None.",
+            "extra_datasets",
+            received=extra_datasets,
+        )
     if not bilm.built:
         bilm.build()
     with atomic_output(options_file) as temporary:
         with open(temporary, "w", encoding="utf-8") as f:
             json.dump(config_to_options(bilm), f, indent=2)
-    with atomic_output(weight_file) as temporary:
-        with _open_hdf5(temporary, "w") as f:
-            for name, variables, axis in _weight_datasets(bilm):
-                f.create_dataset(name, data=_file_value(variables, axis))
-            for name, value in (extra_datasets or {}).items():
-                f.create_dataset(name, data=np.asarray(value))
+    with hdf5_output(weight_file) as f:
+        for name, variables, axis in _weight_datasets(bilm):
+            f.create_dataset(name, data=_file_value(variables, axis))
+        for name, value in (extra_datasets or {}).items():
+            f.create_dataset(name, data=np.asarray(value))

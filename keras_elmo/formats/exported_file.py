@@ -26,6 +26,7 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
 from keras_elmo.errors import received
+from keras_elmo.errors import shown
 from keras_elmo.version import __version__
 
 METADATA_KEY = "keras_elmo"
@@ -203,9 +204,10 @@ def check_signature(path, info, inputs, outputs, kind):
 
 def check_precision(precision, kind):
     """`precision`, once checked to be one that `kind` offers."""
-    if precision not in kind.precisions:
+    if not isinstance(precision, str) or precision not in kind.precisions:
         raise KerasElmoError(
-            f"{kind.title} export: precision {precision!r} is not "
-            f"available; choose one of {', '.join(kind.precisions)}."
+            f"{kind.title} export: precision {shown(precision)} is not "
+            f"available; choose one of {', '.join(kind.precisions)}.",
+            "precision",
         )
     return precision

@@ -28,6 +28,7 @@ from keras_elmo.errors import InputPathError
 from keras_elmo.errors import RunDirectoryError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
+from keras_elmo.files import hdf5_output
 from keras_elmo.formats.hdf5_datasets import checked_dataset
 from keras_elmo.formats.hdf5_datasets import read_weights
 from keras_elmo.paths import check_input_file
@@ -71,10 +72,9 @@ def write_json(path, value):
 
 
 def write_softmax(path, kernel, bias):
-    with atomic_output(path) as temporary:
-        with h5py.File(temporary, "w") as f:
-            f.create_dataset("softmax/W", data=np.asarray(kernel))
-            f.create_dataset("softmax/b", data=np.asarray(bias))
+    with hdf5_output(path) as f:
+        f.create_dataset("softmax/W", data=np.asarray(kernel))
+        f.create_dataset("softmax/b", data=np.asarray(bias))
 
 
 def read_softmax(path):

@@ -5,6 +5,7 @@ from keras_elmo.data.host_ids import host_inputs
 from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import about
 from keras_elmo.errors import check_flag
 from keras_elmo.errors import check_fraction
 from keras_elmo.errors import check_integer
@@ -15,6 +16,7 @@ from keras_elmo.layers import backends
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.validation import check_batch_structure
+from keras_elmo.layers.validation import keras_layer_config
 
 
 def _is_string(inputs):
@@ -22,19 +24,19 @@ def _is_string(inputs):
     return dtype is not None and "string" in str(dtype)
 
 
-def _as_bilm(bilm):
+def _as_bilm(bilm, dtype=None):
     """The `BiLM` the `bilm` argument names: a BiLM, its serialized
-    config, or a biLM source string."""
+    config, or a biLM source string (loaded in `dtype`, the layer's
+    own `dtype` when given, else the global policy: never the precision
+    a run was trained in)."""
     if isinstance(bilm, dict):
-        bilm = keras.saving.deserialize_keras_object(bilm)
+        bilm = keras_layer_config(bilm, "bilm")
     elif isinstance(bilm, str):
         # Any biLM source: a pretrained model name such as "original",
         # a URL, a folder or files. The one import of this package's
         # layers above layers/ (tests/test_import_graph.py names it):
         # the resolver imports the loaders, which import the layers.
-        from keras_elmo.loading import load_bilm
-
-        bilm = _load_source(load_bilm, bilm)
+        bilm = _load_source(bilm, dtype)
     if not isinstance(bilm, BiLM):
         received = shown(bilm) if isinstance(bilm, str) else type(bilm).__name__
         raise KerasElmoError(
@@ -42,7 +44,8 @@ def _as_bilm(bilm):
             "keras_elmo.load_bilm(options_file, weight_file), or a "
             'pretrained model name such as "original" (`keras-elmo '
             "presets` lists them). "
-            f"Received: {received}"
+            f"Received: {received}",
+            "bilm",
         )
     return bilm
 
@@ -61,16 +64,22 @@ def _word_lookup(bilm, vocabulary):
     return list(vocabulary.tokens), vocabulary.lookup_table()
 
 
-def _load_source(load_bilm, source):
-    """`load_bilm(source)`; its errors say what `bilm` may be."""
+def _load_source(source, dtype=None):
+    """`load_bilm(source)` (in `dtype`, if given); its errors are about
+    `bilm` and say what it may be."""
+    from keras_elmo.loading import classify
+
+    kwargs = {} if dtype is None else {"dtype": dtype}
     try:
-        return load_bilm(source)
+        with about("bilm"):
+            return classify(source, argument="bilm").load_bilm(**kwargs)
     except BiLMSourceError as error:
         raise BiLMSourceError(
             "`bilm` must be a keras_elmo.layers.BiLM, e.g. "
             "keras_elmo.load_bilm(options_file, weight_file), or a biLM "
             f"source keras_elmo.load_bilm accepts. Received: {source!r}: "
-            f"{error}"
+            f"{error}",
+            "bilm",
         ) from None
 
 
@@ -99,7 +108,10 @@ class ELMoEmbedding(keras.layers.Layer):
         bilm: a `keras_elmo.layers.BiLM` (e.g. from `keras_elmo.load_bilm`),
             or any source `keras_elmo.load_bilm` accepts as one string (a
             pretrained model name such as `"original"`, a URL, a folder or
-            a `.keras` file), which is loaded with it.
+            a `.keras` file), which is loaded with it: in the layer's
+            `dtype` when one is given, else in the global Keras policy
+            (float32 unless set), never in the precision a training run
+            was trained in.
         num_output_representations: int. Number of independent mixes; with
             more than one the layer returns a list. Defaults to `1`.
         dropout: float. Dropout on each mixed output. Defaults to `0.5`.
@@ -164,7 +176,7 @@ class ELMoEmbedding(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        bilm = _as_bilm(bilm)
+        bilm = _as_bilm(bilm, kwargs.get("dtype"))
         self.bilm = bilm
         self.num_output_representations = check_integer(
             num_output_representations,

@@ -21,6 +21,7 @@ from keras_elmo.files import atomic_output
 from keras_elmo.pretrained.units import human_size
 from keras_elmo.zip_archive import MAX_COMPRESSION_RATIO
 from keras_elmo.zip_archive import MAX_MEMBERS
+from keras_elmo.zip_archive import unreadable_zip
 from keras_elmo.zip_archive import zip_problem
 
 # The largest ELMoForManyLangs model unpacks to some 700 MB.
@@ -31,8 +32,11 @@ _CHUNK_BYTES = 1 << 20
 def archive_problem(path, destination):
     """None if the zip at `path` may be unpacked into `destination`'s
     file system, else what is wrong (names, counts, sizes, space)."""
-    with zipfile.ZipFile(path) as archive:
-        members = archive.infolist()
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+        return unreadable_zip(path, error)
     if len(members) > MAX_MEMBERS:
         return f"it has {len(members):,} members, more than {MAX_MEMBERS:,}"
     for member in members:

@@ -4,6 +4,7 @@ checked on every use (`cache/integrity.py`) and fetched again when damaged."""
 import os
 
 from keras_elmo.errors import DownloadError
+from keras_elmo.paths import check_path
 from keras_elmo.pretrained import presets
 from keras_elmo.pretrained.advice import unavailable_message
 from keras_elmo.pretrained.archive import unpack
@@ -74,6 +75,7 @@ def _obtain(url, expected, target, problem, progress):
 def local_file(path_or_url, progress=True):
     """A local path unchanged; an `http(s)://` URL as its cached copy
     (another scheme is refused)."""
+    path_or_url = check_path(path_or_url, "path_or_url")
     check_url_scheme(path_or_url, f"The file {path_or_url[:80]!r}")
     if is_url(path_or_url):
         return cached_file(path_or_url, progress=progress)
@@ -95,7 +97,7 @@ def fetch(preset, progress=True, verify=False):
     Returns:
         `{role: local path}`.
     """
-    preset = presets.get_preset(preset)
+    preset = presets.preset_for(preset, "preset")
     paths, missing, failures, offline = {}, [], [], None
     for role, record in preset.files.items():
         target = local_path(record.url, record)
@@ -130,7 +132,7 @@ def fetch(preset, progress=True, verify=False):
 def cached_files(preset):
     """`{role: local path or None}`: what of a preset is in the cache now
     (a copy without a record in the index counts, unchecked)."""
-    preset = presets.get_preset(preset)
+    preset = presets.preset_for(preset, "preset")
     paths = {}
     for role, record in preset.files.items():
         path = local_path(record.url, record)

@@ -50,7 +50,9 @@ def set_mirror(mirror):
     >>> keras_elmo.pretrained.set_mirror(None)
     """
     global _setting
-    _setting = None if mirror is None else _parse(mirror, "set_mirror()")
+    if mirror is not None:
+        mirror = _parse(mirror, "set_mirror()", "mirror")
+    _setting = mirror
 
 
 def current_mirror():
@@ -76,6 +78,10 @@ def describe_mirror():
 
 def mirror_url(url):
     """Where `url` is fetched from: its mirrored address, or itself."""
+    if not isinstance(url, str):
+        raise KerasElmoError(
+            "`url` must be a URL (a str).", "url", received=url
+        )
     mapping = current_mirror()
     for publisher, base in mapping.items():
         if publisher != EVERY_HOST and url.startswith(publisher + "/"):
@@ -87,7 +93,7 @@ def mirror_url(url):
     return url
 
 
-def _parse(mirror, where):
+def _parse(mirror, where, argument=None):
     if isinstance(mirror, dict):
         items = [(str(k), v) for k, v in mirror.items()]
     elif isinstance(mirror, str):
@@ -98,7 +104,8 @@ def _parse(mirror, where):
     else:
         raise KerasElmoError(
             f"{where}: expected a mirror URL, 'PUBLISHER=URL ...' or a dict "
-            f"{{publisher: URL}}; got {type(mirror).__name__}."
+            f"{{publisher: URL}}; got {type(mirror).__name__}.",
+            argument,
         )
     mapping = {}
     for name, base in items:
@@ -107,22 +114,25 @@ def _parse(mirror, where):
                 f"{where}: unknown publisher {name!r} in {mirror!r}; "
                 f"expected {' or '.join(PUBLISHERS)} (e.g. "
                 "allennlp=https://mirror.example.org/elmo), or one URL "
-                "alone for every host."
+                "alone for every host.",
+                argument,
             )
         key = EVERY_HOST if name == EVERY_HOST else PUBLISHERS[name]
-        mapping[key] = _base(base, where)
+        mapping[key] = _base(base, where, argument)
     if EVERY_HOST in mapping and len(mapping) > 1:
         raise KerasElmoError(
             f"{where}: {mirror!r} mixes one base for every host with "
-            "PUBLISHER=URL pairs; give one form."
+            "PUBLISHER=URL pairs; give one form.",
+            argument,
         )
     return mapping
 
 
-def _base(base, where):
+def _base(base, where, argument=None):
     if not isinstance(base, str):
         raise KerasElmoError(
-            f"{where}: a mirror base must be a string; got {base!r}."
+            f"{where}: a mirror base must be a string; got {base!r}.",
+            argument,
         )
     if os.path.isabs(base) and "://" not in base:
         base = "file://" + urllib.parse.quote(os.path.normpath(base))
@@ -134,7 +144,8 @@ def _base(base, where):
             return f"file://{parts.path.rstrip('/')}"
     raise KerasElmoError(
         f"{where}: cannot use {base!r} as a mirror; expected an http(s):// "
-        "URL or a local directory (file:///srv/mirror or /srv/mirror)."
+        "URL or a local directory (file:///srv/mirror or /srv/mirror).",
+        argument,
     )
 
 

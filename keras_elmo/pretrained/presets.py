@@ -217,11 +217,17 @@ def get_preset(name):
     >>> keras_elmo.pretrained.presets.close_names("orignal")
     ['original', 'original_5.5b']
     """
+    return preset_for(name, "name")
+
+
+def preset_for(name, argument):
+    """`get_preset(name)`, its error naming `argument` (the caller's name
+    of `name`)."""
     if isinstance(name, Preset):
         return name
     if isinstance(name, str) and name in PRESETS:
         return PRESETS[name]
-    close = close_names(name)
+    close = close_names(name) if isinstance(name, str) else []
     suggestion = (
         f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     )
@@ -229,7 +235,8 @@ def get_preset(name):
         f"{name!r} is not a pretrained model name.{suggestion} "
         f"`keras-elmo presets` lists the {len(PRESETS)} names (e.g. "
         f"{', '.join(list(PRESETS)[:4])}); or pass local files or "
-        "http(s):// URLs for the options and the weights."
+        "http(s):// URLs for the options and the weights.",
+        argument,
     )
 
 

@@ -41,6 +41,7 @@ from keras_elmo.training.distribute import resolve_strategy
 from keras_elmo.training.initialize import initialize
 from keras_elmo.training.run_directory import RunDirectory
 from keras_elmo.training.run_directory import load_run
+from keras_elmo.training.time_budget import MAXIMUM_BUDGET_S
 from keras_elmo.training.time_budget import MINIMUM_BUDGET_S
 from keras_elmo.training.time_budget import TimeBudget
 from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
@@ -285,7 +286,10 @@ def _check_time_budget(time_budget, epochs, steps, strategy):
     from keras_elmo.errors import check_number
 
     seconds = check_number(
-        time_budget, "`time_budget` (seconds)", minimum=MINIMUM_BUDGET_S
+        time_budget,
+        "`time_budget`",
+        minimum=MINIMUM_BUDGET_S,
+        maximum=MAXIMUM_BUDGET_S,
     )
     if epochs is not None or steps is not None:
         raise KerasElmoError(

@@ -4,6 +4,7 @@ the layout's, `keras_elmo.formats.run_layout`). Every file is written
 atomically.
 """
 
+import dataclasses
 import os
 import re
 import zipfile
@@ -109,7 +110,8 @@ class RunDirectory:
         return TrainingConfig.from_json(values, source=path)
 
     def check_same_run(self, config):
-        """Refuses to resume a run of other settings."""
+        """Refuses to resume a run of other settings; a damaged
+        `config.json` (a value no run writes) is blamed on the file."""
         path = self.file(CONFIG_FILE)
         saved = read_json(path)
         if saved is None:
@@ -120,6 +122,7 @@ class RunDirectory:
                 f"{type(saved).__name__}. The file is damaged: restore it, "
                 "or start the run in a new directory."
             )
+        TrainingConfig.from_json(saved, source=path)
         current = config.to_json()
         differences = [
             f"{key}: {saved.get(key)!r} there, {current.get(key)!r} now"
@@ -311,7 +314,15 @@ class RunDirectory:
     # === Loading a trained run ===
 
     def load(self):
-        """The trained model, vocabulary and config of the run."""
+        """The trained model, vocabulary and config of the run.
+
+        The model computes in the global Keras precision (float32 unless
+        the caller set another policy), whatever precision the run
+        trained in (`config.mixed_precision`): the weights are float32
+        either way, and a run loaded from its folder gives the numbers of
+        its export. (Training itself resumes through `build_model` and
+        `restore_checkpoint`, in the run's own precision.)
+        """
         config = self.read_config()
         vocabulary = self.read_vocabulary()
         model = build_model(config)
@@ -320,7 +331,28 @@ class RunDirectory:
                 f"{self.path} has no checkpoint yet: train for at least "
                 "`checkpoint_every` steps first."
             )
+        if config.mixed_precision is not None:
+            model = _in_global_precision(model, config)
         return model, vocabulary, config
+
+
+def _in_global_precision(model, config):
+    """A copy of the trained `model` built without its training precision
+    (its mixed-precision policy, and fp16's loss scaling), holding its
+    values."""
+    copy = build_model(dataclasses.replace(config, mixed_precision=None))
+    trained = _state_variables(model)
+    weights = {id(variable) for variable in copy.variables}
+    for key, variable in _state_variables(copy).items():
+        value = trained.get(key)
+        if value is not None and tuple(value.shape) == tuple(variable.shape):
+            variable.assign(value.numpy())
+        elif id(variable) in weights:  # never a weight left as initialised
+            raise RunDirectoryError(
+                f"The model's {key} has no trained value to copy in float32 "
+                "(a bug: please report it)."
+            )
+    return copy
 
 
 def _check_plan(plan):

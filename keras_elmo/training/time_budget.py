@@ -41,6 +41,8 @@ from keras_elmo.errors import shown
 UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 # A budget shorter than this cannot measure the speed and train.
 MINIMUM_BUDGET_S = 30.0
+# A budget longer than a (leap) year is a typo, or meant "no budget".
+MAXIMUM_BUDGET_S = 366 * 24 * 3600.0
 # Steps after each (re)start that trace and compile: not timed.
 UNTIMED_STEPS = 3
 # What the first plan waits for: timed steps, and timed seconds.
@@ -72,13 +74,22 @@ def parse_duration(text):
             "time_budget",
         )
     seconds = float(match.group(1)) * UNITS[match.group(2) or "s"]
-    if not math.isfinite(seconds) or seconds < MINIMUM_BUDGET_S:
+    if not math.isfinite(seconds) or seconds > MAXIMUM_BUDGET_S:
         raise KerasElmoError(
-            f"`time_budget` {text} is too short: the run needs at least "
-            f"{MINIMUM_BUDGET_S:.0f}s to measure its speed and train. Give "
-            "a longer budget, or `steps` for a fixed number of steps. "
-            f"Received: time_budget={shown(text)}",
+            "`time_budget` is too long: at most "
+            f"{MAXIMUM_BUDGET_S / 3600:.0f}h (a year). Leave it out to "
+            "train for `epochs` or `steps` instead.",
             "time_budget",
+            received=text,
+        )
+    if seconds < MINIMUM_BUDGET_S:
+        raise KerasElmoError(
+            f"`time_budget` {str(text).strip()[:40]} is too short: the run "
+            f"needs at least {MINIMUM_BUDGET_S:.0f}s to measure its speed and "
+            "train. "
+            "Give a longer budget, or `steps` for a fixed number of steps.",
+            "time_budget",
+            received=text,
         )
     return seconds
 

@@ -123,10 +123,13 @@ class TrainingConfig:
             )
         try:
             return cls(**values)
-        except TypeError as error:
-            raise KerasElmoError(f"{source}: {error}") from None
-        except KerasElmoError as error:
-            raise KerasElmoError(f"{source}: {error}") from None
+        except (TypeError, KerasElmoError) as error:
+            # The file's mistake, never the caller's argument of that name.
+            raise KerasElmoError(
+                f"{source}: {error} The file is damaged (keras-elmo train "
+                "wrote it valid): restore it, or start the run in a new "
+                "directory."
+            ) from None
 
 
 def _at_least(config, name, smallest):

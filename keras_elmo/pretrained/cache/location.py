@@ -62,6 +62,10 @@ def check_url_scheme(value, name, argument=None):
 
 def cache_path(url):
     """Where `url` is (or will be) cached: `<cache>/host/path/of/file`."""
+    if not isinstance(url, str):
+        raise KerasElmoError(
+            "`url` must be an http(s):// URL (a str).", "url", received=url
+        )
     parts = urllib.parse.urlsplit(url)
     segments = [urllib.parse.unquote(s) for s in parts.path.split("/") if s]
     if (
@@ -72,7 +76,8 @@ def cache_path(url):
     ):
         raise KerasElmoError(
             f"Cannot download {url!r}: expected an http(s):// URL of a file, "
-            "e.g. https://host/path/options.json."
+            "e.g. https://host/path/options.json.",
+            "url",
         )
     if parts.query:
         digest = hashlib.sha256(parts.query.encode()).hexdigest()[:12]
