@@ -74,26 +74,29 @@ def token_to_ids(token):
 
 def _check_sentences(sentences):
     if isinstance(sentences, (str, bytes)) or not hasattr(sentences, "__len__"):
-        raise TypeError(
+        raise KerasElmoError(
             "batch_to_ids expects a list of sentences, each a list of token "
             f"strings; received {type(sentences).__name__}. Split each "
-            'sentence first, e.g. [["Hello", "world"], ["Hi"]].'
+            'sentence first, e.g. [["Hello", "world"], ["Hi"]].',
+            "sentences",
         )
     for i, sentence in enumerate(sentences):
         if isinstance(sentence, (str, bytes)) or not hasattr(
             sentence, "__len__"
         ):
-            raise TypeError(
+            raise KerasElmoError(
                 f"Sentence {i} is a {type(sentence).__name__}, not a list of "
                 "token strings. Split it into tokens first, e.g. "
-                '"Hello world".split().'
+                '"Hello world".split().',
+                "sentences",
             )
         for j, token in enumerate(sentence):
             if not isinstance(token, str):
-                raise TypeError(
-                    f"Token {j} of sentence {i} is {token!r} of type "
+                raise KerasElmoError(
+                    f"Token {j} of sentence {i} is {shown(token)} of type "
                     f"{type(token).__name__}; tokens must be str. Convert it "
-                    "with str() (or .decode('utf-8') for bytes)."
+                    "with str() (or .decode('utf-8') for bytes).",
+                    "sentences",
                 )
 
 
@@ -147,7 +150,7 @@ def check_filters(filters, max_characters_per_token):
     """Validates `[(width, num_filters), ...]` and returns it as tuples."""
     try:
         filters = tuple((int(w), int(n)) for w, n in filters)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise KerasElmoError(
             "`filters` must be a list of [width, num_filters] pairs, e.g. "
             f"[[1, 32], [2, 32]]. Received: filters={shown(filters)}",

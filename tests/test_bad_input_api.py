@@ -173,7 +173,7 @@ CASES = [
     ("bilm-filters-int", lambda a: BiLM(**tiny_bilm_kwargs(filters=124)),
      KerasElmoError, ["`filters` must be a list", "filters=124"]),
     ("bilm-no-layers", lambda a: BiLM(**tiny_bilm_kwargs(num_layers=0)),
-     KerasElmoError, ["`num_layers` must be >= 1", "num_layers=0"]),
+     KerasElmoError, ["`num_layers` must be >= 1"]),
     ("bilm-token-encoder", lambda a: BiLM(token_encoder="bytes"),
      KerasElmoError, ["`token_encoder` must be one of", "'bytes'"]),
     # --- tokens_to_char_ids and batch_to_ids ---
@@ -205,11 +205,11 @@ CASES = [
      ["sequence_length must lie in 0..time", "[1 -2]"]),
     ("char-ids-int-tokens",
      lambda a: keras_elmo.tokens_to_char_ids(tf.constant([[1]])),
-     TypeError, ["expects a tf.string tensor", "int32"]),
+     KerasElmoError, ["expects a tf.string tensor", "int32"]),
     ("batch-to-ids-string", lambda a: batch_to_ids("hello world"),
-     TypeError, ["list of sentences", "received str"]),
+     KerasElmoError, ["list of sentences", "received str"]),
     ("batch-to-ids-token-int", lambda a: batch_to_ids([["a", 3]]),
-     TypeError, ["Token 1 of sentence 0 is 3 of type int"]),
+     KerasElmoError, ["Token 1 of sentence 0 is 3 of type int"]),
     # --- load_bilm ---
     ("load-options-missing",
      lambda a: keras_elmo.load_bilm("/nowhere/options.json", WEIGHTS),

@@ -130,10 +130,10 @@ CASES = [
      ["`scalar_mix` (a ScalarMix layer or a list of weights) must be a list"]),
     # --- Vocabulary ---
     ("vocabulary-int", lambda b, w: Vocabulary(5),
-     ["the vocabulary must be a list of strings; received 5 (int)"]),
+     ["`tokens` must be a list of strings; received 5 (int)"]),
     ("vocabulary-bytes-token",
      lambda b, w: Vocabulary([*SPECIALS, b"cat"]),
-     ["the vocabulary[3] must be a string; received b'cat' (bytes)"]),
+     ["`tokens`[3] must be a string; received b'cat' (bytes)"]),
 ]  # fmt: skip
 
 

@@ -250,7 +250,7 @@ class BiLMTest(TestCase):
     def test_invalid_arguments(self):
         with pytest.raises(ValueError, match="must not exceed `units`"):
             BiLM(**tiny_bilm_kwargs(projection_dim=16))
-        with pytest.raises(ValueError, match="Unknown activation 'gelu'"):
+        with pytest.raises(ValueError, match="`activation` must be one of"):
             BiLM(**tiny_bilm_kwargs(activation="gelu"))
         with pytest.raises(ValueError, match="width, num_filters"):
             BiLM(**tiny_bilm_kwargs(filters=[3, 4]))

@@ -100,7 +100,7 @@ class CharCNNTest(TestCase):
                 layer(self.ids, characters=characters)
 
     def test_invalid_arguments(self):
-        with pytest.raises(ValueError, match="Unknown activation 'gelu'"):
+        with pytest.raises(ValueError, match="`activation` must be one of"):
             CharCNN(activation="gelu")
         with pytest.raises(ValueError, match=r"width <= 50"):
             CharCNN(filters=[[51, 2]])

@@ -5,6 +5,7 @@ import tensorflow as tf
 import keras_elmo
 from keras_elmo.data.character_ids import BOS_CHARACTER_IDS
 from keras_elmo.data.character_ids import EOS_CHARACTER_IDS
+from keras_elmo.errors import KerasElmoError
 
 # ASCII, accents, CJK, emoji, tokens of 47/48/49/100 bytes, a multi-byte
 # character cut at byte 48, the boundary tokens and look-alikes, and the
@@ -104,13 +105,13 @@ def test_invalid_utf8_is_dropped_like_python_ignore():
 
 
 def test_non_string_tokens_raise():
-    with pytest.raises(TypeError, match="Token 1 of sentence 0 is 3"):
+    with pytest.raises(KerasElmoError, match="Token 1 of sentence 0 is 3"):
         keras_elmo.batch_to_ids([["a", 3]])
-    with pytest.raises(TypeError, match="not a list of token strings"):
+    with pytest.raises(KerasElmoError, match="not a list of token strings"):
         keras_elmo.batch_to_ids(["a sentence"])
-    with pytest.raises(TypeError, match="list of sentences"):
+    with pytest.raises(KerasElmoError, match="list of sentences"):
         keras_elmo.batch_to_ids("a sentence")
-    with pytest.raises(TypeError, match="expects a tf.string tensor"):
+    with pytest.raises(KerasElmoError, match="expects a tf.string tensor"):
         keras_elmo.tokens_to_char_ids(tf.constant([[1, 2]]))
 
 

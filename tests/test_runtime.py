@@ -240,7 +240,7 @@ def test_bad_inputs_give_clear_errors(files, runtime):
         model(np.zeros((2, 3, 49), np.int32))
     with pytest.raises(KerasElmoError, match="must lie in 0..261"):
         model(np.full((1, 1, 50), 300, np.int32))
-    with pytest.raises(TypeError, match="list of token strings"):
+    with pytest.raises(KerasElmoError, match="list of token strings"):
         model(["a sentence, not split"])
 
 

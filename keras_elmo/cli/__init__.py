@@ -114,6 +114,20 @@ def build_parser():
     return parser
 
 
+def _check_values_given(parser, args):
+    """An empty value (`--model ''`, an unset variable in a script) is a
+    usage error naming its flag: no option takes one, and as a path it
+    would name the current directory or nothing."""
+    for action in parser.actions():
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if action.option_strings and "" in values:
+            parser.error(
+                f"argument {action.option_strings[0]}: expected a value; "
+                "received an empty one ('')"
+            )
+
+
 def _describe(error, flags):
     if isinstance(error, OSError) and error.filename and error.strerror:
         return f"{error.filename}: {error.strerror}"
@@ -181,6 +195,7 @@ def _main(argv):
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        _check_values_given(parser.commands[args.command], args)
     except SystemExit as exit:  # argparse: --help, or a usage error
         return exit.code
     problem = _use_tensorflow()

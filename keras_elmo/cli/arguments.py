@@ -1,7 +1,8 @@
 """Argument types and argument groups shared by the subcommands."""
 
 import argparse
-import json
+
+from keras_elmo.errors import shown
 
 
 def _number(kind, minimum, strict, expected):
@@ -47,13 +48,17 @@ def output_path(text):
 
 
 def json_value(text):
-    """argparse type: a JSON value, e.g. `[[1, 32], [2, 64]]`."""
+    """argparse type: a JSON value, e.g. `[[1, 32], [2, 64]]`, parsed
+    within the bounds of `keras_elmo.formats.json_text` (no nesting 100
+    levels deep, no integer of thousands of digits)."""
+    from keras_elmo.errors import KerasElmoError
+    from keras_elmo.formats.json_text import parse_json
+
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
+        return parse_json(text, f"{shown(text)}")
+    except KerasElmoError as error:
         raise argparse.ArgumentTypeError(
-            f"expected JSON, e.g. '[[1, 32], [2, 64]]'; received {text!r} "
-            f"({error.msg} at character {error.pos})"
+            f"expected JSON, e.g. '[[1, 32], [2, 64]]'; {error}"
         ) from None
 
 

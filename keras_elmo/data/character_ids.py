@@ -53,12 +53,13 @@ def tokens_to_char_ids(tokens, sequence_length=None):
     if isinstance(tokens, tf.RaggedTensor):
         ids = tf.ragged.map_flat_values(_real_tokens_to_ids, tokens)
         return ids.to_tensor(default_value=0)
-    tokens = tf.convert_to_tensor(tokens)
+    tokens = as_tensor(tokens, "tokens")
     if tokens.dtype != tf.string:
-        raise TypeError(
+        raise KerasElmoError(
             f"tokens_to_char_ids expects a tf.string tensor; received dtype "
             f"{tokens.dtype.name}. Pass the tokens themselves, or pass "
-            "character ids directly to the biLM."
+            "character ids directly to the biLM.",
+            "tokens",
         )
     ids = _real_tokens_to_ids(tokens)
     if sequence_length is None:
@@ -70,10 +71,29 @@ def tokens_to_char_ids(tokens, sequence_length=None):
     return ids * tf.cast(is_token, "int32")[..., None]
 
 
+def as_tensor(value, argument, dtype=None):
+    """`value` as a tensor (of `dtype`: an integer one for int dtypes),
+    or `KerasElmoError` naming `argument` for what is none."""
+    try:
+        tensor = tf.convert_to_tensor(value)
+        if dtype is not None:
+            if not (tensor.dtype.is_integer or tensor.dtype.is_bool):
+                raise TypeError(f"{tensor.dtype.name} is not an integer type")
+            tensor = tf.cast(tensor, dtype)
+    except (TypeError, ValueError, tf.errors.InvalidArgumentError) as error:
+        expected = "a tensor" if dtype is None else f"{dtype} values"
+        raise KerasElmoError(
+            f"`{argument}` must be {expected} ({error}).",
+            argument,
+            received=value,
+        ) from None
+    return tensor
+
+
 def _check_sequence_length(tokens, sequence_length):
     """`sequence_length` as int32 `(batch,)`, checked against `tokens`
     (statically where shapes are known, else in the graph)."""
-    sequence_length = tf.cast(sequence_length, "int32")
+    sequence_length = as_tensor(sequence_length, "sequence_length", "int32")
     tokens_shape, lengths_shape = (
         tuple(tokens.shape),
         tuple(sequence_length.shape),
@@ -82,14 +102,16 @@ def _check_sequence_length(tokens, sequence_length):
         raise KerasElmoError(
             "tokens_to_char_ids with sequence_length needs tokens of shape "
             "(batch, time) and sequence_length of shape (batch,); received "
-            f"tokens {tokens_shape} and sequence_length {lengths_shape}."
+            f"tokens {tokens_shape} and sequence_length {lengths_shape}.",
+            "sequence_length",
         )
     batch, count = tokens_shape[0], lengths_shape[0]
     if batch is not None and count is not None and batch != count:
         raise KerasElmoError(
             f"sequence_length has {count} entries but tokens has {batch} "
             f"rows (tokens {tokens_shape}, sequence_length "
-            f"{lengths_shape}); give one length per row."
+            f"{lengths_shape}); give one length per row.",
+            "sequence_length",
         )
     if tf.executing_eagerly():
         lengths, time = sequence_length.numpy(), tokens_shape[1]
@@ -97,7 +119,8 @@ def _check_sequence_length(tokens, sequence_length):
             raise KerasElmoError(
                 f"sequence_length must lie in 0..{tokens_shape[1]} (the time "
                 f"dimension of tokens {tokens_shape}); received "
-                f"{lengths.tolist()}."
+                f"{lengths.tolist()}.",
+                "sequence_length",
             )
         return sequence_length
     shape, count = tf.shape(tokens), tf.shape(sequence_length)[0]

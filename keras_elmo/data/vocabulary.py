@@ -7,14 +7,18 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.errors import check_strings
+from keras_elmo.data.character_ids import as_tensor
 from keras_elmo.data.text import iter_sentences
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import about
 from keras_elmo.files import atomic_output
 
 BOS = "<S>"
 EOS = "</S>"
 UNK = "<UNK>"
 SPECIAL_TOKENS = (BOS, EOS, UNK)
+# What a vocabulary given as a list is called in messages.
+_GIVEN = "the vocabulary (`tokens`)"
 
 
 class Vocabulary:
@@ -39,8 +43,20 @@ class Vocabulary:
     (4, 2, 3, 2)
     """
 
-    def __init__(self, tokens, source="the vocabulary"):
-        tokens = check_strings(tokens, source)
+    def __init__(self, tokens, source=_GIVEN):
+        if not isinstance(source, str) or not source:
+            raise KerasElmoError(
+                "`source` names the vocabulary in messages: a non-empty str.",
+                "source",
+                received=source,
+            )
+        # Every error is about `tokens` (named as `source` says); the
+        # callers that read them from somewhere else say so instead.
+        argument = "tokens"
+        with about(argument):
+            tokens = check_strings(
+                tokens, "`tokens`" if source == _GIVEN else source
+            )
         missing = [t for t in SPECIAL_TOKENS if t not in tokens]
         if missing:
             raise KerasElmoError(
@@ -48,19 +64,22 @@ class Vocabulary:
                 "A biLM vocabulary lists <S>, </S> and <UNK> first, then "
                 "tokens by descending frequency; add the missing ones at the "
                 "top (or build one from a corpus with "
-                "`Vocabulary.from_corpus`)."
+                "`Vocabulary.from_corpus`).",
+                argument,
             )
         seen = set()
         for line, token in enumerate(tokens, start=1):
             if token in seen:
                 raise KerasElmoError(
                     f"{source} lists {token!r} twice (again on line {line}); "
-                    "each token must appear once."
+                    "each token must appear once.",
+                    argument,
                 )
             if not token or token.split() != [token]:
                 raise KerasElmoError(
                     f"{source}, line {line}: {token!r} is not one "
-                    "whitespace-free token."
+                    "whitespace-free token.",
+                    argument,
                 )
             seen.add(token)
         self.tokens = tokens
@@ -106,7 +125,11 @@ class Vocabulary:
     def from_file(cls, path):
         """Reads a vocabulary file (one token a line, UTF-8)."""
         tokens = [" ".join(line) for line in iter_sentences(path)]
-        return cls(tokens, source=f"Vocabulary file {path}")
+        try:
+            return cls(tokens, source=f"Vocabulary file {path}")
+        except KerasElmoError as error:
+            error.argument = None  # a mistake of the file, named in it
+            raise
 
     @classmethod
     def from_corpus(
@@ -176,12 +199,30 @@ def tokens_to_word_ids(tokens, table, sequence_length=None):
     Returns:
         int32 tensor `(batch, time)`: line + 1, 0 at padding.
     """
-    tokens = tf.convert_to_tensor(tokens)
+    tokens = as_tensor(tokens, "tokens")
+    if tokens.dtype != tf.string or tokens.shape.rank != 2:
+        raise KerasElmoError(
+            "`tokens` must be a tf.string tensor (batch, time).",
+            "tokens",
+            received=tokens,
+        )
+    if not isinstance(table, tf.lookup.StaticHashTable):
+        raise KerasElmoError(
+            "`table` must be a Vocabulary's lookup_table().",
+            "table",
+            received=table,
+        )
     if sequence_length is None:
         is_token = tf.not_equal(tokens, "")
     else:
         positions = tf.range(tf.shape(tokens)[1])
-        sequence_length = tf.cast(sequence_length, "int32")
+        sequence_length = as_tensor(sequence_length, "sequence_length", "int32")
+        if sequence_length.shape.rank != 1:
+            raise KerasElmoError(
+                "`sequence_length` must be int (batch,).",
+                "sequence_length",
+                received=sequence_length,
+            )
         is_token = positions[None, :] < sequence_length[:, None]
     ids = tf.cast(table.lookup(tokens), "int32") + 1
     return tf.where(is_token, ids, 0)
@@ -212,7 +253,13 @@ def check_vocabulary(vocabulary, encoder, source=None):
         source = source or f"Vocabulary file {vocabulary}"
         vocabulary = Vocabulary.from_file(vocabulary)
     elif not isinstance(vocabulary, Vocabulary):
-        vocabulary = Vocabulary(vocabulary, source=source or "the vocabulary")
+        try:
+            vocabulary = Vocabulary(
+                vocabulary, source=source or "the vocabulary"
+            )
+        except KerasElmoError as error:
+            error.argument = "vocabulary"
+            raise
     source = source or "the vocabulary"
     if vocabulary.tokens[:2] != [BOS, EOS]:
         raise KerasElmoError(

@@ -35,7 +35,6 @@ the name `exported_file.METADATA_KEY` (read by
 """
 
 import gc
-import os
 import tempfile
 
 from keras_elmo.backend import require_tensorflow
@@ -47,6 +46,7 @@ from keras_elmo.formats.exported_file import LITERT
 from keras_elmo.formats.exported_file import METADATA_KEY
 from keras_elmo.formats.exported_file import check_precision
 from keras_elmo.formats.exported_file import metadata_json
+from keras_elmo.paths import check_path
 
 
 def _import_litert():
@@ -128,7 +128,7 @@ def to_litert(bilm, path, precision="float32", scalar_mix=None):
     require_tensorflow("The LiteRT export")
     check_precision(precision, LITERT)
     portable.check_bilm(bilm, LITERT.title)
-    path = check_output_file(os.fspath(path))
+    path = check_output_file(check_path(path, "path"))
     flatbuffers, schema = _import_litert()
     # No builtin op deduplicates rows (see the module docstring).
     module = portable.CharacterIdModel(

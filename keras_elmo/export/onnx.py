@@ -48,6 +48,8 @@ import tempfile
 
 from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_flag
+from keras_elmo.errors import check_integer
 from keras_elmo.export import onnx_graph
 from keras_elmo.export import portable
 from keras_elmo.export.onnx_graph import hoist_loop_invariants
@@ -58,9 +60,14 @@ from keras_elmo.formats.exported_file import METADATA_KEY
 from keras_elmo.formats.exported_file import ONNX
 from keras_elmo.formats.exported_file import check_precision
 from keras_elmo.formats.exported_file import metadata_json
+from keras_elmo.paths import check_path
 from keras_elmo.version import __version__
 
 DEFAULT_OPSET = 17
+# The opsets the export is made for (its Unique and loops need 11 at
+# least; tf2onnx 1.17 writes up to 18).
+MINIMUM_OPSET = 13
+MAXIMUM_OPSET = 18
 
 
 def _import_onnx():
@@ -271,7 +278,10 @@ def to_onnx(
     require_tensorflow("The ONNX export")
     check_precision(precision, ONNX)
     portable.check_bilm(bilm, ONNX.title)
-    path = check_output_file(os.fspath(path))
+    path = check_output_file(check_path(path, "path"))
+    deduplicate_tokens = check_flag(deduplicate_tokens, "`deduplicate_tokens`")
+    per_channel = check_flag(per_channel, "`per_channel`")
+    opset = check_integer(opset, "`opset`", MINIMUM_OPSET, MAXIMUM_OPSET)
     onnx, tf2onnx, quantization = _import_onnx()
     module = portable.CharacterIdModel(
         bilm,

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import about
 from keras_elmo.export.frozen_bilm import frozen_bilm
 from keras_elmo.formats import exported_file
 from keras_elmo.formats.exported_file import INPUT_NAME
@@ -30,14 +31,16 @@ def check_bilm(bilm, fmt):
     if not isinstance(bilm, BiLM):
         raise KerasElmoError(
             f"{fmt} export needs a keras_elmo.layers.BiLM; received "
-            f"{type(bilm).__name__}. Load one with keras_elmo.load_bilm."
+            f"{type(bilm).__name__}. Load one with keras_elmo.load_bilm.",
+            "bilm",
         )
     encoder = getattr(bilm, "token_encoder", "characters")
     if encoder != "characters":
         raise KerasElmoError(
             f"{fmt} export takes character ids; this biLM reads "
             f"{encoder!r} (token_encoder={encoder!r}). Export a character "
-            "biLM, or use keras-elmo export-savedmodel."
+            "biLM, or use keras-elmo export-savedmodel.",
+            "bilm",
         )
     if not bilm.built:
         bilm.build()
@@ -53,42 +56,48 @@ def scalar_mix_layer(scalar_mix, num_layers, fmt):
         if not scalar_mix.built:
             raise KerasElmoError(
                 f"{fmt} export: the ScalarMix is not built (it has no "
-                "weights yet); call it on the biLM layers or train it first."
+                "weights yet); call it on the biLM layers or train it first.",
+                "scalar_mix",
             )
         if scalar_mix.layer_norm_rule != "bilm-tf":
             raise KerasElmoError(
                 f"{fmt} export: a ScalarMix with layer_norm_rule="
                 f"{scalar_mix.layer_norm_rule!r} needs the <S>/</S> "
                 "positions, which the export strips; export one with "
-                "layer_norm_rule='bilm-tf'."
+                "layer_norm_rule='bilm-tf'.",
+                "scalar_mix",
             )
         config = dict(scalar_mix.get_config(), dtype="float32")
         weights = [np.asarray(w, "float32") for w in scalar_mix.get_weights()]
     else:
         from keras_elmo.errors import check_numbers
 
-        weights = check_numbers(
-            scalar_mix,
-            f"{fmt} export: `scalar_mix` (a ScalarMix layer or a list of "
-            "weights)",
-        )
+        with about("scalar_mix"):
+            weights = check_numbers(
+                scalar_mix,
+                f"{fmt} export: `scalar_mix` (a ScalarMix layer or a list of "
+                "weights)",
+            )
         if len(weights) != num_layers:
             raise KerasElmoError(
                 f"{fmt} export: `scalar_mix` has {len(weights)} values but "
-                f"the biLM has {num_layers} layers; give one per layer."
+                f"the biLM has {num_layers} layers; give one per layer.",
+                "scalar_mix",
             )
         config = {"initial_scalar_weights": weights, "dtype": "float32"}
         weights = None
     if weights is not None and not all(np.isfinite(w).all() for w in weights):
         raise KerasElmoError(
             f"{fmt} export: the ScalarMix has weights that are NaN or "
-            "infinite (a diverged training?); the export would output NaN."
+            "infinite (a diverged training?); the export would output NaN.",
+            "scalar_mix",
         )
     if weights is not None and weights[0].shape != (num_layers,):
         raise KerasElmoError(
             f"{fmt} export: the ScalarMix mixes {weights[0].shape[0]} "
             f"layers but the biLM has {num_layers}; use the mix trained "
-            "with this biLM."
+            "with this biLM.",
+            "scalar_mix",
         )
     mix = ScalarMix.from_config(config)
     # Raises a KerasElmoError when a list has the wrong number of weights.

@@ -3,6 +3,10 @@
 import keras
 import tensorflow as tf
 
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_flag
+from keras_elmo.paths import check_input_directory
+
 
 def _variable_name(variable):
     """A name Keras optimizers accept: `elmo_scalar_mix/gamma:0` ->
@@ -11,6 +15,20 @@ def _variable_name(variable):
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
+def load_savedmodel(directory, argument):
+    """The SavedModel in `directory`, or `KerasElmoError` naming
+    `argument` for a folder that holds none (or a damaged one)."""
+    try:
+        return tf.saved_model.load(directory)
+    except (OSError, ValueError, tf.errors.OpError) as error:
+        raise KerasElmoError(
+            f"{directory} holds no SavedModel that loads "
+            f"({str(error).strip()[:200]}); expected a directory written "
+            "by keras_elmo.export.export_savedmodel.",
+            argument,
+        ) from None
+
+
 class SavedModelLayer(keras.layers.Layer):
     """A SavedModel of `keras_elmo.export.export_savedmodel` as a layer.
 
@@ -36,9 +54,15 @@ class SavedModelLayer(keras.layers.Layer):
     """
 
     def __init__(self, directory, trainable=True, **kwargs):
+        trainable = check_flag(trainable, "`trainable`")
+        directory = check_input_directory(
+            directory,
+            "`directory`",
+            "a SavedModel directory written by export_savedmodel",
+        )
         super().__init__(trainable=trainable, **kwargs)
         self.directory = directory
-        self.module = tf.saved_model.load(directory)
+        self.module = load_savedmodel(directory, "directory")
         trainable_ids = {id(v) for v in self.module.trainable_variables}
         self.mix = [
             keras.Variable(v, trainable=True, name=_variable_name(v))

@@ -41,6 +41,8 @@ from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.embedding_files.bilm_dump import encode_tokens_in_batches
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import OutputPathError
+from keras_elmo.errors import check_flag
+from keras_elmo.errors import check_strings
 from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS
 from keras_elmo.export.frozen_bilm import frozen_bilm
 from keras_elmo.files import atomic_output
@@ -104,6 +106,18 @@ def _not_trainable(next_creator, **kwargs):
     return next_creator(**kwargs)
 
 
+def _check_bilm(bilm):
+    from keras_elmo.layers.bilm import BiLM
+
+    if not isinstance(bilm, BiLM):
+        raise KerasElmoError(
+            "`bilm` must be a keras_elmo.layers.BiLM (e.g. from "
+            "keras_elmo.load_bilm).",
+            "bilm",
+            received=bilm,
+        )
+
+
 def _frozen_copy(bilm):
     """The frozen copy of `bilm`, its TensorFlow variables saved with
     trainable=False themselves, so that a reloading Keras layer leaves
@@ -136,6 +150,8 @@ class ELMoServing(_Trackable):
         self, bilm, vocabulary=None, max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS
     ):
         super().__init__()
+        _check_bilm(bilm)
+        max_batch_tokens = _check_max_batch_tokens(max_batch_tokens)
         # The Keras layers are kept out of the SavedModel's object graph
         # (set without tracking); only their TensorFlow variables are in
         # it, through the lists below. A tracked Keras variable is saved as
@@ -165,7 +181,7 @@ class ELMoServing(_Trackable):
             self.word_lookup = words.lookup_table()
             self._serve_ids(self._embed_word_ids)
         elif vocabulary is not None:
-            vocabulary = list(vocabulary)
+            vocabulary = check_strings(vocabulary, "`vocabulary`")
             if len(set(vocabulary)) != len(vocabulary):
                 raise KerasElmoError(
                     "The cached vocabulary lists a token twice."
@@ -430,5 +446,14 @@ def keras_layer(path, trainable=True):
     returns the output dict; with `trainable=True` the scalar mix trains
     with the task, with any optimizer."""
     from keras_elmo.export.saved_model_layer import SavedModelLayer
+    from keras_elmo.paths import check_input_directory
 
-    return SavedModelLayer(path, trainable=trainable)
+    check_flag(trainable, "`trainable`")
+    path = check_input_directory(
+        path, "`path`", "a SavedModel directory written by export_savedmodel"
+    )
+    try:
+        return SavedModelLayer(path, trainable=trainable)
+    except KerasElmoError as error:
+        error.argument = "path"  # the layer's `directory` is this `path`
+        raise

@@ -7,6 +7,7 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.layers import backends
+from keras_elmo.layers.limits import MAX_LAYERS
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
 from keras_elmo.layers.token_encoders import get_token_encoder
@@ -485,20 +486,20 @@ def _check_sizes(bilm, dropout):
         # Each size under its own name, before they are compared.
         if getattr(bilm, name) < 1:
             raise KerasElmoError(
-                f"`{name}` must be >= 1. Received: {name}={getattr(bilm, name)}"
+                f"`{name}` must be >= 1.", name, received=getattr(bilm, name)
             )
     if bilm.projection_dim > bilm.units:
         raise KerasElmoError(
             "`projection_dim` must not exceed `units` (the LSTM output "
             "is projected down, or used as is when they are equal). "
             f"Received: projection_dim={bilm.projection_dim}, "
-            f"units={bilm.units}"
+            f"units={bilm.units}",
+            "projection_dim",
         )
-    if bilm.num_layers < 1:
-        raise KerasElmoError(
-            f"`num_layers` must be >= 1. Received: num_layers={bilm.num_layers}"
-        )
+    # Each LSTM layer is a Keras layer made here: a count past MAX_LAYERS
+    # would take hours before any memory bound bit.
+    check_integer(bilm.num_layers, "`num_layers`", 1, MAX_LAYERS)
     if not 0.0 <= float(dropout) < 1.0:
         raise KerasElmoError(
-            f"`dropout` must be in [0, 1). Received: dropout={dropout}"
+            "`dropout` must be in [0, 1).", "dropout", received=dropout
         )

@@ -17,6 +17,7 @@ from keras_elmo.characters import check_filters
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
+from keras_elmo.layers.limits import MAX_LAYERS
 
 # The size arguments of a character-input biLM, in the published order.
 BILM_KEYS = (
@@ -137,11 +138,6 @@ def memory_bytes():
 
 # Bytes of one float32 weight of a biLM that is loaded (not trained).
 LOADED_BYTES_PER_WEIGHT = 4
-# At most this many LSTM layers (per direction), highway layers or filter
-# widths: the published biLMs have 2, 2 and 7; each is a Keras layer
-# that takes milliseconds to create, so 256 builds in about a second,
-# while a file's 10**6 would take an hour before any memory bound bit.
-MAX_LAYERS = 256
 
 
 def check_bilm_config(config, where):

@@ -6,7 +6,10 @@ from keras_elmo.characters import DEFAULT_FILTERS
 from keras_elmo.characters import NUM_CHARACTER_IDS
 from keras_elmo.characters import check_filters
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_choice
+from keras_elmo.errors import check_integer
 from keras_elmo.layers import backends
+from keras_elmo.layers.limits import MAX_LAYERS
 from keras_elmo.layers.validation import check_character_ids
 
 _ACTIVATIONS = ("relu", "tanh")
@@ -76,25 +79,19 @@ class CharCNN(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if activation not in _ACTIVATIONS:
-            raise KerasElmoError(
-                f"Unknown activation {activation!r} for CharCNN; expected one "
-                f"of {_ACTIVATIONS} (the activations ELMo models use)."
-            )
-        if int(char_embedding_dim) < 1:
-            raise KerasElmoError(
-                "`char_embedding_dim` must be a positive integer. Received: "
-                f"char_embedding_dim={char_embedding_dim}"
-            )
-        if int(num_characters) < 2:
-            raise KerasElmoError(
-                "`num_characters` must be >= 2 (the padding id and at least "
-                f"one character). Received: num_characters={num_characters}"
-            )
-        self.num_characters = int(num_characters)
-        self.max_characters_per_token = int(max_characters_per_token)
+        check_choice(activation, "`activation`", _ACTIVATIONS)
+        self.num_characters = check_integer(
+            num_characters, "`num_characters`", minimum=2
+        )
+        self.max_characters_per_token = check_integer(
+            max_characters_per_token, "`max_characters_per_token`", minimum=1
+        )
         self.filters = check_filters(filters, self.max_characters_per_token)
-        self.char_embedding_dim = int(char_embedding_dim)
+        # One convolution layer per filter width.
+        check_integer(len(self.filters), "`filters`", 1, MAX_LAYERS)
+        self.char_embedding_dim = check_integer(
+            char_embedding_dim, "`char_embedding_dim`", minimum=1
+        )
         self.activation = activation
         self.supports_masking = True
         self.output_dim = sum(n for _, n in self.filters)

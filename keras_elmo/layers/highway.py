@@ -2,6 +2,7 @@ import keras
 from keras import ops
 
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.layers.validation import keras_initializer
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -43,8 +44,8 @@ class Highway(keras.layers.Layer):
         super().__init__(**kwargs)
         if carry_bias_initializer is None:
             carry_bias_initializer = keras.initializers.Constant(-2.0)
-        self.carry_bias_initializer = keras.initializers.get(
-            carry_bias_initializer
+        self.carry_bias_initializer = keras_initializer(
+            carry_bias_initializer, "carry_bias_initializer"
         )
         self.supports_masking = True
 

@@ -2,9 +2,11 @@ import keras
 from keras import ops
 
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_flag
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.layers import backends
+from keras_elmo.layers.validation import keras_initializer
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -82,12 +84,16 @@ class ProjectedLSTM(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        units = check_integer(units, "`units`")
+        units = check_integer(units, "`units`", minimum=1)
         if projection_dim is not None:
-            projection_dim = check_integer(projection_dim, "`projection_dim`")
+            projection_dim = check_integer(
+                projection_dim, "`projection_dim`", minimum=1
+            )
         for name, value in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
             if value is not None:
-                check_number(value, f"`{name}`")
+                check_number(value, f"`{name}`", minimum=0.0, above=True)
+        go_backwards = check_flag(go_backwards, "`go_backwards`")
+        return_state = check_flag(return_state, "`return_state`")
         if int(units) < 1:
             raise KerasElmoError(
                 f"`units` must be a positive integer. Received: units={units}"
@@ -111,7 +117,9 @@ class ProjectedLSTM(keras.layers.Layer):
         self.proj_clip = None if proj_clip is None else float(proj_clip)
         self.go_backwards = bool(go_backwards)
         self.return_state = bool(return_state)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.kernel_initializer = keras_initializer(
+            kernel_initializer, "kernel_initializer"
+        )
         self.output_dim = self.projection_dim or self.units
         self.supports_masking = True
 

@@ -13,6 +13,34 @@ from keras_elmo.errors import shown
 from keras_elmo.layers import backends
 
 
+def keras_initializer(value, argument):
+    """`keras.initializers.get(value)`, or `KerasElmoError` naming
+    `argument` for what is no initializer."""
+    try:
+        return keras.initializers.get(value)
+    except (ValueError, TypeError) as error:
+        raise KerasElmoError(
+            f"`{argument}` must be a Keras initializer (an object, its name "
+            f"or its config): {error}",
+            argument,
+            received=value,
+        ) from None
+
+
+def keras_layer_config(value, argument):
+    """The layer a serialized config `value` describes, or
+    `KerasElmoError` naming `argument` for a config Keras cannot read."""
+    try:
+        return keras.saving.deserialize_keras_object(value)
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise KerasElmoError(
+            f"`{argument}` is a dict but not the config of a layer Keras "
+            f"can rebuild ({error}).",
+            argument,
+            received=value,
+        ) from None
+
+
 def _range_message(argument, max_id=MAX_CHARACTER_ID):
     return (
         f"{argument}: character ids must lie in 0..{max_id} (0 is "

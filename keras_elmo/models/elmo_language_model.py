@@ -8,6 +8,7 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_fraction
 from keras_elmo.errors import check_integer
 from keras_elmo.layers.bilm import BiLM
+from keras_elmo.layers.validation import keras_layer_config
 
 # Rows of full-softmax logits computed at once in evaluation, so that a
 # large vocabulary never needs a (tokens x V) matrix in memory.
@@ -225,11 +226,12 @@ class ELMoLanguageModel(keras.Model):
         require_tensorflow("ELMoLanguageModel (sampled-softmax training)")
         super().__init__(**kwargs)
         if isinstance(bilm, dict):
-            bilm = keras.saving.deserialize_keras_object(bilm)
+            bilm = keras_layer_config(bilm, "bilm")
         if not isinstance(bilm, BiLM):
             raise KerasElmoError(
-                "`bilm` must be a keras_elmo.layers.BiLM. Received: "
-                f"{type(bilm).__name__}"
+                "`bilm` must be a keras_elmo.layers.BiLM.",
+                "bilm",
+                received=bilm,
             )
         if bilm.stateful:
             raise KerasElmoError(

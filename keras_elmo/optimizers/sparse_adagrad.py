@@ -2,7 +2,9 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo.errors import check_number
 from keras_elmo.optimizers.sparse_updates import SparseOptimizer
+from keras_elmo.optimizers.sparse_updates import check_optimizer_arguments
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -56,14 +58,21 @@ class SparseAdagrad(SparseOptimizer):
         name="sparse_adagrad",
         **kwargs,
     ):
+        learning_rate, global_clipnorm, name = check_optimizer_arguments(
+            learning_rate, global_clipnorm, name
+        )
+        initial_accumulator_value = check_number(
+            initial_accumulator_value, "`initial_accumulator_value`", 0.0
+        )
+        epsilon = check_number(epsilon, "`epsilon`", minimum=0.0)
         super().__init__(
             learning_rate=learning_rate,
             global_clipnorm=global_clipnorm,
             name=name,
             **kwargs,
         )
-        self.initial_accumulator_value = float(initial_accumulator_value)
-        self.epsilon = float(epsilon)
+        self.initial_accumulator_value = initial_accumulator_value
+        self.epsilon = epsilon
 
     def build(self, var_list):
         if self.built:

@@ -2,7 +2,9 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo.errors import check_number
 from keras_elmo.optimizers.sparse_updates import SparseOptimizer
+from keras_elmo.optimizers.sparse_updates import check_optimizer_arguments
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -52,15 +54,21 @@ class SparseAdam(SparseOptimizer):
         name="sparse_adam",
         **kwargs,
     ):
+        learning_rate, global_clipnorm, name = check_optimizer_arguments(
+            learning_rate, global_clipnorm, name
+        )
+        beta_1 = check_number(beta_1, "`beta_1`", 0.0, 1.0)
+        beta_2 = check_number(beta_2, "`beta_2`", 0.0, 1.0)
+        epsilon = check_number(epsilon, "`epsilon`", minimum=0.0)
         super().__init__(
             learning_rate=learning_rate,
             global_clipnorm=global_clipnorm,
             name=name,
             **kwargs,
         )
-        self.beta_1 = float(beta_1)
-        self.beta_2 = float(beta_2)
-        self.epsilon = float(epsilon)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
 
     def build(self, var_list):
         if self.built:

@@ -4,6 +4,9 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_number
+
 
 def merge_duplicates(gradient):
     """Sums the rows of an `IndexedSlices` gradient that share an index."""
@@ -81,6 +84,34 @@ def _scale(gradient, scale):
             gradient.dense_shape,
         )
     return gradient * ops.cast(scale, gradient.dtype)
+
+
+def check_optimizer_arguments(learning_rate, global_clipnorm, name):
+    """The arguments every sparse optimizer takes, checked before Keras
+    sees them: a positive finite rate (or a schedule or callable), a
+    clip norm >= 0 or None, a name without "/"."""
+    if not isinstance(
+        learning_rate, keras.optimizers.schedules.LearningRateSchedule
+    ) and not callable(learning_rate):
+        learning_rate = check_number(
+            learning_rate, "`learning_rate`", minimum=0.0, above=True
+        )
+    if global_clipnorm is not None:
+        global_clipnorm = check_number(
+            global_clipnorm, "`global_clipnorm`", minimum=0.0
+        )
+    if (
+        not isinstance(name, str)
+        or not name
+        or not name.isprintable()
+        or ("/" in name)
+    ):
+        raise KerasElmoError(
+            "`name` must be a non-empty str without '/'.",
+            "name",
+            received=name,
+        )
+    return learning_rate, global_clipnorm, name
 
 
 class SparseOptimizer(keras.optimizers.Optimizer):

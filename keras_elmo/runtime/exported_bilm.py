@@ -12,6 +12,7 @@ from keras_elmo.formats.exported_file import MASK_NAME
 from keras_elmo.formats.exported_file import MIX_NAME
 from keras_elmo.formats.exported_file import layer_name
 from keras_elmo.paths import check_input_file
+from keras_elmo.paths import check_path
 
 
 class CharacterInputs:
@@ -93,6 +94,7 @@ class ExportedBiLM:
     kind = None  # exported_file.ONNX, exported_file.LITERT
 
     def _check_file(self, path):
+        path = check_path(path, "path")
         return check_input_file(
             path,
             "Model file",

@@ -7,6 +7,7 @@ import struct
 import numpy as np
 
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import about
 from keras_elmo.errors import check_threads
 from keras_elmo.formats.exported_file import LITERT
 from keras_elmo.formats.exported_file import METADATA_KEY
@@ -134,6 +135,10 @@ class LiteRTBiLM(ExportedBiLM):
     kind = LITERT
 
     def __init__(self, path, num_threads=None):
+        with about("path"):
+            self._load(path, num_threads)
+
+    def _load(self, path, num_threads):
         num_threads = check_threads(num_threads)
         Interpreter, schema = _import_litert()
         path = self._check_file(path)

@@ -2,6 +2,7 @@
 Runtime (no TensorFlow)."""
 
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import about
 from keras_elmo.errors import check_threads
 from keras_elmo.formats.exported_file import METADATA_KEY
 from keras_elmo.formats.exported_file import ONNX
@@ -72,6 +73,10 @@ class ONNXBiLM(ExportedBiLM):
     kind = ONNX
 
     def __init__(self, path, num_threads=None):
+        with about("path"):
+            self._load(path, num_threads)
+
+    def _load(self, path, num_threads):
         num_threads = check_threads(num_threads)
         ort = _import_onnxruntime()
         path = self._check_file(path)

@@ -23,6 +23,9 @@ class ExportFolder(OfficialFiles):
     )
 
     def __init__(self, path):
+        from keras_elmo.paths import check_input_directory
+
+        path = check_input_directory(path, "`path`")
         options, weights = self.find_files(path)
         super().__init__(options, weights, f"the export in {path}")
         self.path = path

@@ -60,13 +60,17 @@ class OfficialFiles(BiLMSource):
         """The source of `options` (a path, a URL or a dict) and `weights`
         (a path or a URL); URLs are downloaded into the cache if needed."""
         from keras_elmo import pretrained
+        from keras_elmo.formats.bilm_tf import check_options_file
+        from keras_elmo.formats.bilm_tf import check_weight_file
 
         if isinstance(options, dict):
             description = f"the options dict + {weights}"
         else:
             description = f"{options} + {weights}"
             options = pretrained.local_file(os.fspath(options), progress)
+            check_options_file(options)
         weights = pretrained.local_file(os.fspath(weights), progress)
+        check_weight_file(weights)
         return cls(options, weights, description)
 
     def _beside(self):

@@ -9,8 +9,11 @@ from keras_elmo.characters import EOS_CHARACTER_IDS
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.data.character_ids import tokens_to_char_ids
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_flag
+from keras_elmo.errors import check_integer
 from keras_elmo.layers import backends
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
+from keras_elmo.layers.limits import MAX_LAYERS
 from keras_elmo.layers.token_encoders.character_stack import (
     build_character_stack,
 )
@@ -51,11 +54,19 @@ class CharacterEncoder(TokenEncoder):
         deduplicate_tokens=True,
     ):
         super().__init__(projection_dim, dtype)
-        self.num_highway_layers = int(num_highway_layers)
-        self.char_embedding_dim = int(char_embedding_dim)
+        self.num_highway_layers = check_integer(
+            num_highway_layers, "`num_highway_layers`", 0, MAX_LAYERS
+        )
+        self.char_embedding_dim = check_integer(
+            char_embedding_dim, "`char_embedding_dim`", minimum=1
+        )
         self.activation = activation
-        self.max_characters_per_token = int(max_characters_per_token)
-        self.deduplicate_tokens = bool(deduplicate_tokens)
+        self.max_characters_per_token = check_integer(
+            max_characters_per_token, "`max_characters_per_token`", minimum=1
+        )
+        self.deduplicate_tokens = check_flag(
+            deduplicate_tokens, "`deduplicate_tokens`"
+        )
         self.input_shape = (self.max_characters_per_token,)
         self.char_cnn, self.highway_layers = character_stack(
             filters,

@@ -1,9 +1,10 @@
 """The character stack the character kinds share: a char CNN and its
 highway layers, created and built the same way (SPEC §2-3)."""
 
-from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_integer
 from keras_elmo.layers.char_cnn import CharCNN
 from keras_elmo.layers.highway import Highway
+from keras_elmo.layers.limits import MAX_LAYERS
 
 
 def character_stack(
@@ -16,11 +17,9 @@ def character_stack(
     num_characters=None,
 ):
     """`(char_cnn, highway_layers)`, named `char_cnn` and `highway_{k}`."""
-    if int(num_highway_layers) < 0:
-        raise KerasElmoError(
-            "`num_highway_layers` must be >= 0. Received: "
-            f"num_highway_layers={num_highway_layers}"
-        )
+    num_highway_layers = check_integer(
+        num_highway_layers, "`num_highway_layers`", 0, MAX_LAYERS
+    )
     extra = {} if num_characters is None else {"num_characters": num_characters}
     char_cnn = CharCNN(
         filters=filters,
@@ -33,7 +32,7 @@ def character_stack(
     )
     highway_layers = [
         Highway(dtype=dtype, name=f"highway_{k}")
-        for k in range(int(num_highway_layers))
+        for k in range(num_highway_layers)
     ]
     return char_cnn, highway_layers
 

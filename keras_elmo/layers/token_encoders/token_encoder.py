@@ -116,11 +116,13 @@ def register_token_encoder(kind):
 
 def get_token_encoder(name):
     """The kind registered as `name` (or as one of its older names)."""
-    name = _ALIASES.get(name, name)
-    if name not in TOKEN_ENCODERS:
+    if isinstance(name, str):
+        name = _ALIASES.get(name, name)
+    if not isinstance(name, str) or name not in TOKEN_ENCODERS:
         raise KerasElmoError(
-            f"`token_encoder` must be one of {sorted(TOKEN_ENCODERS)}. "
-            f"Received: token_encoder={name!r}"
+            f"`token_encoder` must be one of {sorted(TOKEN_ENCODERS)}.",
+            "token_encoder",
+            received=name,
         )
     return TOKEN_ENCODERS[name]
 

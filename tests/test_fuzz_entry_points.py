@@ -1,0 +1,442 @@
+"""Wrong inputs at every public entry point, found by the test itself.
+
+The entry points are discovered, never listed here: every callable that
+`keras_elmo.__all__` and the `__all__` of each public subpackage name
+(functions and classes), and every flag of every `keras-elmo` subcommand
+(the parsers of `keras_elmo.cli.build_parser()`). A new public function,
+class or flag is fuzzed without editing this file.
+
+Each is given wrong values drawn by `hypothesis` (wrong types, None,
+bytes, NaN, infinities, huge and negative numbers, odd paths: missing,
+a directory, a device, a FIFO, empty, `-`, long, not UTF-8), one argument
+or flag at a time (the other required ones get wrong values too), and
+must answer with a result or a `KerasElmoError` that names an argument it
+was given wrongly (`error.argument`, or the argument in backticks in the
+message); a command must exit with a status and a message that names a
+flag it was given (or a value), never a traceback. Generators are read,
+so that lazy errors come out.
+
+Time: a fixed budget for the whole file (`BUDGET_S`), shared by the
+entry points in turn: each is probed once (its required arguments None),
+then gets as many examples as its share of what is left pays for at
+that cost, `FIRST_EXAMPLES` at least. The examples are the same on
+every run (`derandomize`). Commands run in this process (`main(argv)`).
+"""
+
+import argparse
+import contextlib
+import importlib
+import inspect
+import io
+import itertools
+import math
+import os
+import pkgutil
+import re
+import time
+
+import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+import keras_elmo
+from keras_elmo.cli import build_parser
+from keras_elmo.cli import main
+from keras_elmo.errors import KerasElmoError
+
+# Seconds for the whole file (the imports and the first call of each
+# entry point aside), spread over the entry points.
+BUDGET_S = 30.0
+# Examples of each entry point, at least and at most.
+FIRST_EXAMPLES = 2
+MAX_EXAMPLES = 30
+_STARTED = time.monotonic()
+# Sizes given to the arguments not fuzzed, by name, so that a wrong value
+# that is taken builds a small model, not the original size (a speed
+# hint only: an argument not named here keeps its default).
+SMALL = {
+    "filters": [[1, 4], [2, 4]],
+    "char_embedding_dim": 4,
+    "num_highway_layers": 1,
+    "units": 8,
+    "projection_dim": 4,
+    "num_layers": 1,
+    "vocabulary_size": 10,
+    "num_sampled": 2,
+    "max_batch_size": 2,
+}
+
+
+# === What is fuzzed ===
+
+
+def _public_modules():
+    """`keras_elmo` and each subpackage with an `__all__` (the beam one
+    where Apache Beam is installed)."""
+    modules = [keras_elmo]
+    for info in pkgutil.iter_modules(keras_elmo.__path__):
+        if not info.ispkg or info.name.startswith("_") or info.name == "cli":
+            continue
+        beam = importlib.util.find_spec("apache_beam")
+        if info.name == "beam" and beam is None:
+            continue
+        module = importlib.import_module(f"keras_elmo.{info.name}")
+        if hasattr(module, "__all__"):
+            modules.append(module)
+    return modules
+
+
+def _public_callables():
+    found = {}
+    for module in _public_modules():
+        for name in module.__all__:
+            value = getattr(module, name)
+            if inspect.ismodule(value) or not callable(value):
+                continue
+            if inspect.isclass(value) and issubclass(value, BaseException):
+                continue
+            found.setdefault(value, f"{module.__name__}.{name}")
+    return sorted(found.items(), key=lambda item: item[1])
+
+
+def _parameters(function):
+    """The named parameters of `function` (no *args, **kwargs)."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return []
+    return [
+        p
+        for p in signature.parameters.values()
+        if p.kind
+        in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        and p.name != "self"
+    ]
+
+
+def _commands():
+    parser = build_parser()
+    return sorted(parser.commands.items())
+
+
+CALLABLES = _public_callables()
+COMMANDS = _commands()
+_TARGETS = len(CALLABLES) + len(COMMANDS)
+_done = [0]
+
+
+# === Wrong values ===
+
+
+def _odd_paths(directory):
+    """Paths that are not what an argument expects, in `directory`."""
+    fifo = os.path.join(directory, "fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    empty = os.path.join(directory, "empty.txt")
+    open(empty, "w").close()
+    binary = os.path.join(directory, "binary.gz")
+    with open(binary, "wb") as f:
+        f.write(b"\x1f\x8b\x08\x00\xff\xfe")
+    folder = os.path.join(directory, "folder")
+    os.makedirs(folder, exist_ok=True)
+    return [
+        "",
+        "-",
+        "/",
+        "/dev/null",
+        "/dev/zero",
+        fifo,
+        empty,
+        binary,
+        folder,
+        os.path.join(directory, "missing", "x.txt"),
+        "x" * 5000,
+        "caf\udce9.txt",  # not UTF-8 (a surrogate escape)
+        "*",
+        "[",
+        "~nobody/x",
+        "a,b",
+    ]
+
+
+def _nested(depth):
+    value = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _wrong_values(directory):
+    numbers = st.sampled_from(
+        [0, -1, 1, -(10**400), 10**400, 2**63, math.nan, math.inf,
+         -math.inf, 1e308, -0.0, 0.5, True, False]
+    )  # fmt: skip
+    text = st.text(max_size=20)
+    scalars = st.one_of(
+        st.none(),
+        numbers,
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.integers(min_value=-(10**30), max_value=10**30),
+        st.binary(max_size=12),
+        text,
+        st.sampled_from(_odd_paths(directory)),
+        st.sampled_from(
+            [
+                object(),
+                type,
+                print,
+                b"\xff\xfe",
+                bytearray(b"x"),
+                1j,
+                "[[1, 2]]",
+                "nan",
+                "1e400",
+                "-5",
+                "0",
+            ]
+        ),  # fmt: skip
+    )
+    return st.one_of(
+        scalars,
+        st.lists(scalars, max_size=4),
+        st.dictionaries(text, scalars, max_size=3),
+        st.tuples(scalars, scalars),
+        st.just(_nested(200)),
+    )
+
+
+def _wrong_words(directory):
+    """Wrong values as a command line gives them: strings."""
+    return st.one_of(
+        st.sampled_from(
+            [
+                *(p for p in _odd_paths(directory) if p),
+                "nan",
+                "inf",
+                "-inf",
+                "1e400",
+                "9" * 400,
+                "-1",
+                "0",
+                "0.0",
+                "-0",
+                "1.5",
+                "abc",
+                "[",
+                "[[1, 2]",
+                "[" * 3000,
+                "{}",
+                "[]",
+                "null",
+                '"x"',
+                "[1e400]",
+                "true",
+                "--",
+                "-x",
+                "1" + "0" * 30,
+            ]
+        ),  # fmt: skip
+        st.text(
+            alphabet=st.characters(
+                blacklist_categories=["Cs"], min_codepoint=1
+            ),
+            max_size=12,
+        ),
+    )
+
+
+# === The checks ===
+
+
+def _examples(probe):
+    """How many examples an entry point gets: its share of what is left
+    of `BUDGET_S`, at the cost of `probe()` (one call, timed), between
+    `FIRST_EXAMPLES` and `MAX_EXAMPLES`. Decided before hypothesis runs,
+    so that every example (and a replay of a failing one) runs the same."""
+    started = time.monotonic()
+    probe()
+    cost = max(time.monotonic() - started, 1e-3)
+    left = max(BUDGET_S - (time.monotonic() - _STARTED), 0.0)
+    share = left / max(_TARGETS - _done[0], 1)
+    return int(min(max(share / cost, FIRST_EXAMPLES), MAX_EXAMPLES))
+
+
+FUZZ_SETTINGS = settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    database=None,
+    # The same examples on every run: the default suite stays reproducible.
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def _consume(result):
+    """Reads what a call returned lazily (a generator)."""
+    if inspect.isgenerator(result) or (
+        hasattr(result, "__next__") and hasattr(result, "__iter__")
+    ):
+        list(itertools.islice(result, 3))
+
+
+def _names_argument(error, names):
+    if getattr(error, "argument", None) in names:
+        return True
+    return any(f"`{name}`" in str(error) for name in names)
+
+
+def _check_call(function, label, kwargs, wrong):
+    try:
+        _consume(function(**kwargs))
+    except KerasElmoError as error:
+        assert _names_argument(error, wrong), (
+            f"{label}({_shown(kwargs)}) raised {type(error).__name__} "
+            f"naming no argument it was given: {error}"
+        )
+    except Exception as error:  # the finding
+        raise AssertionError(
+            f"{label}({_shown(kwargs)}) raised {type(error).__name__}: {error}"
+        ) from error
+
+
+def _shown(kwargs):
+    return ", ".join(f"{k}={v!r:.80}" for k, v in kwargs.items())
+
+
+@pytest.fixture(scope="module")
+def workplace(tmp_path_factory):
+    """A folder of odd paths, and the current directory while fuzzing."""
+    directory = str(tmp_path_factory.mktemp("fuzz"))
+    _odd_paths(directory)
+    return directory
+
+
+@pytest.fixture(autouse=True)
+def _quiet_home(workplace, monkeypatch):
+    """Nothing leaves the fuzz folder: the cache there, no mirror, no
+    network (a URL that reaches nothing)."""
+    monkeypatch.chdir(workplace)
+    monkeypatch.setenv("KERAS_ELMO_HOME", os.path.join(workplace, "cache"))
+    monkeypatch.setenv("KERAS_ELMO_MIRROR", f"{workplace}/mirror")
+    yield
+    keras_elmo.pretrained.set_mirror(None)
+
+
+@pytest.mark.parametrize(
+    "function, label", CALLABLES, ids=[label for _, label in CALLABLES]
+)
+def test_public_callables_take_wrong_values(function, label, workplace):
+    parameters = _parameters(function)
+    required = {
+        p.name: None for p in parameters if p.default is inspect.Parameter.empty
+    }
+    examples = _examples(
+        lambda: _check_call(function, label, required, set(required))
+    )
+
+    @settings(FUZZ_SETTINGS, max_examples=examples)
+    @given(data=st.data())
+    def fuzz(data):
+        if not parameters:
+            _check_call(function, label, {}, set())
+            return
+        target = data.draw(st.sampled_from(parameters), label="argument")
+        kwargs, wrong = {}, set()
+        for p in parameters:
+            if p is target or p.default is inspect.Parameter.empty:
+                kwargs[p.name] = data.draw(_wrong_values(workplace), p.name)
+                wrong.add(p.name)
+            elif p.name in SMALL:
+                kwargs[p.name] = SMALL[p.name]
+        _check_call(function, label, kwargs, wrong)
+
+    try:
+        fuzz()
+    finally:
+        _done[0] += 1
+
+
+def _arguments(parser):
+    """The arguments of a subcommand (help aside), as argparse actions."""
+    return [
+        action
+        for action in parser.actions()
+        if not isinstance(action, argparse._HelpAction)
+    ]
+
+
+def _argv(action, value):
+    """The words that give `value` to `action` (None: a flag alone)."""
+    if action.option_strings:
+        flag = action.option_strings[0]
+        return [flag] if action.nargs == 0 else [flag, value]
+    if action.nargs == argparse.REMAINDER:
+        return ["--", value]
+    return [value]
+
+
+def _check_command(argv, given, flags):
+    """The command ends with a status; a failure says why in a message
+    that names a flag of the command or a value it was given (as given,
+    or as Python writes it), never with a traceback."""
+    status, err = _run(argv)
+    assert isinstance(status, int), (argv, status)
+    assert "Traceback" not in err, (argv, err)
+    if status == 0:
+        return
+    assert err.strip(), (argv, "an exit status without a message")
+    named = any(re.search(rf"{re.escape(f)}\b", err) for f in flags) or any(
+        (word and word[:40] in err) or repr(word)[1 if word else 0 : 40] in err
+        for word in given
+    )
+    assert named or "usage:" in err, (
+        f"keras-elmo {_shown_argv(argv)} failed naming none of its "
+        f"flags or values: {err}"
+    )
+
+
+def _shown_argv(argv):
+    return " ".join(repr(word)[:60] for word in argv)
+
+
+def _run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(argv)
+    return status, err.getvalue()
+
+
+@pytest.mark.parametrize(
+    "command, parser", COMMANDS, ids=[c for c, _ in COMMANDS]
+)
+def test_command_flags_take_wrong_values(command, parser, workplace):
+    arguments = _arguments(parser)
+    flags = {s for a in parser.actions() for s in a.option_strings}
+    required = [a for a in arguments if a.required]
+    probe = [command]
+    for action in required:
+        probe += _argv(action, "")
+    examples = _examples(lambda: _check_command(probe, [""], flags))
+
+    @settings(FUZZ_SETTINGS, max_examples=examples)
+    @given(data=st.data())
+    def fuzz(data):
+        argv, given = [command], []
+        if arguments:
+            target = data.draw(st.sampled_from(arguments), label="argument")
+            for action in arguments:
+                if action is not target and not action.required:
+                    continue
+                value = data.draw(_wrong_words(workplace), label=action.dest)
+                words = _argv(action, value)
+                argv += words
+                given += [word for word in words if word != "--"]
+        _check_command(argv, given, flags)
+
+    try:
+        fuzz()
+    finally:
+        _done[0] += 1
