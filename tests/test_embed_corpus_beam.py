@@ -155,7 +155,13 @@ def test_a_killed_worker_then_a_rerun_give_every_sentence_once(tmp_path):
     summary = parquet_layout.read_summary(output)
     assert summary["sentences"] == 240
     assert summary["tokens"] == sum(x.shape[0] for x in got.values())
-    assert summary["bad_lines"] == {"empty": 1, "too_long": 1, "not_utf8": 1}
+    assert summary["bad_lines"] == {
+        "empty": 1,
+        "too_long": 1,
+        "not_utf8": 1,
+        "unreadable": 0,
+    }
+    assert summary["unreadable_files"] == []
     bad = []
     for name in summary["bad_line_files"]:
         with open(os.path.join(output, name)) as f:
