@@ -114,42 +114,120 @@ def with_received(message, tail):
 
 
 class WeightFileError(KerasElmoError):
-    """An options or weight file that does not fit the model it describes."""
+    """An options or weight file that does not fit the model it describes.
+
+    Example:
+
+    >>> try:
+    ...     keras_elmo.load_bilm(
+    ...         "tests/fixtures/bilm-tf/model/options.json",
+    ...         "tests/fixtures/bilm-tf-words/model/lm_weights.hdf5")
+    ... except keras_elmo.WeightFileError as error:
+    ...     print(str(error)[:62])
+    tests/fixtures/bilm-tf-words/model/lm_weights.hdf5 has no data
+    """
 
 
 class TextFileError(KerasElmoError):
-    """A text file that cannot be read as UTF-8 sentences."""
+    """A text file that cannot be read as UTF-8 sentences.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "latin1.txt")
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write(b"na\\xefve\\n")
+    >>> try:
+    ...     keras_elmo.data.scan_corpus([path])
+    ... except keras_elmo.errors.TextFileError as error:
+    ...     print(str(error).split(": ", 1)[1][:18])
+    not valid UTF-8 (b
+    """
 
 
 class RunDirectoryError(KerasElmoError):
-    """A training run directory that is missing, damaged or of another run."""
+    """A training run directory that is missing, damaged or of another run.
+
+    Example:
+
+    >>> issubclass(keras_elmo.errors.RunDirectoryError, ValueError)
+    True
+    """
 
 
 class ClusterError(KerasElmoError):
-    """The workers of TF_CONFIG did not find each other, or lost one."""
+    """The workers of TF_CONFIG did not find each other, or lost one.
+
+    Example:
+
+    >>> issubclass(keras_elmo.errors.ClusterError, keras_elmo.KerasElmoError)
+    True
+    """
 
 
 class InputPathError(KerasElmoError):
     """An input path that is not what the reader takes: a directory where
     a file is read (or a file where a directory is), a device, a pipe, a
-    socket, a symbolic link loop, or a path that cannot be read."""
+    socket, a symbolic link loop, or a path that cannot be read.
+
+    Example:
+
+    >>> try:
+    ...     keras_elmo.data.scan_corpus(["/dev/zero"])
+    ... except keras_elmo.errors.InputPathError as error:
+    ...     print(str(error)[:45])
+    Input file /dev/zero is a character device; e
+    """
 
 
 class MissingInputError(InputPathError, FileNotFoundError):
-    """An input path where nothing lies (a `FileNotFoundError` too)."""
+    """An input path where nothing lies (a `FileNotFoundError` too).
+
+    Example:
+
+    >>> try:
+    ...     keras_elmo.runtime.ONNXBiLM("nothing.onnx")
+    ... except FileNotFoundError as error:
+    ...     print(type(error).__name__, str(error)[:34])
+    MissingInputError Model file not found: nothing.onnx
+    """
 
 
 class OutputPathError(KerasElmoError):
-    """An output path that cannot be written (or would destroy an input)."""
+    """An output path that cannot be written (or would destroy an input).
+
+    Example:
+
+    >>> issubclass(keras_elmo.errors.OutputPathError, keras_elmo.KerasElmoError)
+    True
+    """
 
 
 class DownloadError(KerasElmoError):
-    """A pretrained file that cannot be downloaded, or arrives damaged."""
+    """A pretrained file that cannot be downloaded, or arrives damaged.
+
+    Example:
+
+    >>> try:
+    ...     keras_elmo.pretrained.cached_file("https://127.0.0.1:9/x.json")
+    ... except keras_elmo.DownloadError as error:
+    ...     print(str(error)[:20])
+    Cannot download http
+    """
 
 
 class BiLMSourceError(KerasElmoError):
     """A biLM source (name, URL, file or folder) of no kind the loader
-    reads, or one that does not exist."""
+    reads, or one that does not exist.
+
+    Example:
+
+    >>> try:
+    ...     keras_elmo.load_bilm("orignal")
+    ... except keras_elmo.errors.BiLMSourceError as error:
+    ...     print(str(error)[:59])
+    'orignal' is not a pretrained model name. Did you mean 'ori
+    """
 
 
 # === Checks of user values ===

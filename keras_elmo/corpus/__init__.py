@@ -6,7 +6,7 @@ what a sentence is and which lines are bad. The sharded Parquet output
 (names, schema, summary) and its reader `read_embeddings` are
 `keras_elmo.embedding_files.parquet_layout`. The
 engines' adapters sit beside this folder: `keras_elmo.beam` (Apache Beam
-`RunInference`); a Ray Data recipe is in the README. Importing this
+`RunInference`); a Ray Data recipe is in docs/corpus.md. Importing this
 package loads neither TensorFlow nor an engine.
 """
 
@@ -29,3 +29,6 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(list(globals()) + list(_EXPORTS))
+
+
+__all__ = sorted(_EXPORTS)

@@ -33,7 +33,18 @@ DEFAULT_MAX_BATCH_TOKENS = 4096
 
 class BadLine(KerasElmoError):
     """A sentence that cannot be embedded; `reason` is one of
-    `BAD_LINE_REASONS`."""
+    `BAD_LINE_REASONS`.
+
+    Example:
+
+    >>> embedder = keras_elmo.corpus.SentenceEmbedder(
+    ...     "tests/fixtures/bilm-tf/model")
+    >>> try:
+    ...     embedder.tokens(b"na\\xefve")  # the rules only: no biLM loaded
+    ... except keras_elmo.corpus.BadLine as error:
+    ...     print(error.reason)
+    not_utf8
+    """
 
     def __init__(self, reason, message):
         super().__init__(message)

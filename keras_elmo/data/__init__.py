@@ -9,6 +9,7 @@ import importlib
 
 # Public name -> the module that defines it.
 _EXPORTS = {
+    "TokenBatcher": "keras_elmo.data.host_ids",
     "Vocabulary": "keras_elmo.data.vocabulary",
     "batch_to_ids": "keras_elmo.data.character_ids",
     "lm_dataset": "keras_elmo.data.datasets",

@@ -49,6 +49,14 @@ def tokens_to_char_ids(tokens, sequence_length=None):
     Returns:
         int32 tensor `tokens.shape + (50,)`. For ragged input, a dense tensor
         padded with rows of zeros.
+
+    Example:
+
+    >>> ids = keras_elmo.tokens_to_char_ids(tf.constant([["Hi", ""]]))
+    >>> ids.shape, ids[0, 0, :4].numpy().tolist(), int(tf.reduce_max(ids[0, 1]))
+    (TensorShape([1, 2, 50]), [259, 73, 106, 260], 0)
+    >>> bool((ids.numpy()[:, :1] == keras_elmo.batch_to_ids([["Hi"]])).all())
+    True
     """
     if isinstance(tokens, tf.RaggedTensor):
         ids = tf.ragged.map_flat_values(_real_tokens_to_ids, tokens)

@@ -175,6 +175,14 @@ def tokens_to_word_ids(tokens, table, sequence_length=None):
 
     Returns:
         int32 tensor `(batch, time)`: line + 1, 0 at padding.
+
+    Example:
+
+    >>> vocabulary = keras_elmo.data.Vocabulary(["<S>", "</S>", "<UNK>", "the"])
+    >>> keras_elmo.data.tokens_to_word_ids(
+    ...     tf.constant([["the", "zebra", ""]]), vocabulary.lookup_table()
+    ... ).numpy().tolist()
+    [[4, 3, 0]]
     """
     tokens = tf.convert_to_tensor(tokens)
     if sequence_length is None:

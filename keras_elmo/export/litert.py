@@ -124,6 +124,16 @@ def to_litert(bilm, path, precision="float32", scalar_mix=None):
 
     Returns:
         `path`.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo.tflite")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.to_litert(bilm, path, scalar_mix=[0, 0, 0])
+    >>> elmo = keras_elmo.runtime.LiteRTBiLM(path)
+    >>> elmo([["Hello", "world"]])["elmo"].shape
+    (1, 2, 32)
     """
     require_tensorflow("The LiteRT export")
     check_precision(precision, LITERT)

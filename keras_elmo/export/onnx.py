@@ -193,7 +193,7 @@ def _quantize(onnx, quantization, model, per_channel):
     32767, so no sum saturates and the result is exact integer arithmetic
     on every kernel (VNNI's `vpdpbusd` adds in int32 and never saturated).
     The cost: half the weight resolution (about twice the quantization
-    error, measured in the README). tests/test_export_onnx.py checks the
+    error, docs/benchmarks.md). tests/test_export_onnx.py checks the
     bound on every exported weight tensor.
 
     The highway layers and the token projection stay float32: with 7-bit
@@ -267,6 +267,19 @@ def to_onnx(
 
     Returns:
         `path`.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo-int8.onnx")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.to_onnx(bilm, path, precision="int8")
+    >>> import onnxruntime  # any ONNX Runtime runs the file
+    >>> session = onnxruntime.InferenceSession(path)
+    >>> ids = keras_elmo.runtime.batch_to_ids([["Hello", "world"]])
+    >>> mask, = session.run(["mask"], {"character_ids": ids})
+    >>> mask.tolist()
+    [[True, True]]
     """
     require_tensorflow("The ONNX export")
     check_precision(precision, ONNX)

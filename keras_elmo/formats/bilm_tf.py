@@ -558,6 +558,16 @@ def save_bilm(bilm, options_file, weight_file, extra_datasets=None):
         weight_file: str, path to write the hdf5 weights to.
         extra_datasets: optional dict `name -> array` written beside the
             biLM weights (e.g. the softmax of a trained language model).
+
+    Example:
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> keras_elmo.save_bilm(bilm, os.path.join(folder, "options.json"),
+    ...                      os.path.join(folder, "weights.hdf5"))
+    >>> keras_elmo.load_bilm(folder).count_params() == bilm.count_params()
+    True
     """
     if not bilm.built:
         bilm.build()

@@ -16,7 +16,7 @@ class SparseAdam(SparseOptimizer):
     keep their moments instead of decaying them. As in `SparseAdagrad`,
     gradients are clipped to `global_clipnorm` (after the sum over the
     replicas of a `tf.distribute` strategy). Use it for short pretraining
-    runs, where Adagrad's small early steps are too slow (the README's CPU
+    runs, where Adagrad's small early steps are too slow (the main job's CPU
     demo); the original recipe is `SparseAdagrad`.
 
     Args:

@@ -129,6 +129,18 @@ class LiteRTBiLM(ExportedBiLM):
     Attributes:
         metadata: dict. The options the file was exported with.
         num_layers, projection_dim, precision: from the metadata.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo-int8.tflite")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.to_litert(bilm, path, precision="int8")
+    >>> elmo = keras_elmo.runtime.LiteRTBiLM(path)
+    >>> elmo.precision, elmo.num_layers, elmo.projection_dim
+    ('int8', 2, 16)
+    >>> elmo([["Hello", "world"]])["layer_outputs"][1].shape
+    (1, 2, 32)
     """
 
     kind = LITERT

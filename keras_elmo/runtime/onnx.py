@@ -67,6 +67,21 @@ class ONNXBiLM(ExportedBiLM):
     Attributes:
         metadata: dict. The options the file was exported with.
         num_layers, projection_dim, precision: from the metadata.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo.onnx")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.to_onnx(bilm, path)
+    >>> elmo = keras_elmo.runtime.ONNXBiLM(path, num_threads=1)
+    >>> out = elmo([["The", "cat", "sat"], ["Hello"]])
+    >>> out["layer_outputs"][2].shape, out["mask"].tolist()[1]
+    ((2, 3, 32), [True, False, False])
+    >>> ids = keras_elmo.batch_to_ids([["The", "cat", "sat"]])
+    >>> expected = np.asarray(bilm(ids)["layer_outputs"][2])
+    >>> float(np.abs(out["layer_outputs"][2][:1] - expected).max()) < 1e-5
+    True
     """
 
     kind = ONNX

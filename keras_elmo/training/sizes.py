@@ -32,7 +32,7 @@ _PUBLISHED = dict(
     num_layers=2,
 )
 # The published ELMo configurations (SPEC §1), and "cpu", a small biLM that
-# trains on a laptop CPU in minutes (the README's demo).
+# trains on a laptop CPU in minutes (the main job's biLM).
 SIZES = {
     "cpu": dict(
         _PUBLISHED,
