@@ -61,10 +61,7 @@ def _error(message, source, argument):
     """A `BiLMSourceError` about `source`, given as the Python argument
     `argument` (None: `load_bilm`'s `source`)."""
     argument = argument or "source"
-    return BiLMSourceError(
-        f"`{argument}` {message} Received: {argument}={source!r}.",
-        argument,
-    )
+    return BiLMSourceError(f"`{argument}` {message}", argument, received=source)
 
 
 def _found(path, limit=10):
@@ -193,8 +190,9 @@ def classify(source, weights=None, argument=None, progress=True):
         )
     if not isinstance(source, (str, os.PathLike)):
         raise KerasElmoError(
-            "A biLM source is a str or a path; received "
-            f"{type(source).__name__}. It may be: {'; '.join(KINDS)}."
+            f"A biLM source is a str or a path. It may be: {'; '.join(KINDS)}.",
+            argument or "source",
+            received=source,
         )
     source = os.fspath(source)
     if os.path.exists(source):
@@ -202,7 +200,7 @@ def classify(source, weights=None, argument=None, progress=True):
     argument = argument or "source"
     name = f"`{argument}` {source!r}"
     if os.path.lexists(source):  # a broken link or a loop: say which
-        check_input_file(source, f"`{argument}`")
+        check_input_file(source, f"`{argument}`", argument=argument)
     pretrained.check_url_scheme(source, name, argument)
     if OfficialFiles.matches(source):
         options, weights = OfficialFiles.split(source, name, argument)

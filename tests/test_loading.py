@@ -12,6 +12,7 @@ and with the fixtures' reference outputs.
 
 import json
 import os
+import shlex
 import shutil
 
 import h5py
@@ -383,7 +384,7 @@ def test_an_output_over_a_file_the_source_reads_is_refused(tmp_path, capsys):
     assert main([*argv, "--output", str(vocab), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "--output is also an input" in err
-    assert f"Received: --output '{vocab}'" in err
+    assert f"Received: --output {shlex.quote(str(vocab))}." in err
     assert vocab.read_bytes() == before
 
 

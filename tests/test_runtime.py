@@ -166,7 +166,7 @@ def test_export_commands_with_scalar_mix(tmp_path, capsys):
     argv = ["export-onnx", "--options", OPTIONS, "--weights", WEIGHTS]
     argv += ["--output", str(tmp_path / "m.onnx"), "--scalar-mix", "0,0"]
     assert main(argv) == 2
-    assert "3 layers" in capsys.readouterr().err
+    assert "must be 3 numbers, one per biLM layer" in capsys.readouterr().err
     assert main([*argv[:-1], "zero,zero,zero"]) == 2
 
 

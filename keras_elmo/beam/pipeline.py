@@ -330,9 +330,9 @@ def check_output(output, overwrite=False):
         )
         raise OutputPathError(
             f"`output` {output} holds {what}. Choose another directory, or "
-            "pass `overwrite` to delete it and embed again. Received: "
-            f"output={output!r}.",
+            "pass `overwrite` to delete it and embed again.",
             "output",
+            received=output,
         )
     if FileSystems.exists(summary):
         FileSystems.delete([summary])
@@ -344,9 +344,9 @@ def input_files(patterns, output):
     lie in `output`)."""
     if not patterns:
         raise KerasElmoError(
-            "`inputs` is empty; give at least one path or glob. Received: "
-            f"inputs={patterns!r}.",
+            "`inputs` is empty; give at least one path or glob.",
             "inputs",
+            received=patterns,
         )
     files = []
     for pattern in patterns:

@@ -193,10 +193,11 @@ def _input_file(path):
         try:
             yield copy
         except KerasElmoError as error:  # named as the user gave it
-            message = str(error).replace(
-                copy, f"standard input (--input {path})"
-            )
-            raise type(error)(message) from None
+            named = f"standard input (--input {path})"
+            error.message = error.message.replace(copy, named)
+            if isinstance(error.received, str):
+                error.received = error.received.replace(copy, named)
+            raise error from None
 
 
 def _check_not_stream(path):

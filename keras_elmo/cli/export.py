@@ -117,18 +117,18 @@ def run_export_savedmodel(args):
 
 def _scalar_mix(text):
     """argparse type: comma-separated finite numbers, e.g. `0,0,0`."""
-    import argparse
-
+    from keras_elmo.cli.messages import type_error
     from keras_elmo.errors import check_numbers
 
     try:
         return check_numbers(
-            [_float(w) for w in text.split(",")], "weight", count=None
+            [_float(w) for w in text.split(",")], where="the weights"
         )
     except (ValueError, KerasElmoError):
-        raise argparse.ArgumentTypeError(
+        raise type_error(
             "expected comma-separated finite numbers, one a biLM layer (e.g. "
-            f"0,0,0 for equal weights); received {text!r}"
+            "0,0,0 for equal weights).",
+            text,
         ) from None
 
 

@@ -22,7 +22,6 @@ from keras_elmo.embedding_files.parquet_layout import EMPTY
 from keras_elmo.embedding_files.parquet_layout import NOT_UTF8
 from keras_elmo.embedding_files.parquet_layout import TOO_LONG
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import received
 
 # A sentence longer than this is a bad line (a protein of UniRef50 rarely
 # has more residues; a text line that long is usually not a sentence).
@@ -93,7 +92,8 @@ def to_tokens(value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS):
     else:
         raise KerasElmoError(
             "A sentence must be a line (str or UTF-8 bytes) or a list of "
-            f"tokens (str or bytes); received {received(value)}."
+            "tokens (str or bytes).",
+            received=value,
         )
     if not tokens:
         raise BadLine(EMPTY, "The sentence has no tokens.")
@@ -110,8 +110,8 @@ def _token(token, i):
     if isinstance(token, (str, bytes)):
         return _text(token, f"Token {i}")
     raise KerasElmoError(
-        f"Token {i} of a sentence must be a str or UTF-8 bytes; received "
-        f"{received(token)}."
+        f"Token {i} of a sentence must be a str or UTF-8 bytes.",
+        received=token,
     )
 
 

@@ -140,9 +140,9 @@ def check_batch_budget(max_length, tokens_per_batch):
             "`tokens_per_batch` must hold the longest sentence piece and "
             "its boundaries, at least `max_length` + 2 = "
             f"{int(max_length) + 2} tokens (and `max_length` >= 1). Raise "
-            "`tokens_per_batch` or lower `max_length`. Received: "
-            f"max_length={max_length!r}, tokens_per_batch={tokens_per_batch!r}.",
+            f"`tokens_per_batch` or lower `max_length` (now {max_length!r}).",
             "tokens_per_batch",
+            received=tokens_per_batch,
         )
 
 
@@ -364,8 +364,9 @@ def lm_dataset(
     require_tensorflow("The tf.data training pipeline (lm_dataset)")
     if token_encoder not in LM_INPUTS:
         raise KerasElmoError(
-            f"token_encoder must be one of {sorted(LM_INPUTS)}; received "
-            f"{token_encoder!r}."
+            f"`token_encoder` must be one of {sorted(LM_INPUTS)}.",
+            "token_encoder",
+            received=token_encoder,
         )
     table = vocabulary.lookup_table()
     start_epoch, skip = divmod(int(start_step), scan.steps_per_epoch)

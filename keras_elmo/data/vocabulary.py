@@ -6,6 +6,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
 from keras_elmo.data.text import iter_sentences
 from keras_elmo.errors import KerasElmoError
@@ -40,7 +41,7 @@ class Vocabulary:
     """
 
     def __init__(self, tokens, source="the vocabulary"):
-        tokens = check_strings(tokens, source)
+        tokens = check_strings(tokens, where=source)
         missing = [t for t in SPECIAL_TOKENS if t not in tokens]
         if missing:
             raise KerasElmoError(
@@ -122,16 +123,13 @@ class Vocabulary:
             on_bad_line: `"error"` or `"skip"`, for lines that are not
                 UTF-8 (as for training; see `keras_elmo.data.text`).
         """
-        if int(min_count) < 1:
-            raise KerasElmoError(
-                f"`min_count` must be >= 1. Received: min_count={min_count!r}.",
-                "min_count",
-            )
+        check_integer(min_count, "min_count", minimum=1)
         if max_size is not None and int(max_size) <= len(SPECIAL_TOKENS):
             raise KerasElmoError(
                 "`max_size` must be larger than 3 (the special tokens <S>, "
-                f"</S>, <UNK>). Received: max_size={max_size!r}.",
+                "</S>, <UNK>).",
                 "max_size",
+                received=max_size,
             )
         counts = collections.Counter()
         for path in files:

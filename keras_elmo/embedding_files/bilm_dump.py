@@ -22,19 +22,14 @@ from keras_elmo.embedding_files.hdf5_layout import OUTPUT_LAYERS
 from keras_elmo.embedding_files.hdf5_layout import TOKEN_EMBEDDINGS
 from keras_elmo.embedding_files.hdf5_layout import write_sentence_embeddings
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_integer
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
 from keras_elmo.progress import Progress
 
 
 def _check_batch_size(batch_size):
-    if isinstance(batch_size, bool) or int(batch_size) < 1:
-        raise KerasElmoError(
-            "`batch_size` must be a positive integer. Received: "
-            f"batch_size={batch_size!r}.",
-            "batch_size",
-        )
-    return int(batch_size)
+    return check_integer(batch_size, "batch_size", minimum=1)
 
 
 def _word_vocabulary(bilm, vocabulary):
@@ -107,8 +102,9 @@ def embed_file(
     batch_size = _check_batch_size(batch_size)
     if output_layers not in OUTPUT_LAYERS:
         raise KerasElmoError(
-            f"output_layers must be one of {sorted(OUTPUT_LAYERS)}; received "
-            f"{output_layers!r}."
+            f"`output_layers` must be one of {sorted(OUTPUT_LAYERS)}.",
+            "output_layers",
+            received=output_layers,
         )
     vocabulary = _word_vocabulary(bilm, vocabulary)
     check_output_file(output_file, [input_file], "output_file")

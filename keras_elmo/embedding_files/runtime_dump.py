@@ -46,16 +46,16 @@ def open_model(model_file, runtime=None, precision=None, num_threads=None):
     if kind is None:
         raise KerasElmoError(
             "`model_file` is not an exported model file; expected a .onnx "
-            "(keras-elmo export-onnx) or .tflite (export-litert) file. "
-            f"Received: model_file={model_file!r}.",
+            "(keras-elmo export-onnx) or .tflite (export-litert) file.",
             "model_file",
+            received=model_file,
         )
     if runtime not in (None, kind):
         raise KerasElmoError(
             f"`model_file` is a {kind} model but `runtime` is another; "
-            f"leave `runtime` out, or give {kind!r}. Received: "
-            f"model_file={model_file!r}, runtime={runtime!r}.",
+            f"leave `runtime` out, or give {kind!r}.",
             "runtime",
+            received=runtime,
         )
     load = {"onnx": runtimes.ONNXBiLM, "litert": runtimes.LiteRTBiLM}[kind]
     model = load(model_file, num_threads=num_threads)
@@ -63,9 +63,9 @@ def open_model(model_file, runtime=None, precision=None, num_threads=None):
         raise KerasElmoError(
             f"`model_file` was exported in {model.precision} but "
             "`precision` is another; leave `precision` out (a file has one "
-            "precision), or export the biLM again in the one you want. "
-            f"Received: model_file={model_file!r}, precision={precision!r}.",
+            "precision), or export the biLM again in the one you want.",
             "precision",
+            received=precision,
         )
     return model
 

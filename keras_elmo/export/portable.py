@@ -29,8 +29,10 @@ def check_bilm(bilm, fmt):
 
     if not isinstance(bilm, BiLM):
         raise KerasElmoError(
-            f"{fmt} export needs a keras_elmo.layers.BiLM; received "
-            f"{type(bilm).__name__}. Load one with keras_elmo.load_bilm."
+            f"{fmt} export needs a keras_elmo.layers.BiLM as `bilm`. Load "
+            "one with keras_elmo.load_bilm.",
+            "bilm",
+            received=bilm,
         )
     encoder = getattr(bilm, "token_encoder", "characters")
     if encoder != "characters":
@@ -69,14 +71,11 @@ def scalar_mix_layer(scalar_mix, num_layers, fmt):
 
         weights = check_numbers(
             scalar_mix,
-            f"{fmt} export: `scalar_mix` (a ScalarMix layer or a list of "
-            "weights)",
+            "scalar_mix",
+            where=f"{fmt} export: `scalar_mix`",
+            count=num_layers,
+            one_per="biLM layer",
         )
-        if len(weights) != num_layers:
-            raise KerasElmoError(
-                f"{fmt} export: `scalar_mix` has {len(weights)} values but "
-                f"the biLM has {num_layers} layers; give one per layer."
-            )
         config = {"initial_scalar_weights": weights, "dtype": "float32"}
         weights = None
     if weights is not None and not all(np.isfinite(w).all() for w in weights):

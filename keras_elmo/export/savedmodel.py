@@ -57,8 +57,9 @@ def _check_max_batch_tokens(max_batch_tokens):
         raise KerasElmoError(
             "`max_batch_tokens` must be a positive integer: the largest "
             "request (batch x max_len token positions) the SavedModel "
-            f"serves. Received: max_batch_tokens={max_batch_tokens!r}.",
+            "serves.",
             "max_batch_tokens",
+            received=max_batch_tokens,
         )
     return int(max_batch_tokens)
 
@@ -435,8 +436,9 @@ def export_savedmodel(
     if os.path.isdir(path) and os.listdir(path):
         raise OutputPathError(
             "`path` exists and is not empty; choose a new directory for the "
-            f"SavedModel. Received: path={path!r}.",
+            "SavedModel.",
             "path",
+            received=path,
         )
     module = ELMoServing(bilm, vocabulary, max_batch_tokens)
     module.trace()

@@ -5,7 +5,6 @@ from the weight porting (`_weight_datasets`), as in the KerasHub converters.
 """
 
 import json
-import math
 import os
 
 import h5py
@@ -18,6 +17,8 @@ from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_number
 from keras_elmo.files import atomic_output
 from keras_elmo.formats.hdf5_datasets import checked_dataset
 from keras_elmo.formats.hdf5_datasets import read_weights
@@ -41,7 +42,7 @@ def _check_file(path, what, expected):
     except MissingInputError:
         raise
     except InputPathError as error:
-        raise WeightFileError(str(error)) from None
+        raise error.within(kind=WeightFileError) from None
 
 
 def read_options(options_file):
@@ -87,30 +88,18 @@ def _get(options, path, default=KeyError, kind=None, minimum=None):
 
 
 def _check_option(path, value, kind, minimum):
-    expected = {int: "an integer", float: "a number", list: "a list"}
-    numeric = (
-        not isinstance(value, bool)
-        and isinstance(value, (int, float))
-        and math.isfinite(value)
-    )
-    wrong = (
-        (kind is int and not (numeric and value == int(value)))
-        or (kind is float and not numeric)
-        or (kind is list and not isinstance(value, list))
-    )
-    if wrong:
-        raise WeightFileError(
-            f"options.json has `{path}` = {value!r} "
-            f"({type(value).__name__}); expected {expected[kind]}."
-        )
-    if kind in (int, float):
-        value = kind(value)
-        if minimum is not None and value < minimum:
-            raise WeightFileError(
-                f"options.json has `{path}` = {value!r}; it must be >= "
-                f"{minimum}."
-            )
-    return value
+    where = f"options.json `{path}`"
+    if kind is None:
+        return value
+    if kind is list:
+        if not isinstance(value, list):
+            raise WeightFileError(f"{where} must be a list.", received=value)
+        return value
+    check = check_integer if kind is int else check_number
+    try:
+        return check(value, where=where, minimum=minimum)
+    except KerasElmoError as error:
+        raise error.within(kind=WeightFileError) from None
 
 
 def _filters_option(options):
@@ -125,10 +114,10 @@ def _filters_option(options):
     )
     if not filters or not pairs_ok:
         raise WeightFileError(
-            f"options.json has `char_cnn.filters` = {filters!r}; expected a "
-            "non-empty list of [width, num_filters] pairs of integers >= 1, "
-            "e.g. "
-            "[[1, 32], [2, 32]]."
+            "options.json `char_cnn.filters` must be a non-empty list of "
+            "[width, num_filters] pairs of integers >= 1, e.g. "
+            "[[1, 32], [2, 32]].",
+            received=filters,
         )
     return [list(f) for f in filters]
 
@@ -333,7 +322,19 @@ def options_file_config(options_file):
     except WeightFileError as error:
         if isinstance(options_file, dict):
             raise
-        raise WeightFileError(f"{options_file}: {error}") from None
+        raise error.within(options_file) from None
+
+
+def _blamed(error, kwargs):
+    """The error of `BiLM(**config)`, blamed on the caller's own argument
+    (one of `kwargs`) when it is about one, else on the file."""
+    if error.argument in kwargs:
+        return KerasElmoError(
+            f"load_bilm({error.argument}=...): {error.message}",
+            error.argument,
+            received=error.received,
+        )
+    return error.within("options.json describes no valid biLM", WeightFileError)
 
 
 def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
@@ -376,14 +377,12 @@ def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
         config.update(kwargs)
         try:
             bilm = BiLM(**config)
-        except ValueError as e:
-            given = [name for name in kwargs if f"`{name}`" in str(e)]
-            if given:
-                # The caller's own argument, not the file, is wrong.
-                raise KerasElmoError(
-                    f"load_bilm({given[0]}=...): {e}"
-                ) from None
-            raise WeightFileError(f"options.json describes no valid biLM: {e}")
+        except KerasElmoError as error:
+            raise _blamed(error, kwargs) from None
+        except ValueError as error:
+            raise WeightFileError(
+                f"options.json describes no valid biLM: {error}"
+            ) from None
         if vocabulary is not None:
             check_bilm_vocabulary(
                 bilm.encoder, vocabulary, f"weights {weight_file}"

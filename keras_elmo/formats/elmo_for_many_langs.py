@@ -40,7 +40,6 @@ from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
-from keras_elmo.errors import received
 from keras_elmo.formats.json_text import MAX_CONFIG_BYTES
 from keras_elmo.formats.json_text import read_json
 from keras_elmo.formats.torch_pickle import read_state_dict
@@ -123,7 +122,7 @@ def find_model_dir(path):
             "together.",
         )
     except InputPathError as error:
-        raise WeightFileError(str(error)) from None
+        raise error.within(kind=WeightFileError) from None
     if os.path.isfile(os.path.join(path, "config.json")):
         return path
     inner = inner_model_dir(path)
@@ -140,7 +139,7 @@ def _read_json(path, what):
     try:
         check_input_file(path, what.capitalize(), "a JSON file")
     except InputPathError as error:
-        raise WeightFileError(str(error)) from None
+        raise error.within(kind=WeightFileError) from None
     try:
         value = read_json(path, MAX_CONFIG_BYTES, WeightFileError)
     except OSError as e:
@@ -206,7 +205,7 @@ def read_dictionary(path, specials):
             f"{os.path.basename(path)} beside config.json."
         ) from None
     except InputPathError as error:
-        raise WeightFileError(str(error)) from None
+        raise error.within(kind=WeightFileError) from None
     except UnicodeDecodeError as e:
         raise WeightFileError(f"{path} is not UTF-8 ({e}).") from None
     entries = {}
@@ -242,9 +241,14 @@ def _get(config, section, key, source, kind=int, minimum=None, maximum=None):
     )
     check = check_integer if kind is int else check_number
     try:
-        return check(value, f"{source} `{section}.{key}`", minimum, maximum)
+        return check(
+            value,
+            where=f"{source} `{section}.{key}`",
+            minimum=minimum,
+            maximum=maximum,
+        )
     except KerasElmoError as error:
-        raise WeightFileError(str(error)) from None
+        raise error.within(kind=WeightFileError) from None
 
 
 def _named(section, name):
@@ -261,8 +265,9 @@ def _filters(filters, source):
         or not all(isinstance(f, list) and len(f) == 2 for f in filters)
     ):
         raise WeightFileError(
-            f"{source} has token_embedder.filters = {received(filters)}; "
-            "expected a list of [width, num_filters] pairs."
+            f"{source} `token_embedder.filters` must be a list of [width, "
+            "num_filters] pairs.",
+            received=filters,
         )
     checked = []
     for i, (width, count) in enumerate(filters):
@@ -270,12 +275,12 @@ def _filters(filters, source):
         try:
             checked.append(
                 [
-                    check_integer(width, f"{key} width", minimum=1),
-                    check_integer(count, f"{key} num_filters", minimum=1),
+                    check_integer(width, where=f"{key} width", minimum=1),
+                    check_integer(count, where=f"{key} num_filters", minimum=1),
                 ]
             )
         except KerasElmoError as error:
-            raise WeightFileError(str(error)) from None
+            raise error.within(kind=WeightFileError) from None
     return checked
 
 
@@ -290,11 +295,13 @@ def network_config_to_bilm(config, source):
         )
     if not (_named(encoder, "elmo") and _named(embedder, "cnn")):
         raise WeightFileError(
-            f"{source} describes encoder {received(encoder.get('name'))} "
-            f"with token embedder {received(embedder.get('name'))}; "
-            "keras_elmo reads the ELMo "
-            "biLMs ('elmo' with 'cnn', the published models), not EFML's "
-            "plain-LSTM variants."
+            f"{source} describes another encoder and token embedder than "
+            "'elmo' with 'cnn': keras_elmo reads the ELMo biLMs (the "
+            "published models), not EFML's plain-LSTM variants.",
+            received={
+                "encoder": encoder.get("name"),
+                "token_embedder": embedder.get("name"),
+            },
         )
     if _get(config, "token_embedder", "char_dim", source, minimum=0) < 1:
         raise WeightFileError(
@@ -306,9 +313,8 @@ def network_config_to_bilm(config, source):
     activation = embedder.get("activation")
     if activation not in ("relu", "tanh"):
         raise WeightFileError(
-            f"{source} has token_embedder.activation = "
-            f"{received(activation)}; "
-            "expected 'relu' or 'tanh'."
+            f"{source} `token_embedder.activation` must be 'relu' or 'tanh'.",
+            received=activation,
         )
     units = _get(config, "encoder", "dim", source, minimum=1)
     projection_dim = _get(
@@ -574,9 +580,12 @@ def load_elmo_for_many_langs(model_dir, **kwargs):
     arguments.update(kwargs)
     try:
         bilm = BiLM(**arguments)
-    except ValueError as e:
+    except KerasElmoError as error:
+        context = f"{source} describes no valid biLM"
+        raise error.within(context, WeightFileError) from None
+    except ValueError as error:
         raise WeightFileError(
-            f"{source} describes no valid biLM: {e}"
+            f"{source} describes no valid biLM: {error}"
         ) from None
     bilm.build()
     for variable, value in _assignments(bilm, *states):

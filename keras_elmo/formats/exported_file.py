@@ -25,7 +25,6 @@ from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
-from keras_elmo.errors import received
 from keras_elmo.version import __version__
 
 METADATA_KEY = "keras_elmo"
@@ -125,19 +124,27 @@ def _check_metadata_values(info, path, command):
     """The values the runtime reads from the metadata, each of its kind."""
     try:
         for key in ("num_layers", "projection_dim"):
-            check_integer(info.get(key), f"`{key}`", minimum=1, maximum=2**20)
+            check_integer(
+                info.get(key), where=f"`{key}`", minimum=1, maximum=2**20
+            )
         for key in ("precision", "input"):
-            check_strings([info.get(key)], f"`{key}`")
+            if not isinstance(info.get(key), str):
+                raise KerasElmoError(
+                    f"`{key}` must be a string.", received=info.get(key)
+                )
         options = info.get("export_options")
         if not isinstance(options, dict):
             raise KerasElmoError(
-                f"`export_options` is {received(options)}, not an object."
+                "`export_options` must be an object.", received=options
             )
-        check_strings(options.get("outputs", []), "`export_options.outputs`")
+        outputs = options.get("outputs", [])
+        check_strings(outputs, where="`export_options.outputs`")
     except KerasElmoError as error:
         raise KerasElmoError(
-            f"{path}: its keras_elmo metadata is damaged ({error}); export "
-            f"it again with keras-elmo {command}."
+            f"{path}: its keras_elmo metadata is damaged "
+            f"({error.message.rstrip('.')}); export it again with "
+            f"keras-elmo {command}.",
+            received=error.received,
         ) from None
 
 

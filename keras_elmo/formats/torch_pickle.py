@@ -33,9 +33,9 @@ import zipfile
 
 import numpy as np
 
+from keras_elmo.errors import Described
 from keras_elmo.errors import InputPathError
 from keras_elmo.errors import WeightFileError
-from keras_elmo.errors import received
 from keras_elmo.errors import shown
 from keras_elmo.formats.bounded_unpickler import BoundedUnpickler
 from keras_elmo.paths import check_input_file
@@ -191,8 +191,9 @@ def _storage_key(key, path):
     """A storage key as str: PyTorch writes str (zip) or int (legacy)."""
     if isinstance(key, bool) or not isinstance(key, (str, int)):
         raise WeightFileError(
-            f"{path}: a storage key is {received(key)}; expected a string "
-            "or an integer. The file is damaged."
+            f"{path}: a storage key must be a string or an integer. The file "
+            "is damaged.",
+            received=key,
         )
     return str(key)[:100]
 
@@ -228,7 +229,7 @@ def read_state_dict(path):
             "folder holds token_embedder.pkl and encoder.pkl)",
         )
     except InputPathError as error:
-        raise WeightFileError(str(error)) from None
+        raise error.within(kind=WeightFileError) from None
     try:
         if zipfile.is_zipfile(path):
             state, storages = _read_zip(path)
@@ -265,9 +266,9 @@ def read_state_dict(path):
     for name, value in state.items():
         if not isinstance(name, str) or not isinstance(value, _TensorRef):
             raise WeightFileError(
-                f"{path}: entry {received(name)} is a "
-                f"{type(value).__name__}; expected parameter names (str) "
-                "mapped to tensors."
+                f"{path}: each entry must map a parameter name (str) to a "
+                "tensor.",
+                received={name: Described(type(value).__name__)},
             )
         arrays[name] = _finite(
             _tensor_values(value, storages, path, name), path, name

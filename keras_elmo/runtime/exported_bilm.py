@@ -7,7 +7,9 @@ import numpy as np
 from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import batch_to_ids
+from keras_elmo.errors import Described
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import tensor
 from keras_elmo.formats.exported_file import MASK_NAME
 from keras_elmo.formats.exported_file import MIX_NAME
 from keras_elmo.formats.exported_file import layer_name
@@ -32,24 +34,26 @@ def character_ids(inputs):
         ids = inputs
         if ids.ndim != 3 or ids.shape[-1] != MAX_CHARACTERS_PER_TOKEN:
             raise KerasElmoError(
-                "character ids must have shape (batch, time, "
-                f"{MAX_CHARACTERS_PER_TOKEN}); received {ids.shape}. "
+                "Character ids must have shape (batch, time, "
+                f"{MAX_CHARACTERS_PER_TOKEN}). "
                 "keras_elmo.runtime.batch_to_ids(list_of_token_lists) "
-                "builds them, or pass the token lists themselves."
+                "builds them, or pass the token lists themselves.",
+                received=tensor(ids.dtype, ids.shape),
             )
         if ids.size and (ids.min() < 0 or ids.max() > MAX_CHARACTER_ID):
+            found = f"values from {ids.min()} to {ids.max()}"
             raise KerasElmoError(
-                f"character ids must lie in 0..{MAX_CHARACTER_ID}; received "
-                f"min {ids.min()}, max {ids.max()}. Build them with "
-                "keras_elmo.runtime.batch_to_ids."
+                f"Character ids must lie in 0..{MAX_CHARACTER_ID}. Build them "
+                "with keras_elmo.runtime.batch_to_ids.",
+                received=Described(found),
             )
         return ids.astype(np.int32, copy=False)
     if hasattr(inputs, "dtype") and hasattr(inputs, "shape"):
         raise KerasElmoError(
-            "character ids must be an integer array (int32) of shape "
-            f"(batch, time, {MAX_CHARACTERS_PER_TOKEN}); received dtype "
-            f"{inputs.dtype}, shape {tuple(inputs.shape)}. Build them with "
-            "keras_elmo.runtime.batch_to_ids, or pass the token lists."
+            "Character ids must be an integer array (int32) of shape "
+            f"(batch, time, {MAX_CHARACTERS_PER_TOKEN}). Build them with "
+            "keras_elmo.runtime.batch_to_ids, or pass the token lists.",
+            received=tensor(inputs.dtype, inputs.shape),
         )
     return batch_to_ids(inputs)
 

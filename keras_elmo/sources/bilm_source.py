@@ -105,6 +105,8 @@ def with_arguments(bilm, kwargs):
 
     try:
         copy = BiLM.from_config({**bilm.get_config(), **kwargs})
+    except KerasElmoError:
+        raise  # it names the argument
     except (TypeError, ValueError) as error:
         raise KerasElmoError(f"Invalid BiLM arguments {kwargs}: {error}")
     copy.build()

@@ -25,6 +25,7 @@ import os
 import zipfile
 
 from keras_elmo.errors import BiLMSourceError
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.errors import shown
 from keras_elmo.formats.json_text import parse_json
@@ -221,6 +222,9 @@ def _check_bilm(config, path):
     arguments = {k: v for k, v in config.items() if k != "dtype"}
     try:
         BiLM(**arguments)
+    except KerasElmoError as error:
+        context = f"{path}: config.json describes no valid BiLM"
+        raise error.within(context, WeightFileError) from None
     except (ValueError, TypeError) as error:
         raise WeightFileError(
             f"{path}: config.json describes no valid BiLM: "

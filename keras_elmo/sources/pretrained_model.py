@@ -75,8 +75,9 @@ class PretrainedModel(BiLMSource):
             return self.files.load_bilm(vocabulary, **kwargs)
         except WeightFileError as error:
             raise WeightFileError(
-                f"{error} ({self.description}, read from the cache. Delete "
-                "its files there to download them again.)"
+                f"{error.message} ({self.description}, read from the cache. "
+                "Delete its files there to download them again.)",
+                received=error.received,
             ) from None
 
 

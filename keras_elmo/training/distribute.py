@@ -83,16 +83,18 @@ def read_tf_config(text):
         config = json.loads(text)
     except json.JSONDecodeError as e:
         raise KerasElmoError(
-            f"TF_CONFIG is not valid JSON ({e}); received {text!r}. "
-            f"Expected, e.g., {_TF_CONFIG_EXAMPLE}"
+            f"TF_CONFIG is not valid JSON ({e}). Expected, e.g., "
+            f"{_TF_CONFIG_EXAMPLE}.",
+            received=text,
         ) from None
     cluster = config.get("cluster") if isinstance(config, dict) else None
     task = config.get("task") if isinstance(config, dict) else None
     if not isinstance(cluster, dict) or not isinstance(task, dict):
         raise KerasElmoError(
             "TF_CONFIG needs a 'cluster' (job name -> list of host:port) "
-            f"and a 'task' (this worker's type and index); received {text!r}"
-            f". Expected, e.g., {_TF_CONFIG_EXAMPLE}"
+            "and a 'task' (this worker's type and index). Expected, e.g., "
+            f"{_TF_CONFIG_EXAMPLE}.",
+            received=text,
         )
     for job, addresses in cluster.items():
         if job not in _JOBS:
@@ -103,7 +105,8 @@ def read_tf_config(text):
         if not isinstance(addresses, list) or not addresses:
             raise KerasElmoError(
                 f"TF_CONFIG: cluster[{job!r}] must be a non-empty list of "
-                f"'host:port' addresses; received {addresses!r}."
+                "'host:port' addresses.",
+                received=addresses,
             )
         for address in addresses:
             host, _, port = str(address).rpartition(":")
@@ -148,9 +151,9 @@ def get_strategy(name="auto", cluster_timeout=DEFAULT_CLUSTER_TIMEOUT):
     """
     if name not in STRATEGIES:
         raise KerasElmoError(
-            f"`strategy` must be one of {list(STRATEGIES)}. Received: "
-            f"strategy={name!r}.",
+            f"`strategy` must be one of {list(STRATEGIES)}.",
             "strategy",
+            received=name,
         )
     tf_config = read_tf_config(os.environ.get("TF_CONFIG"))
     gpus = tf.config.list_physical_devices("GPU")

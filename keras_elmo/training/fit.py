@@ -27,6 +27,8 @@ from keras_elmo.data.datasets import resolve_files
 from keras_elmo.data.datasets import scan_corpus
 from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_number
 from keras_elmo.formats.run_layout import LOGS_DIR
 from keras_elmo.formats.run_layout import VOCAB_FILE
 from keras_elmo.progress import Progress
@@ -282,49 +284,43 @@ def _check_time_budget(time_budget, epochs, steps, strategy):
     one process."""
     if time_budget is None:
         return None
-    from keras_elmo.errors import check_number
-
     seconds = check_number(
-        time_budget, "`time_budget` (seconds)", minimum=MINIMUM_BUDGET_S
+        time_budget,
+        "time_budget",
+        where="`time_budget` (seconds)",
+        minimum=MINIMUM_BUDGET_S,
     )
     if epochs is not None or steps is not None:
+        given = "`epochs`" if epochs is not None else "`steps`"
         raise KerasElmoError(
             "`time_budget` sets the length of the run, and so do `epochs` "
-            f"and `steps`; give one. Received: time_budget={time_budget}, "
-            f"epochs={epochs}, steps={steps}",
+            f"and `steps`; give one (here {given} is given too).",
             "time_budget",
+            received=time_budget,
         )
     if describe(strategy) == "MultiWorkerMirroredStrategy":
         raise KerasElmoError(
             "`time_budget` is not supported with several workers yet (each "
-            "would plan its own last step); give `steps`. Received: "
-            f"time_budget={time_budget}",
+            "would plan its own last step); give `steps`.",
             "time_budget",
+            received=time_budget,
         )
     return seconds
 
 
 def _check_arguments(checkpoint_every, jit_compile, epochs, steps):
-    if isinstance(checkpoint_every, bool) or int(checkpoint_every) < 1:
-        raise KerasElmoError(
-            "`checkpoint_every` must be >= 1. Received: "
-            f"checkpoint_every={checkpoint_every!r}.",
-            "checkpoint_every",
-        )
+    check_integer(checkpoint_every, "checkpoint_every", minimum=1)
     if jit_compile not in JIT_COMPILE.values():
         raise KerasElmoError(
-            "`jit_compile` must be True, False or 'auto'. Received: "
-            f"jit_compile={jit_compile!r}.",
+            "`jit_compile` must be True, False or 'auto'.",
             "jit_compile",
+            received=jit_compile,
+            expected="True, False or 'auto'",
         )
-    if epochs is not None and not epochs > 0:
-        raise KerasElmoError(
-            f"`epochs` must be > 0. Received: epochs={epochs!r}.", "epochs"
-        )
-    if steps is not None and int(steps) < 1:
-        raise KerasElmoError(
-            f"`steps` must be >= 1. Received: steps={steps!r}.", "steps"
-        )
+    if epochs is not None:
+        check_number(epochs, "epochs", minimum=0, above=True)
+    if steps is not None:
+        check_integer(steps, "steps", minimum=1)
 
 
 def _check_validate_every(validate_every, checkpoint_every, config):
@@ -332,17 +328,13 @@ def _check_validate_every(validate_every, checkpoint_every, config):
     of `checkpoint_every`, and needs held-out files."""
     if validate_every is None:
         return
-    from keras_elmo.errors import check_integer
-
-    validate_every = check_integer(
-        validate_every, "`validate_every`", minimum=1
-    )
+    validate_every = check_integer(validate_every, "validate_every", minimum=1)
     if not config.validation_files:
         raise KerasElmoError(
             "`validate_every` needs held-out files to validate on: give "
-            "`validation_files`, or leave `validate_every` out. Received: "
-            f"validate_every={validate_every!r}.",
+            "`validation_files`, or leave `validate_every` out.",
             "validate_every",
+            received=validate_every,
         )
     if validate_every % int(checkpoint_every):
         multiple = round(validate_every / checkpoint_every) or 1
@@ -350,10 +342,10 @@ def _check_validate_every(validate_every, checkpoint_every, config):
             "`validate_every` must be a multiple of `checkpoint_every`: "
             "validation runs at checkpoints. Use a multiple, e.g. "
             f"`validate_every` {multiple * checkpoint_every}, or "
-            f"`checkpoint_every` {validate_every}. Received: "
-            f"validate_every={validate_every!r}"
-            f", checkpoint_every={checkpoint_every!r}.",
+            f"`checkpoint_every` {validate_every} (`checkpoint_every` is "
+            f"{checkpoint_every}).",
             "validate_every",
+            received=validate_every,
         )
 
 
@@ -365,9 +357,9 @@ def _resolve_jit(strategy, jit_compile):
         raise KerasElmoError(
             "`jit_compile` is not supported with a distribution strategy "
             f"({describe(strategy)}): the distributed loop runs without "
-            "XLA. Leave one of `jit_compile` and `strategy` out. Received: "
-            "jit_compile=True.",
+            "XLA. Leave one of `jit_compile` and `strategy` out.",
             "jit_compile",
+            received=jit_compile,
         )
     return False
 

@@ -34,9 +34,9 @@ def run_vocabulary(
     existing = os.path.join(output, VOCAB_FILE)
     if vocab and build_vocab:
         raise KerasElmoError(
-            "Give either `vocab` or `build_vocab`, not both. Received: "
-            f"vocab={vocab!r}, build_vocab={build_vocab!r}.",
+            "Give either `vocab` or `build_vocab`, not both.",
             "vocab",
+            received=vocab,
         )
     if vocab:
         return Vocabulary.from_file(vocab)
