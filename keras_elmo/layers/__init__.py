@@ -18,8 +18,16 @@ _EXPORTS = {
 }
 
 
+def register_serializables():
+    """Imports every layer module, so that Keras finds each class by its
+    registered name (`keras_elmo>BiLM`) when it loads a `.keras` file."""
+    for module in sorted(set(_EXPORTS.values())):
+        importlib.import_module(module)
+
+
 def __getattr__(name):
     if name in _EXPORTS:
+        register_serializables()  # one name loads them all, as before
         value = getattr(importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value
         return value

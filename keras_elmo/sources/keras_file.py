@@ -75,9 +75,11 @@ class KerasFile(BiLMSource):
     def _read(self):
         import keras
 
+        from keras_elmo.layers import register_serializables
         from keras_elmo.layers.bilm import BiLM
 
         _check_file(self.path)
+        register_serializables()
         try:
             model = keras.saving.load_model(self.path)
         except (
