@@ -1,10 +1,14 @@
-"""Word vocabularies in the bilm-tf format (SPEC §11)."""
+"""Word vocabularies in the bilm-tf format (SPEC §11).
+
+TensorFlow is imported only by the in-graph lookup (`lookup_table`,
+`tokens_to_word_ids`), so that the runtime of exported models
+(`keras_elmo.runtime`) turns words into ids with this module and NumPy.
+"""
 
 import collections
 import os
 
 import numpy as np
-import tensorflow as tf
 
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
@@ -152,6 +156,8 @@ class Vocabulary:
 
     def lookup_table(self):
         """A `tf.lookup.StaticHashTable` from token to id (`<UNK>` default)."""
+        import tensorflow as tf
+
         return tf.lookup.StaticHashTable(
             tf.lookup.KeyValueTensorInitializer(
                 tf.constant(self.tokens),
@@ -182,6 +188,8 @@ def tokens_to_word_ids(tokens, table, sequence_length=None):
     ... ).numpy().tolist()
     [[4, 3, 0]]
     """
+    import tensorflow as tf
+
     tokens = tf.convert_to_tensor(tokens)
     if sequence_length is None:
         is_token = tf.not_equal(tokens, "")

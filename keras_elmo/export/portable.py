@@ -29,17 +29,21 @@ def check_bilm(bilm, fmt):
 
     if not isinstance(bilm, BiLM):
         raise KerasElmoError(
-            f"{fmt} export needs a keras_elmo.layers.BiLM as `bilm`. Load "
-            "one with keras_elmo.load_bilm.",
-            "bilm",
+            f"{fmt} export needs a keras_elmo.layers.BiLM, or a keras.Model "
+            "holding ELMo, as `model`. Load a biLM with keras_elmo.load_bilm, "
+            "or pass the model (wrap a layer in keras.Model(inputs, "
+            "outputs)).",
+            "model",
             received=bilm,
         )
     encoder = getattr(bilm, "token_encoder", "characters")
     if encoder != "characters":
         raise KerasElmoError(
-            f"{fmt} export takes character ids; this biLM reads "
-            f"{encoder!r} (token_encoder={encoder!r}). Export a character "
-            "biLM, or use keras-elmo export-savedmodel."
+            f"{fmt} export of a biLM alone takes character ids; this biLM "
+            f"reads {encoder!r} (token_encoder={encoder!r}). Export a "
+            "character biLM, a whole keras.Model holding this one "
+            "(ELMoEmbedding(bilm, vocabulary=...)), or use keras-elmo "
+            "export-savedmodel."
         )
     if not bilm.built:
         bilm.build()

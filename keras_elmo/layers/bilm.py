@@ -9,6 +9,7 @@ from keras_elmo.errors import check_fraction
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.layers import backends
+from keras_elmo.layers.keras_export import refuse_keras_export
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
 from keras_elmo.layers.token_encoders import get_token_encoder
@@ -261,6 +262,7 @@ class BiLM(keras.layers.Layer):
                     variable.assign(ops.zeros(variable.shape, variable.dtype))
 
     def __call__(self, inputs, *args, **kwargs):
+        refuse_keras_export(self)
         if backends.takes_host_tokens(inputs):
             inputs = host_inputs(self.encoder, inputs)
         check_batch_structure(inputs, "BiLM")

@@ -13,6 +13,7 @@ from keras_elmo.errors import check_numbers
 from keras_elmo.errors import tensor
 from keras_elmo.layers import backends
 from keras_elmo.layers.bilm import BiLM
+from keras_elmo.layers.keras_export import refuse_keras_export
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.validation import check_batch_structure
 
@@ -217,6 +218,7 @@ class ELMoEmbedding(keras.layers.Layer):
         self.dropout_layer.build(layer)
 
     def __call__(self, inputs, *args, **kwargs):
+        refuse_keras_export(self)
         if backends.takes_host_tokens(inputs):
             inputs = host_inputs(
                 self.bilm.encoder, inputs, self._host_vocabulary()

@@ -42,6 +42,39 @@ def _signature(details):
     }
 
 
+def signature(runner):
+    """`(inputs, outputs)` of a signature runner, as `check_signature`
+    takes them."""
+    return (
+        _signature(runner.get_input_details()),
+        _signature(runner.get_output_details()),
+    )
+
+
+def read_file_metadata(path):
+    """The keras_elmo metadata text of the `.tflite` file `path` (checked
+    to exist), or None; refuses a file that is not one."""
+    _, schema = _import_litert()
+    return read_metadata(path, schema)
+
+
+def open_runner(path, num_threads):
+    """`(interpreter, its default signature runner)` of the `.tflite` file
+    `path`, whose metadata was read (`read_file_metadata`), checked whole
+    first; `num_threads` threads a call (None: LiteRT chooses)."""
+    Interpreter, schema = _import_litert()
+    _check_complete(path, schema)
+    try:
+        interpreter = Interpreter(model_path=path, num_threads=num_threads)
+        return interpreter, interpreter.get_signature_runner()
+    except (ValueError, RuntimeError) as error:
+        raise KerasElmoError(
+            f"{path} could not be loaded by LiteRT "
+            f"({str(error).strip()[:300]}); export it again with "
+            "keras-elmo export-litert."
+        ) from None
+
+
 def read_metadata(path, schema):
     """The keras_elmo metadata text of a `.tflite` file, or None; raises
     KerasElmoError when the file is not a TFLite flatbuffer."""
@@ -147,29 +180,10 @@ class LiteRTBiLM(ExportedBiLM):
 
     def __init__(self, path, num_threads=None):
         num_threads = check_threads(num_threads)
-        Interpreter, schema = _import_litert()
         path = self._check_file(path)
-        text = read_metadata(path, schema)
-        metadata = parse_metadata(text, path, self.kind)
-        _check_complete(path, schema)
-        try:
-            self.interpreter = Interpreter(
-                model_path=path, num_threads=num_threads
-            )
-            self.runner = self.interpreter.get_signature_runner()
-        except (ValueError, RuntimeError) as error:
-            raise KerasElmoError(
-                f"{path} could not be loaded by LiteRT "
-                f"({str(error).strip()[:300]}); export it again with "
-                "keras-elmo export-litert."
-            ) from None
-        check_signature(
-            path,
-            metadata,
-            _signature(self.runner.get_input_details()),
-            _signature(self.runner.get_output_details()),
-            self.kind,
-        )
+        metadata = parse_metadata(read_file_metadata(path), path, self.kind)
+        self.interpreter, self.runner = open_runner(path, num_threads)
+        check_signature(path, metadata, *signature(self.runner), self.kind)
         self._read_metadata(path, metadata)
 
     def _run(self, ids):

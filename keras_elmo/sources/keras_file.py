@@ -72,16 +72,17 @@ class KerasFile(BiLMSource):
     def inputs(self):
         return real_files(self.path)
 
-    def _read(self):
+    def load_model(self):
+        """The model the file holds, loaded by Keras after the audit of
+        the module docstring (for the export of the whole model)."""
         import keras
 
         from keras_elmo.layers import register_serializables
-        from keras_elmo.layers.bilm import BiLM
 
         _check_file(self.path)
         register_serializables()
         try:
-            model = keras.saving.load_model(self.path)
+            return keras.saving.load_model(self.path)
         except (
             OSError,
             ValueError,
@@ -94,6 +95,11 @@ class KerasFile(BiLMSource):
                 f"Could not load {self.path} as a Keras model file: "
                 f"{shown(str(error), 300)}"
             ) from None
+
+    def _read(self):
+        from keras_elmo.layers.bilm import BiLM
+
+        model = self.load_model()
         found = [x for x in _layers_of(model) if isinstance(x, BiLM)]
         if len(found) != 1:
             raise BiLMSourceError(

@@ -94,7 +94,10 @@ class WordEncoder(TokenEncoder):
         """Rows `id - 1` of the table, zeros for id 0: `(..., P)`."""
         ids = ops.cast(ids, "int32")
         x = self.word_embedding(ops.maximum(ids - 1, 0))
-        return x * ops.cast(ops.not_equal(ids, 0), x.dtype)[..., None]
+        # expand_dims, not [..., None]: a strided slice with a new axis is
+        # no builtin LiteRT op (the export of a model holding this biLM).
+        present = ops.cast(ops.not_equal(ids, 0), x.dtype)
+        return x * ops.expand_dims(present, -1)
 
     def batch_to_inputs(self, sentences, vocabulary=None):
         return check_vocabulary(vocabulary, self).batch_to_ids(sentences)
