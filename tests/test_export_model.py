@@ -11,6 +11,8 @@ cannot take refused by name."""
 import json
 import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -40,6 +42,7 @@ from tests.deploy_helpers import batches  # noqa: E402
 from tests.deploy_helpers import fixture_bilm  # noqa: E402
 from tests.deploy_helpers import litert_operator_codes  # noqa: E402
 from tests.deploy_helpers import run_without_tensorflow  # noqa: E402
+from tests.helpers import subprocess_env  # noqa: E402
 
 WORDS = os.path.join(
     os.path.dirname(__file__), "fixtures", "bilm-tf-words", "model"
@@ -487,6 +490,26 @@ def test_runtime_refuses_the_wrong_file_clearly(char_files, tmp_path):
         ONNXModel(renamed)
 
 
+def test_a_saved_tagger_exports_from_a_fresh_process(char_files):
+    # The command line loads the .keras file in a process that has not
+    # built the layers (they register with Keras when first imported).
+    keras_file = os.path.join(
+        os.path.dirname(char_files["onnx-float32"]), "tagger.keras"
+    )
+    code = (
+        "from keras_elmo.sources import KerasFile\n"
+        f"model = KerasFile({keras_file!r}).load_model()\n"
+        "assert model.get_layer('elmo').bilm.num_layers == 2\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
 def test_runtime_runs_without_tensorflow(char_files, word_files):
     code = (
         "import numpy as np\n"
@@ -514,6 +537,9 @@ def test_a_model_over_character_ids_exports_as_it_is(tmp_path):
         ids = keras_elmo.batch_to_ids(sentences)
         want = np.asarray(model(ids))
         np.testing.assert_allclose(exported(ids), want, atol=1e-5, rtol=0)
+    # Ids without positions are answered without the interpreter (which
+    # would crash on them).
+    assert exported(np.zeros((2, 0, 50), "int32")).shape == (2, 0, 3)
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU", "SimpleRNN"])

@@ -87,7 +87,8 @@ def _functional(model, fmt):
 
 def _is_functional(model):
     try:
-        model.input  # noqa: B018 (a subclassed model has no graph input)
+        # A subclassed model has no graph input or output.
+        model.input  # noqa: B018
         model.output  # noqa: B018
     except (AttributeError, ValueError):
         return False
@@ -289,10 +290,50 @@ def _frozen_embedding(layer, bilm):
     return copy
 
 
-def _ids_input(x, host):
-    """The integer input that replaces string input `x`."""
+def _check_model(model, fmt):
+    """What the rewrite needs of a functional model: ELMo in it, at its
+    top level, and flat inputs."""
+    if not _holds_elmo(model):
+        raise KerasElmoError(
+            f"{fmt} export of a whole model: {model.name!r} holds no "
+            "ELMoEmbedding or BiLM; export it with Keras itself "
+            "(model.export)."
+        )
+    _check_input_structure(model, fmt)
+    _check_not_nested(model, fmt)
+
+
+def _new_input(x, host):
+    """The input of the clone in place of `x`: the integer ids of a host
+    input, else a copy of `x`."""
+    if host is None:
+        return keras.Input(batch_shape=x.shape, dtype=x.dtype, name=x.name)
     shape = (*x.shape, *host.bilm.encoder.input_shape)
     return keras.Input(batch_shape=shape, dtype="int32", name=x.name)
+
+
+def _clone_on_ids(model, hosts, deduplicate_tokens, fmt):
+    """The functional clone of `model` over the ids of its `hosts`, with
+    frozen copies of its ELMo layers and the string mask on ids."""
+    inputs = {
+        name: _new_input(x, hosts.get(name)) for name, x in named_inputs(model)
+    }
+    masks = {id(inputs[name]): host for name, host in hosts.items()}
+
+    def call(operation, *args, **kwargs):
+        ids = [x for x in _tensors(args, kwargs) if id(x) in masks]
+        if not ids or isinstance(operation, _ELMO_LAYERS):
+            return operation(*args, **kwargs)
+        if _is_string_mask(operation, args):
+            return masks[id(ids[0])].bilm.encoder.mask(ids[0])
+        _refuse_reader(operation, masks[id(ids[0])].name, fmt)
+
+    return keras.models.clone_model(
+        model,
+        input_tensors=_structured(model, inputs),
+        clone_function=_frozen_copies(bool(deduplicate_tokens)),
+        call_function=call,
+    )
 
 
 def portable_model(model, fmt, deduplicate_tokens):
@@ -309,41 +350,6 @@ def portable_model(model, fmt, deduplicate_tokens):
         HostInput}` of those inputs.
     """
     model = _functional(model, fmt)
-    if not _holds_elmo(model):
-        raise KerasElmoError(
-            f"{fmt} export of a whole model: {model.name!r} holds no "
-            "ELMoEmbedding or BiLM; export it with Keras itself "
-            "(model.export)."
-        )
-    _check_input_structure(model, fmt)
-    _check_not_nested(model, fmt)
+    _check_model(model, fmt)
     hosts = _host_inputs(model, fmt)
-    inputs = {
-        name: _ids_input(x, hosts[name]) if name in hosts else x
-        for name, x in named_inputs(model)
-    }
-    # Fresh inputs for the numeric ones too: the clone is a new graph.
-    inputs = {
-        name: x
-        if name in hosts
-        else keras.Input(batch_shape=x.shape, dtype=x.dtype, name=x.name)
-        for name, x in inputs.items()
-    }
-    masks = {id(inputs[name]): host for name, host in hosts.items()}
-
-    def call(operation, *args, **kwargs):
-        ids = [x for x in _tensors(args, kwargs) if id(x) in masks]
-        if not ids or isinstance(operation, _ELMO_LAYERS):
-            return operation(*args, **kwargs)
-        if _is_string_mask(operation, args):
-            return masks[id(ids[0])].bilm.encoder.mask(ids[0])
-        _refuse_reader(operation, masks[id(ids[0])].name, fmt)
-
-    copy = _frozen_copies(bool(deduplicate_tokens))
-    clone = keras.models.clone_model(
-        model,
-        input_tensors=_structured(model, inputs),
-        clone_function=copy,
-        call_function=call,
-    )
-    return clone, hosts
+    return _clone_on_ids(model, hosts, deduplicate_tokens, fmt), hosts

@@ -200,19 +200,23 @@ class ExportedModel:
         return next(iter(sizes.values()))
 
     def _time(self, feeds):
-        """The number of positions of the token inputs (0 without)."""
-        times = [feeds[x.name].shape[1] for x in self.inputs if x.kind != ARRAY]
-        return max(times, default=0)
+        """The number of positions of a batch: the token inputs', else
+        the second axis of the first input that has one (0 without)."""
+        ranked = sorted(self.inputs, key=lambda x: x.kind == ARRAY)
+        times = [
+            feeds[x.name].shape[1] for x in ranked if feeds[x.name].ndim > 1
+        ]
+        return times[0] if times else 0
 
     def _empty_outputs(self, feeds, batch):
-        """The outputs of a batch without rows or token positions,
-        without calling the model (the runtimes fail on empty batches):
-        empty arrays of each output's shape, its first axis the batch and
-        a dynamic second axis the time. None for a batch with tokens."""
-        time = self._time(feeds)
-        tokens = any(x.kind != ARRAY for x in self.inputs)
-        if batch and (time or not tokens):
+        """The outputs of a batch with an empty input (no rows, no token
+        positions), without calling the model: the runtimes fail on such
+        batches (the LiteRT interpreter may crash). Empty arrays of each
+        output's shape, its first axis the batch and a dynamic second
+        axis the time. None for a batch without an empty input."""
+        if all(x.size for x in feeds.values()):
             return None
+        time = self._time(feeds)
         named = {}
         for spec in self.outputs:
             shape = [batch, *spec["shape"][1:]]
