@@ -48,7 +48,7 @@ class LiteRTModel(ExportedModel):
 
         tagger = keras_elmo.runtime.LiteRTModel("tagger-int8.tflite")
         probabilities = tagger({"tokens": [["The", "cat", "sat"]],
-                                "word_ids": [[12, 804, 1337]]})
+                                "word_ids": [[12, 804, 137]]})
     """
 
     kind = LITERT

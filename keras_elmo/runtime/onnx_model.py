@@ -46,7 +46,7 @@ class ONNXModel(ExportedModel):
 
         tagger = keras_elmo.runtime.ONNXModel("tagger-int8.onnx")
         probabilities = tagger({"tokens": [["The", "cat", "sat"]],
-                                "word_ids": [[12, 804, 1337]]})
+                                "word_ids": [[12, 804, 137]]})
     """
 
     kind = ONNX
