@@ -402,7 +402,7 @@ def _refusals(bilm):
         (looked_up, ["StringLookup 'lookup'", "string input 'tokens'"]),
         (nested, ["'inner'", "top level"]),
         (plain, ["holds no ELMoEmbedding", "model.export"]),
-        ("tagger.keras", ["needs a keras_elmo.layers.BiLM or a keras.Model"]),
+        ("tagger.keras", ["needs a keras_elmo.layers.BiLM, or a keras.Model"]),
     ]
 
 

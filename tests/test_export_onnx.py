@@ -232,7 +232,7 @@ def test_bad_arguments_raise_clear_errors(bilm, tmp_path):
         to_onnx(bilm, str(tmp_path / "m.onnx"), precision="float16")
     with pytest.raises(OutputPathError, match="is a directory"):
         to_onnx(bilm, str(tmp_path))
-    with pytest.raises(KerasElmoError, match="3 layers"):
+    with pytest.raises(KerasElmoError, match="must be 3 numbers"):
         to_onnx(bilm, str(tmp_path / "m.onnx"), scalar_mix=[1.0, 2.0])
     with pytest.raises(KerasElmoError, match="needs a keras_elmo.layers.BiLM"):
         to_onnx("not a model", str(tmp_path / "m.onnx"))

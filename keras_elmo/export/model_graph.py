@@ -76,11 +76,11 @@ def _functional(model, fmt):
     if not _is_functional(model):
         raise KerasElmoError(
             f"{fmt} export of a whole model needs a functional model "
-            "(keras.Model(inputs, outputs)) or a keras.Sequential; "
-            f"received a subclassed {type(model).__name__}, whose graph is "
-            "Python code the export cannot rewrite. Build the same layers "
-            "as a functional model (inputs = keras.Input(...)), or export "
-            "its biLM alone."
+            "(keras.Model(inputs, outputs)) or a keras.Sequential; this "
+            f"is a subclassed {type(model).__name__}, whose graph is Python "
+            "code the export cannot rewrite. Build the same layers as a "
+            "functional model (inputs = keras.Input(...)), or export its "
+            "biLM alone."
         )
     return model
 

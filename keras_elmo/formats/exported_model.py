@@ -38,7 +38,6 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
-from keras_elmo.errors import received
 from keras_elmo.formats import exported_file
 from keras_elmo.formats.exported_file import CONTENTS_KEY
 from keras_elmo.formats.exported_file import MODEL
@@ -102,8 +101,10 @@ def parse_metadata(text, path, kind):
         _check_structure(info)
     except KerasElmoError as error:
         raise KerasElmoError(
-            f"{path}: its keras_elmo metadata is damaged ({error}); export "
-            f"it again with keras_elmo.export.to_{kind.name}."
+            f"{path}: its keras_elmo metadata is damaged "
+            f"({error.message.rstrip('.')}); export it again with "
+            f"keras_elmo.export.to_{kind.name}.",
+            received=error.received,
         ) from None
     return info
 
@@ -111,21 +112,27 @@ def parse_metadata(text, path, kind):
 def _check_tensors(specs, key, inputs):
     if not isinstance(specs, list) or not 1 <= len(specs) <= MAX_TENSORS:
         raise KerasElmoError(
-            f"`{key}` is {received(specs)}, not a list of 1 to "
-            f"{MAX_TENSORS} tensors."
+            f"`{key}` must be a list of 1 to {MAX_TENSORS} tensors.",
+            received=specs,
         )
     names = set()
     for i, spec in enumerate(specs):
         where = f"`{key}[{i}]`"
         if not isinstance(spec, dict):
-            raise KerasElmoError(f"{where} is {received(spec)}, not an object.")
+            raise KerasElmoError(f"{where} must be an object.", received=spec)
         name = spec.get("name")
         if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-            raise KerasElmoError(f"{where} has the name {received(name)}.")
+            raise KerasElmoError(
+                f"{where} must have a plain name (a letter, then letters, "
+                "digits or _).",
+                received=name,
+            )
         if name in names:
-            raise KerasElmoError(f"{where} repeats the name {name!r}.")
+            raise KerasElmoError(
+                f"{where} repeats the name of another.", received=name
+            )
         names.add(name)
-        check_choice(spec.get("dtype"), f"{where} dtype", DTYPES)
+        check_choice(spec.get("dtype"), where=f"{where} dtype", choices=DTYPES)
         _check_shape(spec.get("shape"), where)
         if inputs:
             _check_input(spec, where)
@@ -134,46 +141,55 @@ def _check_tensors(specs, key, inputs):
 def _check_shape(shape, where):
     if not isinstance(shape, list) or not 1 <= len(shape) <= MAX_RANK:
         raise KerasElmoError(
-            f"{where} has the shape {received(shape)}, not a list of 1 to "
-            f"{MAX_RANK} sizes."
+            f"{where} shape must be a list of 1 to {MAX_RANK} sizes.",
+            received=shape,
         )
     for size in shape:
         if size is not None:
-            check_integer(size, f"{where} size", minimum=1, maximum=2**31 - 1)
+            check_integer(
+                size, where=f"{where} size", minimum=1, maximum=2**31 - 1
+            )
 
 
 def _check_input(spec, where):
-    kind = check_choice(spec.get("kind"), f"{where} kind", INPUT_KINDS)
+    kind = check_choice(
+        spec.get("kind"), where=f"{where} kind", choices=INPUT_KINDS
+    )
     if kind == ARRAY:
         return
     want = [None, None, *TOKEN_IDS_SHAPE[kind]]
     shape = spec["shape"]
-    if spec["dtype"] != "int32" or len(shape) != len(want):
+    if (
+        spec["dtype"] != "int32"
+        or len(shape) != len(want)
+        or shape[2:] != want[2:]
+    ):
         raise KerasElmoError(
-            f"{where} is {kind} ids of dtype {spec['dtype']} and shape "
-            f"{shape}, not int32 of shape {want}."
+            f"{where} holds {kind} ids, which must be int32 of shape {want}.",
+            received=(spec["dtype"], shape),
         )
-    if shape[2:] != want[2:]:
-        raise KerasElmoError(f"{where} has the shape {shape}, not {want}.")
     if kind == WORDS:
         vocabulary = spec.get("vocabulary")
         if not isinstance(vocabulary, list) or not (
             3 <= len(vocabulary) <= MAX_VOCABULARY
         ):
             raise KerasElmoError(
-                f"{where} vocabulary is {received(vocabulary)}, not a list "
-                f"of 3 to {MAX_VOCABULARY:,} tokens."
+                f"{where} vocabulary must be a list of 3 to "
+                f"{MAX_VOCABULARY:,} tokens.",
+                received=vocabulary,
             )
-        check_strings(vocabulary, f"{where} vocabulary")
+        check_strings(vocabulary, where=f"{where} vocabulary")
 
 
 def _check_structure(info):
     structure = info.get("structure")
     if not isinstance(structure, dict):
-        raise KerasElmoError(f"`structure` is {received(structure)}.")
+        raise KerasElmoError(
+            "`structure` must be an object.", received=structure
+        )
     for key in ("inputs", "outputs"):
         value = check_choice(
-            structure.get(key), f"`structure.{key}`", STRUCTURES
+            structure.get(key), where=f"`structure.{key}`", choices=STRUCTURES
         )
         if value == "single" and len(info[key]) != 1:
             raise KerasElmoError(

@@ -70,7 +70,7 @@ class ModelInput:
             raise KerasElmoError(
                 f"input {self.name!r}: word ids must lie in 0.."
                 f"{len(self.vocabulary)} (vocabulary line + 1, 0 for "
-                f"padding); received min {ids.min()}, max {ids.max()}. Pass "
+                f"padding); these go from {ids.min()} to {ids.max()}. Pass "
                 "the token lists instead: the model looks them up."
             )
         return ids
@@ -80,16 +80,16 @@ class ModelInput:
         if not _castable(array.dtype, self.dtype):
             raise KerasElmoError(
                 f"input {self.name!r} takes {self.dtype.name} of shape "
-                f"{_shown(self.shape)}; received dtype {array.dtype}"
-                f"{_tokens_hint(self.kind)}."
+                f"{_shown(self.shape)}{_tokens_hint(self.kind)}, not "
+                f"{array.dtype}."
             )
         if array.ndim != len(self.shape) or any(
             want is not None and have != want
             for have, want in zip(array.shape, self.shape)
         ):
             raise KerasElmoError(
-                f"input {self.name!r} takes shape {_shown(self.shape)}; "
-                f"received shape {array.shape}."
+                f"input {self.name!r} takes shape {_shown(self.shape)}, "
+                f"not {array.shape}."
             )
         return array.astype(self.dtype, copy=False)
 
@@ -194,8 +194,8 @@ class ExportedModel:
         sizes = {name: x.shape[0] for name, x in feeds.items()}
         if len(set(sizes.values())) > 1:
             raise KerasElmoError(
-                "The inputs must have the same batch size (rows); received "
-                f"{sizes}."
+                "The inputs must have the same batch size (rows); these "
+                f"have {sizes}."
             )
         return next(iter(sizes.values()))
 

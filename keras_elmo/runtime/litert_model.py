@@ -44,11 +44,22 @@ class LiteRTModel(ExportedModel):
         input_names, output_names: lists of str.
         precision: str.
 
-    Example (a tagger exported earlier, inputs `tokens` and `word_ids`):
+    Example (a tagger around the test-fixture biLM, int8; string tokens
+    in Keras, token lists here):
 
-        tagger = keras_elmo.runtime.LiteRTModel("tagger-int8.tflite")
-        probabilities = tagger({"tokens": [["The", "cat", "sat"]],
-                                "word_ids": [[12, 804, 137]]})
+    >>> import os, tempfile
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> tokens = keras.Input((None,), dtype="string", name="tokens")
+    >>> elmo = keras_elmo.ELMoEmbedding(bilm, dropout=0.0)(tokens)
+    >>> tags = keras.layers.Dense(4, activation="softmax", name="tags")(elmo)
+    >>> tagger = keras.Model(tokens, tags)
+    >>> path = os.path.join(tempfile.mkdtemp(), "tagger-int8.tflite")
+    >>> _ = keras_elmo.export.to_litert(tagger, path, precision="int8")
+    >>> exported = keras_elmo.runtime.LiteRTModel(path)
+    >>> exported.precision, exported.input_names
+    ('int8', ['tokens'])
+    >>> exported([["Hello", "world"]]).shape
+    (1, 2, 4)
     """
 
     kind = LITERT

@@ -42,11 +42,26 @@ class ONNXModel(ExportedModel):
         input_names, output_names: lists of str.
         precision: str.
 
-    Example (a tagger exported earlier, inputs `tokens` and `word_ids`):
+    Example (a tagger around the test-fixture biLM; string tokens in
+    Keras, token lists here):
 
-        tagger = keras_elmo.runtime.ONNXModel("tagger-int8.onnx")
-        probabilities = tagger({"tokens": [["The", "cat", "sat"]],
-                                "word_ids": [[12, 804, 137]]})
+    >>> import os, tempfile
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> tokens = keras.Input((None,), dtype="string", name="tokens")
+    >>> elmo = keras_elmo.ELMoEmbedding(bilm, dropout=0.0)(tokens)
+    >>> tags = keras.layers.Dense(4, activation="softmax", name="tags")(elmo)
+    >>> tagger = keras.Model(tokens, tags)
+    >>> path = os.path.join(tempfile.mkdtemp(), "tagger.onnx")
+    >>> _ = keras_elmo.export.to_onnx(tagger, path)
+    >>> exported = keras_elmo.runtime.ONNXModel(path, num_threads=1)
+    >>> exported.input_names, exported.output_names
+    (['tokens'], ['tags'])
+    >>> probabilities = exported([["The", "cat", "sat"], ["Hello"]])
+    >>> probabilities.shape
+    (2, 3, 4)
+    >>> expected = tagger(np.array([["The", "cat", "sat"], ["Hello", "", ""]]))
+    >>> float(np.abs(probabilities - np.asarray(expected)).max()) < 1e-5
+    True
     """
 
     kind = ONNX
