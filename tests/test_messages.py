@@ -339,7 +339,7 @@ def _mistakes(tmp_path):
     from keras_elmo.files import check_output_file
     from keras_elmo.layers import BiLM
     from keras_elmo.layers import ScalarMix
-    from keras_elmo.training.distribute import read_tf_config
+    from keras_elmo.training.strategies import read_tf_config
     from keras_elmo.training.time_budget import parse_duration
 
     return [
