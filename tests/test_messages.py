@@ -20,11 +20,11 @@ from keras_elmo.cli.messages import command_line_message
 from keras_elmo.cli.messages import flags_of
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.errors import NOT_GIVEN
-from keras_elmo.errors import SHOWN_CHARACTERS
-from keras_elmo.errors import SHOWN_STRING_CHARACTERS
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_number
 from keras_elmo.errors import compose
+from keras_elmo.shown import SHOWN_CHARACTERS
+from keras_elmo.shown import SHOWN_STRING_CHARACTERS
 from keras_elmo.training.training_config import TrainingConfig
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS

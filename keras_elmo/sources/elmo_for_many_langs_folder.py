@@ -30,14 +30,18 @@ class ELMoForManyLangsFolder(BiLMSource):
 
     @classmethod
     def matches(cls, source):
-        from keras_elmo.formats.elmo_for_many_langs import is_model_dir
+        from keras_elmo.formats.elmo_for_many_langs_files import is_model_dir
 
         return is_model_dir(source)
 
     def inputs(self):
-        from keras_elmo.formats.elmo_for_many_langs import PACKAGED_CONFIGS
-        from keras_elmo.formats.elmo_for_many_langs import find_model_dir
-        from keras_elmo.formats.elmo_for_many_langs import read_network_config
+        from keras_elmo.formats.elmo_for_many_langs_files import (
+            PACKAGED_CONFIGS,
+        )
+        from keras_elmo.formats.elmo_for_many_langs_files import find_model_dir
+        from keras_elmo.formats.elmo_for_many_langs_files import (
+            read_network_config,
+        )
 
         try:
             _, network = read_network_config(find_model_dir(self.path))
@@ -83,12 +87,12 @@ class _FolderAroundOne(ELMoForManyLangsFolder):
 
     @classmethod
     def matches(cls, source):
-        from keras_elmo.formats.elmo_for_many_langs import inner_model_dir
+        from keras_elmo.formats.elmo_for_many_langs_files import inner_model_dir
 
         return inner_model_dir(source) is not None
 
     @classmethod
     def open(cls, source, progress=True, argument=None):
-        from keras_elmo.formats.elmo_for_many_langs import inner_model_dir
+        from keras_elmo.formats.elmo_for_many_langs_files import inner_model_dir
 
         return ELMoForManyLangsFolder(inner_model_dir(source))

@@ -27,8 +27,8 @@ import zipfile
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
-from keras_elmo.errors import shown
 from keras_elmo.formats.json_text import parse_json
+from keras_elmo.shown import shown
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files
