@@ -258,6 +258,7 @@ def test_the_checks_carry_the_argument_as_data():
 
 def test_a_python_call_names_the_python_argument(tmp_path):
     from keras_elmo.training.fit import train
+    from keras_elmo.training.fit_options import FitOptions
 
     config = TrainingConfig(train_files=[DATA], bilm={}, vocabulary_size=9)
     with pytest.raises(KerasElmoError) as raised:
@@ -265,8 +266,7 @@ def test_a_python_call_names_the_python_argument(tmp_path):
             str(tmp_path / "run"),
             config,
             Vocabulary.from_file(VOCAB),
-            steps=1,
-            validate_every=2,
+            FitOptions(steps=1, validate_every=2),
         )
     message = str(raised.value)
     assert raised.value.argument == "validate_every"

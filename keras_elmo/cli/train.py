@@ -170,6 +170,7 @@ def run(args):
     from keras_elmo.files import check_output_directory
     from keras_elmo.loading import classify
     from keras_elmo.training.fit import train
+    from keras_elmo.training.fit_options import FitOptions
     from keras_elmo.training.run_setup import run_config
     from keras_elmo.training.run_setup import run_size
     from keras_elmo.training.run_setup import run_vocabulary
@@ -213,19 +214,22 @@ def run(args):
         bilm=size,
         vocabulary_size=len(vocabulary),
     )
-    train(
-        args.output,
-        config,
-        vocabulary,
+    options = FitOptions(
         epochs=None if args.steps or args.time_budget else epochs,
         steps=args.steps,
         checkpoint_every=args.checkpoint_every,
         validate_every=args.validate_every,
-        init_from=init_from and init_from.read,
-        verbose=verbosity(args),
         strategy=args.strategy,
         cluster_timeout=args.cluster_timeout,
         jit_compile=JIT_COMPILE[args.jit_compile],
         time_budget=_budget_left(args.time_budget, started),
+    )
+    train(
+        args.output,
+        config,
+        vocabulary,
+        options,
+        init_from=init_from and init_from.read,
+        verbose=verbosity(args),
     )
     print(f"training done; the run is in {args.output}")

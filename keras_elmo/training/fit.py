@@ -10,9 +10,10 @@ since the last checkpoint.
 On one device training is `model.fit`; under a `tf.distribute` strategy
 (`keras_elmo.training.distribute`) it is a small loop of `strategy.run`
 steps with the same callbacks, and only the chief writes the run directory.
-The parts: the checks of the arguments (`fit_options`), the corpus scans
-(`corpus_scans`), the steps to run (`step_plan`), the callback
-(`training_callback`) and the held-out perplexities (`validation`).
+The parts: the options of a call and their checks (`fit_options`), the
+corpus scans (`corpus_scans`), the steps to run (`step_plan`), the
+callback (`training_callback`) and the held-out perplexities
+(`validation`).
 """
 
 import contextlib
@@ -29,43 +30,24 @@ from keras_elmo.progress import say
 from keras_elmo.training.corpus_scans import scan_data
 from keras_elmo.training.corpus_scans import scan_dataset
 from keras_elmo.training.distribute import DistributedLoop
-from keras_elmo.training.fit_options import check_arguments
-from keras_elmo.training.fit_options import check_time_budget
-from keras_elmo.training.fit_options import check_validate_every
-from keras_elmo.training.fit_options import resolve_jit
+from keras_elmo.training.fit_options import FitOptions
 from keras_elmo.training.initialize import initialize
 from keras_elmo.training.run_directory import RunDirectory
-from keras_elmo.training.step_plan import StepPlan
 from keras_elmo.training.step_plan import continue_plan
-from keras_elmo.training.step_plan import start_budget
-from keras_elmo.training.step_plan import total_steps
+from keras_elmo.training.step_plan import plan_steps
 from keras_elmo.training.strategies import agree_on_step
 from keras_elmo.training.strategies import describe
 from keras_elmo.training.strategies import is_chief
 from keras_elmo.training.strategies import num_replicas
 from keras_elmo.training.strategies import resolve_strategy
 from keras_elmo.training.training_callback import TrainingCallback
-from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
-from keras_elmo.training.training_config import DEFAULT_CLUSTER_TIMEOUT
 from keras_elmo.training.training_config import build_model
 from keras_elmo.training.training_config import learning_rate_schedule
 from keras_elmo.training.validation import validation
 
 
 def train(
-    output_dir,
-    config,
-    vocabulary,
-    epochs=None,
-    steps=None,
-    checkpoint_every=DEFAULT_CHECKPOINT_EVERY,
-    validate_every=None,
-    init_from=None,
-    verbose=1,
-    strategy="auto",
-    cluster_timeout=DEFAULT_CLUSTER_TIMEOUT,
-    jit_compile="auto",
-    time_budget=None,
+    output_dir, config, vocabulary, options=None, init_from=None, verbose=1
 ):
     """Trains (or resumes) a biLM run in `output_dir`.
 
@@ -77,73 +59,41 @@ def train(
             `tokens_per_batch` is the budget of one replica: a step trains
             on `replicas` times as many tokens.
         vocabulary: a `keras_elmo.data.Vocabulary`.
-        epochs: float or None. Passes over the training data, counted from
-            the data itself. Defaults to 1 when `steps` is None too.
-        steps: int or None. Total steps instead of epochs.
-        checkpoint_every: int. Steps between checkpoints.
-        validate_every: int or None. Steps between held-out evaluations
-            (at the next checkpoint); None means once an epoch.
+        options: a `keras_elmo.training.fit_options.FitOptions` (length,
+            checkpoints, validation, devices) or None, its defaults.
         init_from: a function or None: with no argument, it returns the
             `keras_elmo.sources.BiLMData` to start a new run from (e.g. a
             biLM source's `read`). Called only when the run starts anew,
             after the strategy, so a resumed run reads nothing.
         verbose: 0 or 1.
-        strategy: str, `tf.distribute.Strategy` or None. A name of
-            `keras_elmo.training.distribute.STRATEGIES` ("auto": several
-            workers or GPUs if there are, else one device), a strategy, or
-            None for one device with `model.fit`. Defaults to `"auto"`.
-        cluster_timeout: float. With several workers: seconds to wait for
-            the others (at start-up and in each step) before an error.
-        jit_compile: bool or "auto". Compile the training step with XLA
-            (batches are then padded to their length bucket, so that few
-            shapes are compiled). "auto" (default) follows Keras: XLA with
-            a GPU, not on a CPU. Not with a strategy.
-        time_budget: float or None. Seconds of wall time for the whole
-            call, evaluations included, instead of `epochs` or `steps`:
-            the last step is planned from the measured speed (see
-            `keras_elmo.training.time_budget`). A resumed run goes on with
-            the seconds its earlier part left.
 
     Returns:
         The trained `ELMoLanguageModel`.
     """
     started = time.monotonic()
     require_tensorflow("keras-elmo train (training.fit.train)")
-    check_arguments(checkpoint_every, jit_compile, epochs, steps)
-    check_validate_every(validate_every, checkpoint_every, config)
+    options = (options or FitOptions()).checked(config)
     # First: the multi-worker runtime starts here.
-    strategy = resolve_strategy(strategy, cluster_timeout)
-    time_budget = check_time_budget(time_budget, epochs, steps, strategy)
-    jit_compile = resolve_jit(strategy, jit_compile)
+    strategy = resolve_strategy(options.strategy, options.cluster_timeout)
+    options = options.for_strategy(strategy)
     verbose = verbose if is_chief(strategy) else 0
     run = RunDirectory(output_dir)
     run.check_same_run(config)
-    scan, validation_scan = scan_data(config, num_replicas(strategy), verbose)
+    scans = scan_data(config, num_replicas(strategy), verbose)
     _say_strategy(strategy, config, verbose)
     saved_plan = run.read_plan() if run.is_run() else None
-    budget = start_budget(time_budget, saved_plan, started)
-    last_step = total_steps(epochs, steps, scan, saved_plan, budget)
-    model, schedule = _build(config, last_step, jit_compile, strategy)
+    plan = plan_steps(options, *scans, saved_plan, started)
+    model = _build(config, plan, options.jit_compile, strategy)
     _check_vocabulary(model, vocabulary)
-    start_step = _restore_or_initialize(
+    plan.start_step = _restore_or_initialize(
         run, model, strategy, init_from, vocabulary, verbose
     )
-    _open_run(run, strategy, start_step, vocabulary, config)
-    if start_step >= last_step:
-        say(verbose, f"{output_dir} already trained {start_step:,} steps.")
+    _open_run(run, strategy, plan.start_step, vocabulary, config)
+    if plan.start_step >= plan.total_steps:
+        say(verbose, f"{output_dir} already trained {plan.start_step:,} steps.")
         return model
-    plan = StepPlan(
-        start_step=start_step,
-        total_steps=last_step,
-        steps_per_epoch=scan.steps_per_epoch,
-        validate_every=validate_every or scan.steps_per_epoch,
-        checkpoint_every=int(checkpoint_every),
-        validation_scan=validation_scan,
-        budget=budget,
-        schedule=schedule,
-    )
-    continue_plan(plan, saved_plan, epochs, steps, verbose)
-    _fit(model, run, plan, config, scan, vocabulary, strategy, verbose)
+    continue_plan(plan, verbose)
+    _fit(model, run, plan, config, scans[0], vocabulary, strategy, verbose)
     return model
 
 
@@ -157,17 +107,18 @@ def _say_strategy(strategy, config, verbose):
         )
 
 
-def _build(config, last_step, jit_compile, strategy):
-    """`(model, schedule)`: the model, built under the strategy's scope,
-    and its learning-rate schedule if a plan can move it (else None)."""
+def _build(config, plan, jit_compile, strategy):
+    """The model, built under the strategy's scope; its learning-rate
+    schedule joins the plan if a plan can move it."""
     # The seed reaches the initial weights too (Keras draws unseeded
     # initializers' seeds from Python's generator), so that two runs with
     # the same seed and flags start, and end, alike.
     keras.utils.set_random_seed(config.seed)
     with strategy.scope() if strategy else contextlib.nullcontext():
-        schedule = learning_rate_schedule(config, last_step)
-        model = build_model(config, last_step, jit_compile, schedule)
-    return model, schedule if hasattr(schedule, "replan") else None
+        schedule = learning_rate_schedule(config, plan.total_steps)
+        model = build_model(config, plan.total_steps, jit_compile, schedule)
+    plan.schedule = schedule if hasattr(schedule, "replan") else None
+    return model
 
 
 def _check_vocabulary(model, vocabulary):

@@ -34,6 +34,10 @@ class StepPlan:
     # schedule whose decay it moves (None: a constant rate).
     budget: object = None
     schedule: object = None
+    # The plan an earlier part of the run saved (None: none), and whether
+    # this call sets the length itself (`epochs` or `steps`).
+    saved: object = None
+    length_given: bool = False
 
     @property
     def validation_batches(self):
@@ -66,18 +70,39 @@ class StepPlan:
         return f"{steps}, checkpoint every {self.checkpoint_every} steps"
 
 
-def start_budget(time_budget, saved_plan, started):
-    """The `TimeBudget` of `time_budget` seconds (None: no budget),
-    counted from `started` (`time.monotonic()` at the call's start, so
-    the scan counts too) after what an interrupted earlier part of the
-    run spent."""
+def plan_steps(options, scan, validation_scan, saved_plan, started):
+    """The `StepPlan` of a call of `train` with the `FitOptions`
+    `options`, on the scanned files, resumed from `saved_plan` (None: a
+    new run); it starts at step 0 until a checkpoint says otherwise.
+    `started`: `time.monotonic()` at the call's start, from which a time
+    budget counts (the scan too)."""
+    budget = _start_budget(options.time_budget, saved_plan, started)
+    last_step = _total_steps(
+        options.epochs, options.steps, scan, saved_plan, budget
+    )
+    return StepPlan(
+        start_step=0,
+        total_steps=last_step,
+        steps_per_epoch=scan.steps_per_epoch,
+        validate_every=options.validate_every or scan.steps_per_epoch,
+        checkpoint_every=int(options.checkpoint_every),
+        validation_scan=validation_scan,
+        budget=budget,
+        saved=saved_plan,
+        length_given=options.length_given,
+    )
+
+
+def _start_budget(time_budget, saved_plan, started):
+    """The `TimeBudget` of `time_budget` seconds (None: no budget), after
+    what an interrupted earlier part of the run spent."""
     if time_budget is None:
         return None
     spent = saved_plan["spent_s"] if saved_plan else 0.0
     return TimeBudget(time_budget, spent + time.monotonic() - started)
 
 
-def total_steps(epochs, steps, scan, saved_plan, budget):
+def _total_steps(epochs, steps, scan, saved_plan, budget):
     """The last step: from `steps` or `epochs`; a time budget plans it
     (until then, its saved plan's or `UNPLANNED_STEPS`); resumed without
     any of them, a budget run finishes its saved plan."""
@@ -88,14 +113,15 @@ def total_steps(epochs, steps, scan, saved_plan, budget):
     return int(steps or math.ceil((epochs or 1) * scan.steps_per_epoch))
 
 
-def continue_plan(plan, saved_plan, epochs, steps, verbose):
+def continue_plan(plan, verbose):
     """A resumed time-budget run goes on with its saved decay (and, with a
     budget, the seconds its earlier part left)."""
-    if saved_plan is None or plan.start_step == 0:
+    saved = plan.saved
+    if saved is None or plan.start_step == 0:
         return
-    if plan.schedule is not None and saved_plan["schedule"] is not None:
-        plan.schedule.restore(saved_plan["schedule"])
-        if epochs is not None or steps is not None:
+    if plan.schedule is not None and saved["schedule"] is not None:
+        plan.schedule.restore(saved["schedule"])
+        if plan.length_given:
             plan.schedule.replan(plan.start_step, plan.total_steps)
     if plan.budget is not None:
         left = plan.budget.seconds - plan.budget.spent()

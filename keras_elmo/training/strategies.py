@@ -1,7 +1,8 @@
 """Which `tf.distribute` strategy a training run uses, and what its
 workers agree on.
 
-`keras-elmo train --strategy NAME` (or `train(..., strategy=NAME)`):
+`keras-elmo train --strategy NAME` (or `FitOptions(strategy=NAME)` in
+Python):
 
     auto          multi_worker when TF_CONFIG names several tasks, mirrored
                   with several GPUs, otherwise one device without a strategy
