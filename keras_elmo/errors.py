@@ -38,6 +38,10 @@ import numbers
 
 import numpy as np
 
+from keras_elmo.shown import SHOWN_CHARACTERS
+from keras_elmo.shown import SHOWN_STRING_CHARACTERS
+from keras_elmo.shown import shown
+
 
 class _NotGiven:
     """The `received` of an error that shows no value."""
@@ -281,25 +285,6 @@ class BiLMSourceError(KerasElmoError):
 # === Checks of user values ===
 
 
-# A value in a message is shown in at most this many characters (a line
-# of a terminal with its explanation), and it is formatted within that
-# budget, piece by piece: a hostile value (a list holding itself a billion
-# times over, a 6,000-digit integer) is never formatted whole, which would
-# take minutes and gigabytes, or fail on Python's integer digit limit.
-SHOWN_CHARACTERS = 60
-# A string received (a path, a name: what a user types) is shown in at
-# most this many characters: whole, unless it is no path at all (the
-# longest path Linux opens is 4,096 bytes, written ones are far shorter).
-SHOWN_STRING_CHARACTERS = 1000
-# Containers nested deeper than this show as "..." (and a message never
-# recurses far into a deeply nested value).
-_SHOWN_DEPTH = 6
-# Integers longer than this many bits show as their number of digits:
-# 200 bits is 61 digits, more than a message shows anyway.
-_SHOWN_INTEGER_BITS = 200
-_BRACKETS = {list: "[]", tuple: "()", dict: "{}", set: "{}", frozenset: "{}"}
-
-
 class Described:
     """A received value shown by a description, where the value itself
     would say less or too much (a tensor, a class): its repr is
@@ -323,68 +308,6 @@ def tensor(dtype, shape):
     Keras dtype, or its name) and shape."""
     name = getattr(dtype, "name", dtype)
     return Described(f"{name} tensor of shape {tuple(shape)}")
-
-
-def shown(value, limit=SHOWN_CHARACTERS):
-    """`value`'s repr as a message shows it: at most `limit` characters,
-    built piece by piece within that budget (never the whole repr)."""
-    parts = []
-    _show(value, parts, limit + 1, 0)
-    text = "".join(parts)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _show(value, parts, budget, depth):
-    """Appends the text of `value` to `parts`, stopping once `budget`
-    characters are written; returns the budget left."""
-    if budget <= 0:
-        return 0
-    kind = next((k for k in _BRACKETS if isinstance(value, k)), None)
-    if kind is not None and depth < _SHOWN_DEPTH:
-        return _show_container(value, kind, parts, budget, depth)
-    if kind is not None:
-        text = "..."
-    elif isinstance(value, (str, bytes, bytearray)):
-        text = repr(value[:budget])
-    elif isinstance(value, int) and not isinstance(value, bool):
-        text = _integer_text(value)
-    else:
-        text = repr(value)
-    parts.append(text[:budget])
-    return budget - len(parts[-1])
-
-
-def _show_container(value, kind, parts, budget, depth):
-    opening, closing = _BRACKETS[kind]
-    parts.append(opening)
-    budget -= 1
-    items = value.items() if kind is dict else value
-    for i, item in enumerate(items):
-        if budget <= 0:
-            return 0
-        if i:
-            parts.append(", ")
-            budget -= 2
-        if kind is dict:
-            budget = _show(item[0], parts, budget, depth + 1)
-            parts.append(": ")
-            budget = _show(item[1], parts, budget - 2, depth + 1)
-        else:
-            budget = _show(item, parts, budget, depth + 1)
-    if kind is tuple and len(value) == 1:
-        parts.append(",")
-        budget -= 1
-    parts.append(closing)
-    return budget - 1
-
-
-def _integer_text(value):
-    bits = value.bit_length()
-    if bits <= _SHOWN_INTEGER_BITS:
-        return repr(value)
-    digits = int(bits * 0.30103) + 1
-    sign = "a negative" if value < 0 else "an"
-    return f"<{sign} integer of about {digits:,} digits>"
 
 
 def _refuse(value, argument, where, expected):

@@ -28,10 +28,10 @@ from keras_elmo import pretrained
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
-from keras_elmo.formats.elmo_for_many_langs import PACKAGED_CONFIGS
 from keras_elmo.formats.elmo_for_many_langs import load_elmo_for_many_langs
-from keras_elmo.formats.elmo_for_many_langs import read_dictionary
-from keras_elmo.formats.elmo_for_many_langs import read_network_config
+from keras_elmo.formats.elmo_for_many_langs_files import PACKAGED_CONFIGS
+from keras_elmo.formats.elmo_for_many_langs_files import read_dictionary
+from keras_elmo.formats.elmo_for_many_langs_files import read_network_config
 from keras_elmo.formats.torch_pickle import read_state_dict
 from keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder import (
     CHARACTER_SPECIALS,

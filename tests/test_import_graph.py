@@ -21,11 +21,13 @@ import pytest
 ROOT = os.path.join(os.path.dirname(os.path.dirname(__file__)), "keras_elmo")
 # The floors, lowest first: folders and top-level modules of keras_elmo.
 FLOORS = (
-    # Facts: the error family, character ids, what lies at a user path,
-    # atomic files, progress lines, the version, the backend probe and
-    # the checked zip reader. NumPy at most.
+    # Facts: the error family and how a value shows in a message,
+    # character ids, what lies at a user path, atomic files, progress
+    # lines, the version, the backend probe, the checked zip reader and
+    # the packages' names loaded on first use. NumPy at most.
     (
         "errors",
+        "shown",
         "characters",
         "paths",
         "files",
@@ -33,6 +35,7 @@ FLOORS = (
         "version",
         "backend",
         "zip_archive",
+        "lazy",
     ),
     # Text and vocabularies; sparse optimizers; the preset table and cache.
     ("data", "optimizers", "pretrained"),

@@ -20,11 +20,11 @@ from keras_elmo.cli.messages import command_line_message
 from keras_elmo.cli.messages import flags_of
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.errors import NOT_GIVEN
-from keras_elmo.errors import SHOWN_CHARACTERS
-from keras_elmo.errors import SHOWN_STRING_CHARACTERS
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_number
 from keras_elmo.errors import compose
+from keras_elmo.shown import SHOWN_CHARACTERS
+from keras_elmo.shown import SHOWN_STRING_CHARACTERS
 from keras_elmo.training.training_config import TrainingConfig
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
@@ -258,6 +258,7 @@ def test_the_checks_carry_the_argument_as_data():
 
 def test_a_python_call_names_the_python_argument(tmp_path):
     from keras_elmo.training.fit import train
+    from keras_elmo.training.fit_options import FitOptions
 
     config = TrainingConfig(train_files=[DATA], bilm={}, vocabulary_size=9)
     with pytest.raises(KerasElmoError) as raised:
@@ -265,8 +266,7 @@ def test_a_python_call_names_the_python_argument(tmp_path):
             str(tmp_path / "run"),
             config,
             Vocabulary.from_file(VOCAB),
-            steps=1,
-            validate_every=2,
+            FitOptions(steps=1, validate_every=2),
         )
     message = str(raised.value)
     assert raised.value.argument == "validate_every"
@@ -339,7 +339,7 @@ def _mistakes(tmp_path):
     from keras_elmo.files import check_output_file
     from keras_elmo.layers import BiLM
     from keras_elmo.layers import ScalarMix
-    from keras_elmo.training.distribute import read_tf_config
+    from keras_elmo.training.strategies import read_tf_config
     from keras_elmo.training.time_budget import parse_duration
 
     return [

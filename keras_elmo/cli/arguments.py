@@ -154,3 +154,20 @@ def add_quiet(parser):
 
 def verbosity(args):
     return 0 if args.quiet else 1
+
+
+def add_output_layers(parser, group, shapes, default, what="shape"):
+    """One flag per way of giving a sentence's layers (`--all`, `--top`,
+    `--average`: the keys of `shapes`, each with the shape it writes, in
+    `what` words), into the (mutually exclusive) `group`; they set
+    `output_layers`, `default` when none is given."""
+    for name, shape in shapes.items():
+        note = " (default)" if name == default else ""
+        group.add_argument(
+            f"--{name}",
+            dest="output_layers",
+            action="store_const",
+            const=name,
+            help=f"{what} {shape}{note}",
+        )
+    parser.set_defaults(output_layers=default)

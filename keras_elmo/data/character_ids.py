@@ -18,6 +18,7 @@ from keras_elmo.characters import MAX_TOKEN_BYTES
 from keras_elmo.characters import NUM_CHARACTER_IDS
 from keras_elmo.characters import PAD_CHAR
 from keras_elmo.characters import batch_to_ids
+from keras_elmo.data.token_positions import token_positions
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import compose
 from keras_elmo.errors import tensor
@@ -75,12 +76,9 @@ def tokens_to_char_ids(tokens, sequence_length=None):
             )
         )
     ids = _real_tokens_to_ids(tokens)
-    if sequence_length is None:
-        is_token = tf.not_equal(tokens, "")
-    else:
+    if sequence_length is not None:
         sequence_length = _check_sequence_length(tokens, sequence_length)
-        positions = tf.range(tf.shape(tokens)[1])
-        is_token = positions[None, :] < sequence_length[:, None]
+    is_token = token_positions(tokens, sequence_length)
     return ids * tf.cast(is_token, "int32")[..., None]
 
 

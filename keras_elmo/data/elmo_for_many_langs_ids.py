@@ -29,6 +29,7 @@ model has a word table, else the character ids alone.
 import numpy as np
 import tensorflow as tf
 
+from keras_elmo.data.token_positions import token_positions
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import tensor
 
@@ -210,12 +211,7 @@ class ELMoForManyLangsIds:
                 received=tensor(tokens.dtype.name, tokens.shape),
             )
         ids = self._real_tokens_to_inputs(tokens)
-        if sequence_length is None:
-            is_token = tf.not_equal(tokens, "")
-        else:
-            positions = tf.range(tf.shape(tokens)[1])
-            sequence_length = tf.cast(sequence_length, "int32")
-            is_token = positions[None, :] < sequence_length[:, None]
+        is_token = token_positions(tokens, sequence_length)
         return ids * tf.cast(is_token, "int32")[..., None]
 
     def _real_tokens_to_inputs(self, tokens):

@@ -10,10 +10,11 @@ import os
 
 import numpy as np
 
+from keras_elmo.data.text import iter_sentences
+from keras_elmo.data.token_positions import token_positions
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
-from keras_elmo.data.text import iter_sentences
-from keras_elmo.errors import KerasElmoError
 from keras_elmo.files import atomic_output
 
 BOS = "<S>"
@@ -191,12 +192,7 @@ def tokens_to_word_ids(tokens, table, sequence_length=None):
     import tensorflow as tf
 
     tokens = tf.convert_to_tensor(tokens)
-    if sequence_length is None:
-        is_token = tf.not_equal(tokens, "")
-    else:
-        positions = tf.range(tf.shape(tokens)[1])
-        sequence_length = tf.cast(sequence_length, "int32")
-        is_token = positions[None, :] < sequence_length[:, None]
+    is_token = token_positions(tokens, sequence_length)
     ids = tf.cast(table.lookup(tokens), "int32") + 1
     return tf.where(is_token, ids, 0)
 

@@ -10,7 +10,7 @@ The names load on first use, so that `keras_elmo.export.choices` (the
 precisions and limits that `--help` shows) imports without TensorFlow.
 """
 
-import importlib
+from keras_elmo.lazy import lazy_exports
 
 # Public name -> the module that defines it.
 _EXPORTS = {
@@ -24,18 +24,6 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(
-        f"module 'keras_elmo.export' has no attribute {name!r}"
-    )
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
-
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 __all__ = sorted(_EXPORTS)

@@ -176,7 +176,7 @@ class CharacterIdModel(tf.Module):
 
 def metadata(bilm, kind, precision, **options):
     """The metadata dict of an export of `bilm` (see `exported_file`)."""
-    from keras_elmo.formats.bilm_tf import config_to_options
+    from keras_elmo.formats.bilm_tf_options import config_to_options
 
     return exported_file.metadata(
         kind,

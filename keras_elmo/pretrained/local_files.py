@@ -87,22 +87,16 @@ def _obtain(url, expected, target, problem, progress):
 
 def local_file(path_or_url, progress=True):
     """A local path unchanged; an `http(s)://` URL as its cached copy
-    (another scheme is refused).
+    (`cached_file`, whose example shows one); another scheme is refused.
 
     Example:
 
     >>> keras_elmo.pretrained.local_file("options.json")
     'options.json'
-    >>> import os, shutil, tempfile, unittest.mock
-    >>> cache = {keras_elmo.pretrained.CACHE_VARIABLE: tempfile.mkdtemp()}
-    >>> url = "https://example.org/elmo/options.json"
-    >>> with unittest.mock.patch.dict(os.environ, cache):
-    ...     path = keras_elmo.pretrained.cache_path(url)  # put there by hand
-    ...     os.makedirs(os.path.dirname(path))
-    ...     _ = shutil.copy("tests/fixtures/bilm-tf/model/options.json", path)
-    ...     found = keras_elmo.pretrained.local_file(url)
-    >>> found == path
-    True
+    >>> keras_elmo.pretrained.local_file("ftp://example.org/options.json")
+    Traceback (most recent call last):
+    ...
+    keras_elmo.errors.KerasElmoError: The file ... unsupported scheme ...
     """
     check_url_scheme(path_or_url, f"The file {path_or_url[:80]!r}")
     if is_url(path_or_url):
@@ -183,25 +177,13 @@ def cached_files(preset):
     """`{role: local path or None}`: what of a preset is in the cache now
     (a copy without a record in the index counts, unchecked).
 
-    Example:
+    Example (an empty cache; `fetch`'s example fills one):
 
-    >>> import os, shutil, tempfile, unittest.mock
-    >>> files = keras_elmo.pretrained.PresetFile
-    >>> preset = keras_elmo.pretrained.Preset(
-    ...     name="mine", kind="bilm-tf", language="en",
-    ...     description="a model put in the cache by hand",
-    ...     files={"options": files("https://example.org/m/options.json"),
-    ...            "weights": files("https://example.org/m/weights.hdf5")})
+    >>> import os, tempfile, unittest.mock
     >>> cache = {keras_elmo.pretrained.CACHE_VARIABLE: tempfile.mkdtemp()}
-    >>> fixture = "tests/fixtures/bilm-tf/model/"
     >>> with unittest.mock.patch.dict(os.environ, cache):
-    ...     path = keras_elmo.pretrained.cache_path(
-    ...         preset.files["options"].url)
-    ...     os.makedirs(os.path.dirname(path))
-    ...     _ = shutil.copy(fixture + "options.json", path)
-    ...     found = keras_elmo.pretrained.cached_files(preset)
-    >>> found["options"] == path, found["weights"]
-    (True, None)
+    ...     keras_elmo.pretrained.cached_files("original")
+    {'options': None, 'weights': None}
     """
     preset = presets.get_preset(preset)
     paths = {}

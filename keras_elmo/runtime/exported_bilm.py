@@ -88,9 +88,29 @@ def bilm_outputs(named, num_layers, projection_dim):
 
 class ExportedBiLM:
     """What `ONNXBiLM` and `LiteRTBiLM` share: the file check, the
-    attributes read from the metadata, the call and the repr. A subclass
-    loads its runtime in `__init__` (after `_check_file`, ending with
-    `_read_metadata`) and runs one batch of ids in `_run`."""
+    attributes read from the metadata, the call and the repr.
+
+    An exported biLM takes what `keras_elmo.layers.BiLM` takes (character
+    ids, or token lists, which it converts with
+    `keras_elmo.runtime.batch_to_ids`) and returns the same dict, as NumPy
+    arrays. Stateless: every sentence starts from a zero state.
+
+    Call arguments:
+        inputs: list of token lists, or int array `(batch, time, 50)`.
+
+    Returns:
+        A dict with `"layer_outputs"` (`num_layers + 1` float32 arrays
+        `(batch, time, 2 * projection_dim)`), `"token_embeddings"`
+        `(batch, time, projection_dim)`, `"mask"` bool `(batch, time)`,
+        and `"elmo"` when the export has a scalar mix.
+
+    Attributes:
+        metadata: dict. The options the file was exported with.
+        num_layers, projection_dim, precision: from the metadata.
+
+    A subclass loads its runtime in `__init__` (after `_check_file`,
+    ending with `_read_metadata`) and runs one batch of ids in `_run`.
+    """
 
     stateful = False
     encoder = CharacterInputs()

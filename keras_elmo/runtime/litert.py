@@ -90,14 +90,10 @@ def read_metadata(path, schema):
                     "file written by keras-elmo export-litert."
                 )
             return _metadata_text(schema, data)
-        except (IndexError, ValueError, TypeError, struct.error) as error:
+        except _DAMAGED as error:
             # flatbuffers reads offsets from the file: a damaged or
             # truncated file points outside it.
-            raise KerasElmoError(
-                f"{path} is a damaged or truncated LiteRT (.tflite) file "
-                f"({type(error).__name__}: {str(error)[:100]}); export it "
-                "again with keras-elmo export-litert."
-            ) from None
+            raise _damaged(path, error) from None
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
@@ -128,40 +124,34 @@ def _check_complete(path, schema):
                 raise ValueError(f"buffer {i} ends past the file")
         for i in range(model.SubgraphsLength()):
             model.Subgraphs(i).TensorsLength()
-    except (IndexError, ValueError, TypeError, struct.error) as error:
-        raise KerasElmoError(
-            f"{path} is a damaged or truncated LiteRT (.tflite) file "
-            f"({str(error)[:100]}); export it again with keras-elmo "
-            "export-litert."
-        ) from None
+    except _DAMAGED as error:
+        raise _damaged(path, error) from None
+
+
+# What flatbuffers raises on offsets that point outside the file.
+_DAMAGED = (IndexError, ValueError, TypeError, struct.error)
+
+
+def _damaged(path, error):
+    return KerasElmoError(
+        f"{path} is a damaged or truncated LiteRT (.tflite) file "
+        f"({type(error).__name__}: {str(error)[:100]}); export it again "
+        "with keras-elmo export-litert."
+    )
 
 
 class LiteRTBiLM(ExportedBiLM):
     """A biLM exported to LiteRT (TensorFlow Lite), run by its interpreter.
 
-    Takes what `keras_elmo.layers.BiLM` takes (character ids, or token
-    lists, which it converts with `keras_elmo.runtime.batch_to_ids`) and
-    returns the same dict, as NumPy arrays. Stateless: every sentence
-    starts from a zero state. One instance is not thread-safe (the
-    interpreter holds its tensors); use one per thread.
+    Called as every `ExportedBiLM` is: on what `keras_elmo.layers.BiLM`
+    takes, returning the same dict as NumPy arrays; its call arguments,
+    outputs and attributes are documented there. One instance is not
+    thread-safe (the interpreter holds its tensors); use one per thread.
 
     Args:
         path: str. A `.tflite` file from `keras_elmo.export.to_litert`.
         num_threads: int or None. Threads of one call; None lets LiteRT
             choose. Defaults to `None`.
-
-    Call arguments:
-        inputs: list of token lists, or int array `(batch, time, 50)`.
-
-    Returns:
-        A dict with `"layer_outputs"` (`num_layers + 1` float32 arrays
-        `(batch, time, 2 * projection_dim)`), `"token_embeddings"`
-        `(batch, time, projection_dim)`, `"mask"` bool `(batch, time)`,
-        and `"elmo"` when the export has a scalar mix.
-
-    Attributes:
-        metadata: dict. The options the file was exported with.
-        num_layers, projection_dim, precision: from the metadata.
 
     Example:
 

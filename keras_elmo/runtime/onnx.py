@@ -88,29 +88,15 @@ def open_session(path, num_threads):
 class ONNXBiLM(ExportedBiLM):
     """A biLM exported to ONNX, run by ONNX Runtime on the CPU.
 
-    Takes what `keras_elmo.layers.BiLM` takes (character ids, or token
-    lists, which it converts with `keras_elmo.runtime.batch_to_ids`) and
-    returns the same dict, as NumPy arrays. Stateless: every sentence
-    starts from a zero state.
+    Called as every `ExportedBiLM` is: on what `keras_elmo.layers.BiLM`
+    takes, returning the same dict as NumPy arrays; its call arguments,
+    outputs and attributes are documented there.
 
     Args:
         path: str. A `.onnx` file from `keras_elmo.export.to_onnx`.
         num_threads: int or None. Threads of one call (ONNX Runtime's
             intra-op threads); None lets ONNX Runtime choose. Defaults to
             `None`.
-
-    Call arguments:
-        inputs: list of token lists, or int array `(batch, time, 50)`.
-
-    Returns:
-        A dict with `"layer_outputs"` (`num_layers + 1` float32 arrays
-        `(batch, time, 2 * projection_dim)`), `"token_embeddings"`
-        `(batch, time, projection_dim)`, `"mask"` bool `(batch, time)`,
-        and `"elmo"` when the export has a scalar mix.
-
-    Attributes:
-        metadata: dict. The options the file was exported with.
-        num_layers, projection_dim, precision: from the metadata.
 
     Example:
 

@@ -283,7 +283,7 @@ def save_keras_file(out_dir):
 
 def check_tensorflow_only_error():
     """The TensorFlow-only parts raise one KerasElmoError."""
-    from keras_elmo.training.fit import evaluate
+    from keras_elmo.training.evaluate import evaluate
 
     try:
         evaluate("no-such-run", ["x.txt"])
