@@ -39,8 +39,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'keras_elmo.beam' has no attribute {name!r}")
 
 
-__all__ = sorted(_EXPORTS)
-
-
 def __dir__():
     return sorted(list(globals()) + list(_EXPORTS))
+
+
+__all__ = sorted(_EXPORTS)

@@ -15,18 +15,20 @@ after every shard (it waits on their names), so its presence marks a
 complete output.
 """
 
-import glob
 import json
 import os
 
 import apache_beam as beam
 from apache_beam.io import fileio
-from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import KeyedModelHandler
 from apache_beam.ml.inference.base import RunInference
 
+from keras_elmo.beam.corpus_paths import check_output
+from keras_elmo.beam.corpus_paths import input_files
+from keras_elmo.beam.corpus_paths import output_path
+from keras_elmo.beam.corpus_paths import patterns_of
 from keras_elmo.beam.model_handler import ELMoModelHandler
 from keras_elmo.beam.output_directory import claim_output
 from keras_elmo.beam.output_directory import is_local
@@ -38,12 +40,9 @@ from keras_elmo.data import text
 from keras_elmo.embedding_files import parquet_layout as layout
 from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import MissingInputError
-from keras_elmo.errors import OutputPathError
 from keras_elmo.errors import TextFileError
 from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_flag
-from keras_elmo.files import check_output_directory
 from keras_elmo.paths import check_input_file
 
 BAD = "bad"
@@ -107,11 +106,25 @@ class ReadLines(beam.PTransform):
     """Every line of the files that `patterns` match, keyed by `(file,
     line)` (file as matched, line from 1), as raw bytes (or a `BadLine`
     where a line or the rest of a file cannot be read); spread over the
-    workers (a file is read by one worker, its lines embedded by all)."""
+    workers (a file is read by one worker, its lines embedded by all).
+
+    Example:
+
+    >>> import apache_beam as beam
+    >>> pattern = "tests/fixtures/bilm-tf/train/data.txt"
+    >>> with beam.Pipeline() as pipeline:
+    ...     _ = (
+    ...         pipeline
+    ...         | keras_elmo.beam.ReadLines([pattern])
+    ...         | beam.combiners.Count.Globally()
+    ...         | beam.Map(print)
+    ...     )
+    5
+    """
 
     def __init__(self, patterns):
         super().__init__()
-        self.patterns = _patterns(patterns, "patterns")
+        self.patterns = patterns_of(patterns, "patterns")
 
     def expand(self, pbegin):
         return (
@@ -153,7 +166,30 @@ class EmbedSentences(beam.PTransform):
     """`(key, sentence)` -> `{SENTENCES: (key, array), BAD: (key,
     reason, detail)}`: bad lines go aside (`detail`: words for an
     unreadable file, else None), the rest through `RunInference` with an
-    `ELMoModelHandler`."""
+    `ELMoModelHandler`.
+
+    Example:
+
+    >>> import apache_beam as beam
+    >>> embedder = keras_elmo.corpus.SentenceEmbedder(
+    ...     "tests/fixtures/bilm-tf/model", output_layers="top")
+    >>> lines = [(("a.txt", 1), b"The cat sat ."), (("a.txt", 2), b"")]
+    >>> with beam.Pipeline() as pipeline:
+    ...     out = (
+    ...         pipeline
+    ...         | beam.Create(lines)
+    ...         | keras_elmo.beam.EmbedSentences(embedder)
+    ...     )
+    ...     shapes = out["sentences"] | beam.MapTuple(
+    ...         lambda key, array: (key, array.shape))
+    ...     _ = (
+    ...         (shapes, out["bad"])
+    ...         | beam.Flatten()
+    ...         | beam.combiners.ToList()
+    ...         | beam.Map(lambda rows: print(sorted(rows, key=str)))
+    ...     )
+    [(('a.txt', 1), (4, 32)), (('a.txt', 2), 'empty', None)]
+    """
 
     def __init__(self, embedder, **handler_kwargs):
         super().__init__()
@@ -244,13 +280,32 @@ class WriteEmbeddings(beam.PTransform):
     Applying it claims `output` (`claim_output`): a new or empty
     directory, or one holding only the marker, gets the marker; any other
     is refused before the pipeline runs.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> import apache_beam as beam
+    >>> from keras_elmo.beam.pipeline import settings_of
+    >>> embedder = keras_elmo.corpus.SentenceEmbedder(
+    ...     "tests/fixtures/bilm-tf/model", output_layers="top")
+    >>> output = os.path.join(tempfile.mkdtemp(), "elmo-out")
+    >>> with beam.Pipeline() as pipeline:
+    ...     _ = (
+    ...         pipeline
+    ...         | beam.Create([(("a.txt", 1), b"Hello world")])
+    ...         | keras_elmo.beam.EmbedSentences(embedder)
+    ...         | keras_elmo.beam.WriteEmbeddings(output, settings_of(embedder))
+    ...     )
+    >>> [(key, array.shape) for *key, array in
+    ...  keras_elmo.corpus.read_embeddings(output)]  # fmt: skip
+    [(['a.txt', 1], (2, 32))]
     """
 
     def __init__(self, output, settings, dtype="float32"):
         super().__init__()
-        self.output = _output_path(output)
+        self.output = output_path(output)
         self.settings = settings
-        self.dtype = check_choice(dtype, "`dtype`", DTYPES)
+        self.dtype = check_choice(dtype, "dtype", choices=DTYPES)
 
     def expand(self, outputs):
         claim_output(self.output)
@@ -300,135 +355,6 @@ class WriteEmbeddings(beam.PTransform):
 
 
 # === Run ===
-
-
-def _output_path(output):
-    if not isinstance(output, (str, os.PathLike)) or not os.fspath(output):
-        raise OutputPathError(
-            "`output` must be a directory path (local, gs://, ...).",
-            "output",
-            received=output,
-        )
-    return os.fspath(output)
-
-
-def _patterns(patterns, argument="inputs"):
-    """`inputs` as a list of str: one path or glob (str or path), or a
-    list of them."""
-    if isinstance(patterns, (str, os.PathLike)):
-        patterns = [patterns]
-    if isinstance(patterns, (bytes, dict)) or not hasattr(patterns, "__iter__"):
-        raise KerasElmoError(
-            f"`{argument}` must be a path or glob (str), or a list of them.",
-            argument,
-            received=patterns,
-        )
-    patterns = list(patterns)
-    for pattern in patterns:
-        if not isinstance(pattern, (str, os.PathLike)) or not os.fspath(
-            pattern
-        ):
-            raise KerasElmoError(
-                f"`{argument}` must hold paths or globs (non-empty str).",
-                argument,
-                received=pattern,
-            )
-    if not patterns:
-        raise KerasElmoError(
-            f"`{argument}` is empty; give at least one path or glob.",
-            argument,
-            received=patterns,
-        )
-    return [os.fspath(pattern) for pattern in patterns]
-
-
-def _match(pattern, argument):
-    """The paths `pattern` matches on its Beam filesystem; a local one by
-    `glob` (Beam lists a local folder and everything under it before it
-    matches: the whole disk for '/*'), and as Beam does, the folders a
-    glob matches left out; a folder named itself is matched (and refused
-    as no text file)."""
-    if is_local(pattern):
-        local = local_path(pattern)
-        if os.path.isdir(local) or not glob.has_magic(local):
-            return [pattern] if os.path.lexists(local) else []
-        found = glob.glob(local, recursive=True)
-        return sorted(path for path in found if not os.path.isdir(path))
-    try:
-        return [m.path for m in FileSystems.match([pattern])[0].metadata_list]
-    except (ValueError, OSError, BeamIOError) as error:
-        raise KerasElmoError(
-            f"`{argument}` {pattern} cannot be listed on its filesystem "
-            f"({_first_line(error)}). A gs://, s3:// or hdfs:// path needs "
-            "Beam's extra for it (e.g. pip install 'apache-beam[gcp]').",
-            argument,
-            received=pattern,
-        ) from None
-
-
-def _first_line(error):
-    lines = str(error).strip().splitlines() or [type(error).__name__]
-    return lines[0][:300]
-
-
-def input_files(patterns, output=None):
-    """The files `patterns` match, checked before any work: each pattern
-    matches one file at least, a local one is a regular file that can be
-    read (never a FIFO, device or directory), and each is plain or `.gz`
-    text. (`output` is checked against them by `check_output`.)"""
-    files = []
-    for pattern in _patterns(patterns):
-        matched = _match(pattern, "inputs")
-        if not matched:
-            raise MissingInputError(
-                f"`inputs` {pattern} matches no file; expected text files of "
-                "one sentence a line (a path or a glob, '.gz' allowed).",
-                "inputs",
-            )
-        for path in matched:
-            if is_local(path):
-                check_input_file(
-                    local_path(path),
-                    "`inputs`",
-                    "a text file of one sentence a line",
-                    hint=_folder_hint(local_path(path)),
-                )
-            text.check_compression(path, "inputs")
-        files.extend(matched)
-    return files
-
-
-def _folder_hint(path):
-    if not os.path.isdir(path):
-        return None
-    return (
-        "Give the files in a folder as a quoted glob, e.g. "
-        f"'{os.path.join(path, '*.txt')}'."
-    )
-
-
-def check_output(output, files, model_inputs=()):
-    """Refuses an output directory that is, lies inside or holds an input:
-    one of the `files` read, or of the biLM's `model_inputs` (the rule of
-    every command, `keras_elmo.files.check_output_directory`; on a remote
-    filesystem, by path)."""
-    output = _output_path(output)
-    if is_local(output):
-        local = [local_path(f) for f in files if is_local(f)]
-        check_output_directory(
-            local_path(output), [*local, *model_inputs], "output"
-        )
-        return
-    prefix = FileSystems.join(output, "")
-    inside = [f for f in files if f == output or f.startswith(prefix)]
-    if inside:
-        raise OutputPathError(
-            f"`output` holds {inside[0]}, an input: the run would read its "
-            "own output, and a rerun would delete it. Write the output "
-            "elsewhere.",
-            "output",
-            received=output,
-        )
 
 
 def settings_of(embedder):
@@ -481,11 +407,25 @@ def embed_corpus(
     so that a mistake in it fails at once rather than on every worker; a
     runner that embeds in this process reuses it) and the output against
     all of them.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "a.txt"), "w") as f:
+    ...     _ = f.write("The cat sat .\\n\\nHello world\\n")
+    >>> embedder = keras_elmo.corpus.SentenceEmbedder(
+    ...     "tests/fixtures/bilm-tf/model", output_layers="average")
+    >>> summary = keras_elmo.beam.embed_corpus(
+    ...     [os.path.join(folder, "*.txt")], os.path.join(folder, "out"),
+    ...     embedder)
+    >>> summary["sentences"], summary["bad_lines"]["empty"]
+    (2, 1)
     """
     files = input_files(inputs)
-    output = _output_path(output)
+    output = output_path(output)
     check_output(output, files)
-    overwrite = check_flag(overwrite, "`overwrite`")
+    overwrite = check_flag(overwrite, "overwrite")
     options = pipeline_options(beam_options)
     embedder = _check_embedder(embedder)
     model = embedder.load()

@@ -2,7 +2,7 @@
 
 import argparse
 
-from keras_elmo.errors import shown
+from keras_elmo.cli.messages import type_error
 
 
 def _number(kind, minimum, strict, expected):
@@ -20,9 +20,7 @@ def _number(kind, minimum, strict, expected):
             and (value > minimum if strict else value >= minimum)
         )
         if not valid:
-            raise argparse.ArgumentTypeError(
-                f"expected {expected}; received {text!r}"
-            )
+            raise type_error(f"expected {expected}.", text)
         return value
 
     parse.__name__ = expected  # what argparse shows for a type error
@@ -55,10 +53,12 @@ def json_value(text):
     from keras_elmo.formats.json_text import parse_json
 
     try:
-        return parse_json(text, f"{shown(text)}")
+        return parse_json(text, "it")
     except KerasElmoError as error:
-        raise argparse.ArgumentTypeError(
-            f"expected JSON, e.g. '[[1, 32], [2, 64]]'; {error}"
+        raise type_error(
+            "expected JSON, e.g. '[[1, 32], [2, 64]]' "
+            f"({error.message.rstrip('.')}).",
+            text,
         ) from None
 
 
@@ -76,9 +76,7 @@ def training_size(text):
             f"start from its weights, use --init-from {text} (with no "
             "--size, the run takes its size)"
         )
-    raise argparse.ArgumentTypeError(
-        f"expected one of {', '.join(SIZES)}; received {text!r}"
-    )
+    raise type_error(f"expected one of {', '.join(SIZES)}.", text)
 
 
 def add_bilm_source(parser):
@@ -160,3 +158,20 @@ def add_quiet(parser):
 
 def verbosity(args):
     return 0 if args.quiet else 1
+
+
+def add_output_layers(parser, group, shapes, default, what="shape"):
+    """One flag per way of giving a sentence's layers (`--all`, `--top`,
+    `--average`: the keys of `shapes`, each with the shape it writes, in
+    `what` words), into the (mutually exclusive) `group`; they set
+    `output_layers`, `default` when none is given."""
+    for name, shape in shapes.items():
+        note = " (default)" if name == default else ""
+        group.add_argument(
+            f"--{name}",
+            dest="output_layers",
+            action="store_const",
+            const=name,
+            help=f"{what} {shape}{note}",
+        )
+    parser.set_defaults(output_layers=default)

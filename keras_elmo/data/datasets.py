@@ -29,6 +29,7 @@ import os
 import keras
 import tensorflow as tf
 
+from keras_elmo.backend import require_tensorflow
 from keras_elmo.data.character_ids import tokens_to_char_ids
 from keras_elmo.data.text import check_compression
 from keras_elmo.data.text import check_on_bad_line
@@ -36,22 +37,27 @@ from keras_elmo.data.text import read_lines
 from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import MissingInputError
-from keras_elmo.errors import about
+from keras_elmo.blame import about
 from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_flag
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
 from keras_elmo.paths import check_input_file
-from keras_elmo.backend import require_tensorflow
 
 _SHUFFLE_BUFFER = 20000
 
 
 def resolve_files(file_patterns):
-    """Expands glob patterns (str or list) into a sorted list of files."""
+    """Expands glob patterns (str or list) into a sorted list of files.
+
+    Example:
+
+    >>> keras_elmo.data.resolve_files("tests/fixtures/bilm-tf/train/d*.txt")
+    ['tests/fixtures/bilm-tf/train/data.txt']
+    """
     if isinstance(file_patterns, str):
         file_patterns = [file_patterns]
-    file_patterns = check_strings(file_patterns, "`file_patterns`")
+    file_patterns = check_strings(file_patterns, "file_patterns")
     files = set()
     for pattern in file_patterns:
         with about("file_patterns"):
@@ -147,18 +153,20 @@ class CorpusScan:
 def check_batch_budget(max_length, tokens_per_batch):
     """A batch must hold the longest sentence piece and its boundaries."""
     # Token counts are int32 in the graph.
-    max_length = check_integer(max_length, "`max_length`", 1, 2**31 - 3)
+    max_length = check_integer(
+        max_length, "max_length", minimum=1, maximum=2**31 - 3
+    )
     tokens_per_batch = check_integer(
-        tokens_per_batch, "`tokens_per_batch`", 1, 2**31 - 1
+        tokens_per_batch, "tokens_per_batch", minimum=1, maximum=2**31 - 1
     )
     if tokens_per_batch < max_length + 2:
         raise KerasElmoError(
             "`tokens_per_batch` must hold the longest sentence piece and "
             "its boundaries, at least `max_length` + 2 = "
             f"{max_length + 2} tokens. Raise `tokens_per_batch` or lower "
-            f"`max_length`. Received: max_length={max_length!r}, "
-            f"tokens_per_batch={tokens_per_batch!r}.",
+            f"`max_length` (now {max_length!r}).",
             "tokens_per_batch",
+            received=tokens_per_batch,
         )
 
 
@@ -185,10 +193,17 @@ def scan_corpus(
 
     Returns:
         A `CorpusScan`.
+
+    Example:
+
+    >>> scan = keras_elmo.data.scan_corpus(
+    ...     ["tests/fixtures/bilm-tf/train/data.txt"], tokens_per_batch=256)
+    >>> scan.num_sentences, scan.num_tokens, scan.steps_per_epoch
+    (5, 134, 4)
     """
     check_on_bad_line(on_bad_line)
     check_batch_budget(max_length, tokens_per_batch)
-    files = check_strings(files, "`files`")
+    files = check_strings(files, "files")
     if not files:
         raise KerasElmoError(
             "`files` is empty; give the text files to scan (see "
@@ -383,18 +398,29 @@ def lm_dataset(
 
     Returns:
         A `tf.data.Dataset` of `(x, y, sample_weight)`.
+
+    Example:
+
+    >>> scan = keras_elmo.data.scan_corpus(
+    ...     ["tests/fixtures/bilm-tf/train/data.txt"], tokens_per_batch=256)
+    >>> vocabulary = keras_elmo.data.Vocabulary.from_file(
+    ...     "tests/fixtures/bilm-tf/train/vocab.txt")
+    >>> dataset = keras_elmo.data.lm_dataset(scan, vocabulary, repeat=False)
+    >>> x, y, sample_weight = next(iter(dataset))
+    >>> x["character_ids"].shape[-1]
+    50
     """
     require_tensorflow("The tf.data training pipeline (lm_dataset)")
     from keras_elmo.data.vocabulary import Vocabulary
 
-    check_choice(token_encoder, "`token_encoder`", LM_INPUTS)
+    check_choice(token_encoder, "token_encoder", choices=LM_INPUTS)
     _check_type(scan, CorpusScan, "scan", "a CorpusScan (from scan_corpus)")
     _check_type(vocabulary, Vocabulary, "vocabulary", "a Vocabulary")
-    seed = check_integer(seed, "`seed`", 0, 2**31 - 1)
-    shuffle = check_flag(shuffle, "`shuffle`")
-    repeat = check_flag(repeat, "`repeat`")
-    pad_to_bucket = check_flag(pad_to_bucket, "`pad_to_bucket`")
-    start_step = check_integer(start_step, "`start_step`", minimum=0)
+    seed = check_integer(seed, "seed", minimum=0, maximum=2**31 - 1)
+    shuffle = check_flag(shuffle, "shuffle")
+    repeat = check_flag(repeat, "repeat")
+    pad_to_bucket = check_flag(pad_to_bucket, "pad_to_bucket")
+    start_step = check_integer(start_step, "start_step", minimum=0)
     table = vocabulary.lookup_table()
     start_epoch, skip = divmod(start_step, scan.steps_per_epoch)
     if repeat:

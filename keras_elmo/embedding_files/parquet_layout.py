@@ -40,11 +40,11 @@ import math
 import os
 import re
 
+from keras_elmo.blame import about
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import about
-from keras_elmo.errors import shown
 from keras_elmo.formats.json_text import read_json
 from keras_elmo.paths import check_input_directory
+from keras_elmo.shown import shown
 
 EMBEDDINGS_PREFIX = "embeddings"
 EMBEDDINGS_SUFFIX = ".parquet"
@@ -231,7 +231,9 @@ def read_embeddings(directory):
             ...
     """
     with about("directory"):
-        directory = check_input_directory(directory, "`directory`")
+        directory = check_input_directory(
+            directory, "`directory`", argument="directory"
+        )
         names = read_summary(directory)["embedding_files"]
         pq = _pyarrow_parquet()
         for name in names:

@@ -51,14 +51,27 @@ class SavedModelLayer(keras.layers.Layer):
     Returns:
         The SavedModel's output dict (`elmo`, `default`, `word_emb`,
         `lstm_outputs1` ..., `sequence_len`).
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo_savedmodel")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.export_savedmodel(bilm, path)
+    >>> sentences = keras.Input(shape=(), dtype="string")
+    >>> elmo = keras_elmo.export.SavedModelLayer(path)(sentences)["default"]
+    >>> model = keras.Model(sentences, keras.layers.Dense(2)(elmo))
+    >>> model(tf.constant(["Hello world", "Hi"])).shape
+    TensorShape([2, 2])
     """
 
     def __init__(self, directory, trainable=True, **kwargs):
-        trainable = check_flag(trainable, "`trainable`")
+        trainable = check_flag(trainable, "trainable")
         directory = check_input_directory(
             directory,
             "`directory`",
             "a SavedModel directory written by export_savedmodel",
+            argument="directory",
         )
         super().__init__(trainable=trainable, **kwargs)
         self.directory = directory

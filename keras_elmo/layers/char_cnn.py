@@ -79,18 +79,23 @@ class CharCNN(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_choice(activation, "`activation`", _ACTIVATIONS)
+        check_choice(activation, "activation", choices=_ACTIVATIONS)
         self.num_characters = check_integer(
-            num_characters, "`num_characters`", minimum=2
+            num_characters, "num_characters", minimum=2
         )
         self.max_characters_per_token = check_integer(
-            max_characters_per_token, "`max_characters_per_token`", minimum=1
+            max_characters_per_token, "max_characters_per_token", minimum=1
         )
         self.filters = check_filters(filters, self.max_characters_per_token)
         # One convolution layer per filter width.
-        check_integer(len(self.filters), "`filters`", 1, MAX_LAYERS)
+        check_integer(
+            len(self.filters),
+            where="the number of `filters`",
+            minimum=1,
+            maximum=MAX_LAYERS,
+        )
         self.char_embedding_dim = check_integer(
-            char_embedding_dim, "`char_embedding_dim`", minimum=1
+            char_embedding_dim, "char_embedding_dim", minimum=1
         )
         self.activation = activation
         self.supports_masking = True
@@ -164,7 +169,9 @@ class CharCNN(keras.layers.Layer):
             raise KerasElmoError(
                 f"`characters` must lie in {widest}..."
                 f"{self.max_characters_per_token} (the widest filter .. "
-                f"the token length). Received: characters={characters}"
+                "the token length).",
+                "characters",
+                received=characters,
             )
         return int(characters)
 

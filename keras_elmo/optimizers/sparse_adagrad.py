@@ -4,7 +4,6 @@ from keras import ops
 
 from keras_elmo.errors import check_number
 from keras_elmo.optimizers.sparse_updates import SparseOptimizer
-from keras_elmo.optimizers.sparse_updates import check_optimizer_arguments
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -58,26 +57,22 @@ class SparseAdagrad(SparseOptimizer):
         name="sparse_adagrad",
         **kwargs,
     ):
-        learning_rate, global_clipnorm, name = check_optimizer_arguments(
-            learning_rate, global_clipnorm, name
-        )
         initial_accumulator_value = check_number(
-            initial_accumulator_value, "`initial_accumulator_value`", 0.0
+            initial_accumulator_value, "initial_accumulator_value", minimum=0.0
         )
-        epsilon = check_number(epsilon, "`epsilon`", minimum=0.0)
+        epsilon = check_number(epsilon, "epsilon", minimum=0.0)
         super().__init__(
+            dict(
+                initial_accumulator_value=initial_accumulator_value,
+                epsilon=epsilon,
+            ),
             learning_rate=learning_rate,
             global_clipnorm=global_clipnorm,
             name=name,
             **kwargs,
         )
-        self.initial_accumulator_value = initial_accumulator_value
-        self.epsilon = epsilon
 
-    def build(self, var_list):
-        if self.built:
-            return
-        super().build(var_list)
+    def build_slots(self, var_list):
         self._accumulators = self.add_optimizer_variables(
             var_list,
             "accumulator",
@@ -105,13 +100,3 @@ class SparseAdagrad(SparseOptimizer):
         self.assign_sub(
             variable, lr * gradient / ops.sqrt(accumulator + self.epsilon)
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "initial_accumulator_value": self.initial_accumulator_value,
-                "epsilon": self.epsilon,
-            }
-        )
-        return config

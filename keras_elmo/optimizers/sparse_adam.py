@@ -4,7 +4,6 @@ from keras import ops
 
 from keras_elmo.errors import check_number
 from keras_elmo.optimizers.sparse_updates import SparseOptimizer
-from keras_elmo.optimizers.sparse_updates import check_optimizer_arguments
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -18,7 +17,7 @@ class SparseAdam(SparseOptimizer):
     keep their moments instead of decaying them. As in `SparseAdagrad`,
     gradients are clipped to `global_clipnorm` (after the sum over the
     replicas of a `tf.distribute` strategy). Use it for short pretraining
-    runs, where Adagrad's small early steps are too slow (the README's CPU
+    runs, where Adagrad's small early steps are too slow (the main job's CPU
     demo); the original recipe is `SparseAdagrad`.
 
     Args:
@@ -54,26 +53,18 @@ class SparseAdam(SparseOptimizer):
         name="sparse_adam",
         **kwargs,
     ):
-        learning_rate, global_clipnorm, name = check_optimizer_arguments(
-            learning_rate, global_clipnorm, name
-        )
-        beta_1 = check_number(beta_1, "`beta_1`", 0.0, 1.0)
-        beta_2 = check_number(beta_2, "`beta_2`", 0.0, 1.0)
-        epsilon = check_number(epsilon, "`epsilon`", minimum=0.0)
+        beta_1 = check_number(beta_1, "beta_1", minimum=0.0, maximum=1.0)
+        beta_2 = check_number(beta_2, "beta_2", minimum=0.0, maximum=1.0)
+        epsilon = check_number(epsilon, "epsilon", minimum=0.0)
         super().__init__(
+            dict(beta_1=beta_1, beta_2=beta_2, epsilon=epsilon),
             learning_rate=learning_rate,
             global_clipnorm=global_clipnorm,
             name=name,
             **kwargs,
         )
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.epsilon = epsilon
 
-    def build(self, var_list):
-        if self.built:
-            return
-        super().build(var_list)
+    def build_slots(self, var_list):
         self._momentums, self._velocities = self.add_optimizer_variables(
             var_list, ["momentum", "velocity"]
         )
@@ -101,14 +92,3 @@ class SparseAdam(SparseOptimizer):
         self.assign_add(m, (g - m) * (1.0 - self.beta_1))
         self.assign_add(v, (ops.square(g) - v) * (1.0 - self.beta_2))
         self.assign_sub(variable, lr * m / (ops.sqrt(v) + self.epsilon))
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "beta_1": self.beta_1,
-                "beta_2": self.beta_2,
-                "epsilon": self.epsilon,
-            }
-        )
-        return config

@@ -86,7 +86,7 @@ def _scale(gradient, scale):
     return gradient * ops.cast(scale, gradient.dtype)
 
 
-def check_optimizer_arguments(learning_rate, global_clipnorm, name):
+def _check_optimizer_arguments(learning_rate, global_clipnorm, name):
     """The arguments every sparse optimizer takes, checked before Keras
     sees them: a positive finite rate (or a schedule or callable), a
     clip norm >= 0 or None, a name without "/"."""
@@ -94,11 +94,11 @@ def check_optimizer_arguments(learning_rate, global_clipnorm, name):
         learning_rate, keras.optimizers.schedules.LearningRateSchedule
     ) and not callable(learning_rate):
         learning_rate = check_number(
-            learning_rate, "`learning_rate`", minimum=0.0, above=True
+            learning_rate, "learning_rate", minimum=0.0, above=True
         )
     if global_clipnorm is not None:
         global_clipnorm = check_number(
-            global_clipnorm, "`global_clipnorm`", minimum=0.0
+            global_clipnorm, "global_clipnorm", minimum=0.0
         )
     if (
         not isinstance(name, str)
@@ -117,7 +117,44 @@ def check_optimizer_arguments(learning_rate, global_clipnorm, name):
 class SparseOptimizer(keras.optimizers.Optimizer):
     """The base of the sparse optimizers: merges duplicate rows of
     `IndexedSlices` gradients and clips the global norm without densifying
-    them, on the summed gradient under a `tf.distribute` strategy."""
+    them, on the summed gradient under a `tf.distribute` strategy.
+
+    A kind passes its own arguments (besides Keras's) as `hyperparameters`:
+    each is kept as a float attribute of its name and saved by
+    `get_config`.
+    """
+
+    def __init__(
+        self, hyperparameters, learning_rate, global_clipnorm, name, **kwargs
+    ):
+        learning_rate, global_clipnorm, name = _check_optimizer_arguments(
+            learning_rate, global_clipnorm, name
+        )
+        super().__init__(
+            learning_rate=learning_rate,
+            global_clipnorm=global_clipnorm,
+            name=name,
+            **kwargs,
+        )
+        self._hyperparameters = tuple(hyperparameters)
+        for key, value in hyperparameters.items():
+            setattr(self, key, float(value))
+
+    def build(self, var_list):
+        """Builds once (Keras may call it again on a built optimizer)."""
+        if not self.built:
+            super().build(var_list)
+            self.build_slots(var_list)
+
+    def build_slots(self, var_list):
+        """Creates the kind's variables of each of `var_list`."""
+        raise NotImplementedError
+
+    def get_config(self):
+        config = super().get_config()
+        names = self._hyperparameters
+        config.update({key: getattr(self, key) for key in names})
+        return config
 
     # Private Keras hooks (TF backend), overridden because Keras clips before
     # the replicas' gradients are summed; a public "clip after all-reduce"

@@ -77,7 +77,17 @@ def describe_mirror():
 
 
 def mirror_url(url):
-    """Where `url` is fetched from: its mirrored address, or itself."""
+    """Where `url` is fetched from: its mirrored address, or itself.
+
+    Example (a mirror given by `$KERAS_ELMO_MIRROR`, `MIRROR_VARIABLE`):
+
+    >>> import os, unittest.mock
+    >>> url = keras_elmo.pretrained.PRESETS["small"].files["options"].url
+    >>> mirror = {keras_elmo.pretrained.MIRROR_VARIABLE: "/srv/elmo-files"}
+    >>> with unittest.mock.patch.dict(os.environ, mirror):
+    ...     print(keras_elmo.pretrained.mirror_url(url)[:45])
+    file:///srv/elmo-files/allennlp.s3.amazonaws.
+    """
     if not isinstance(url, str):
         raise KerasElmoError(
             "`url` must be a URL (a str).", "url", received=url
@@ -104,8 +114,9 @@ def _parse(mirror, where, argument=None):
     else:
         raise KerasElmoError(
             f"{where}: expected a mirror URL, 'PUBLISHER=URL ...' or a dict "
-            f"{{publisher: URL}}; got {type(mirror).__name__}.",
+            "{publisher: URL}.",
             argument,
+            received=mirror,
         )
     mapping = {}
     for name, base in items:
@@ -131,8 +142,9 @@ def _parse(mirror, where, argument=None):
 def _base(base, where, argument=None):
     if not isinstance(base, str):
         raise KerasElmoError(
-            f"{where}: a mirror base must be a string; got {base!r}.",
+            f"{where}: a mirror base must be a string.",
             argument,
+            received=base,
         )
     if os.path.isabs(base) and "://" not in base:
         base = "file://" + urllib.parse.quote(os.path.normpath(base))

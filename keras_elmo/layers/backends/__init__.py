@@ -37,6 +37,7 @@ import numpy as np
 from keras import ops
 
 from keras_elmo.data.host_ids import is_host_tokens
+from keras_elmo.errors import Described
 from keras_elmo.errors import KerasElmoError
 
 
@@ -86,9 +87,8 @@ def checked_range(x, maximum, message, minimum=0):
     values = host_values(x)
     if values is not None:
         if values.size and (values.min() < minimum or np.any(values > maximum)):
-            raise KerasElmoError(
-                f"{message} Received min {values.min()}, max {values.max()}."
-            )
+            found = f"values from {values.min()} to {values.max()}"
+            raise KerasElmoError(message, received=Described(found))
         return x
     if name() != "tensorflow":
         return x
@@ -115,7 +115,7 @@ def check_at_most(value, limit, message, argument):
             return
         value = int(known)
     if int(value) > limit:
-        raise KerasElmoError(f"{message} Received: {argument}={value}")
+        raise KerasElmoError(message, argument, received=int(value))
 
 
 def variable_value(x):

@@ -55,17 +55,20 @@ class CharacterEncoder(TokenEncoder):
     ):
         super().__init__(projection_dim, dtype)
         self.num_highway_layers = check_integer(
-            num_highway_layers, "`num_highway_layers`", 0, MAX_LAYERS
+            num_highway_layers,
+            "num_highway_layers",
+            minimum=0,
+            maximum=MAX_LAYERS,
         )
         self.char_embedding_dim = check_integer(
-            char_embedding_dim, "`char_embedding_dim`", minimum=1
+            char_embedding_dim, "char_embedding_dim", minimum=1
         )
         self.activation = activation
         self.max_characters_per_token = check_integer(
-            max_characters_per_token, "`max_characters_per_token`", minimum=1
+            max_characters_per_token, "max_characters_per_token", minimum=1
         )
         self.deduplicate_tokens = check_flag(
-            deduplicate_tokens, "`deduplicate_tokens`"
+            deduplicate_tokens, "deduplicate_tokens"
         )
         self.input_shape = (self.max_characters_per_token,)
         self.char_cnn, self.highway_layers = character_stack(

@@ -18,7 +18,7 @@ def character_stack(
 ):
     """`(char_cnn, highway_layers)`, named `char_cnn` and `highway_{k}`."""
     num_highway_layers = check_integer(
-        num_highway_layers, "`num_highway_layers`", 0, MAX_LAYERS
+        num_highway_layers, "num_highway_layers", minimum=0, maximum=MAX_LAYERS
     )
     extra = {} if num_characters is None else {"num_characters": num_characters}
     char_cnn = CharCNN(

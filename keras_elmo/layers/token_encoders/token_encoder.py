@@ -101,8 +101,9 @@ def register_token_encoder(kind):
     `aliases`); usable as a class decorator. Returns `kind`."""
     if not (isinstance(kind, type) and issubclass(kind, TokenEncoder)):
         raise KerasElmoError(
-            "register_token_encoder takes a TokenEncoder subclass; received "
-            f"{kind!r}."
+            "register_token_encoder takes a TokenEncoder subclass.",
+            "kind",
+            received=kind,
         )
     if not kind.name or not kind.input_name:
         raise KerasElmoError(
