@@ -256,6 +256,20 @@ def _rows(output):
     }
 
 
+def test_the_documented_command_is_the_corpus_page_s_first():
+    # The page's first command, run below as written: kept in step.
+    from tests.docs_blocks import blocks
+
+    first = next(b for b in blocks("docs/corpus.md") if b.language == "bash")
+    joined = first.code.replace("\\\n", " ")
+    commands = [
+        " ".join(line.split())
+        for line in joined.splitlines()
+        if line.startswith("keras-elmo ")
+    ]
+    assert commands[0] == DOCUMENTED
+
+
 def test_the_documented_gz_command(tmp_path, monkeypatch, capsys):
     import gzip
     import shlex

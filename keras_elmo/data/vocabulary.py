@@ -11,7 +11,6 @@ import os
 import numpy as np
 
 from keras_elmo.data.text import iter_sentences
-from keras_elmo.data.token_positions import token_positions
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.blame import about
 from keras_elmo.blame import blame
@@ -217,6 +216,7 @@ def tokens_to_word_ids(tokens, table, sequence_length=None):
     import tensorflow as tf
 
     from keras_elmo.data.character_ids import as_tensor
+    from keras_elmo.data.token_positions import token_positions
 
     tokens = as_tensor(tokens, "tokens")
     if tokens.dtype != tf.string or tokens.shape.rank != 2:

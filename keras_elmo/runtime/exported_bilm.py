@@ -4,6 +4,7 @@ only). The file format itself is `keras_elmo.formats.exported_file`."""
 
 import numpy as np
 
+from keras_elmo.blame import about
 from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import batch_to_ids
@@ -109,13 +110,18 @@ class ExportedBiLM:
         metadata: dict. The options the file was exported with.
         num_layers, projection_dim, precision: from the metadata.
 
-    A subclass loads its runtime in `__init__` (after `_check_file`,
-    ending with `_read_metadata`) and runs one batch of ids in `_run`.
+    A subclass loads its runtime in `_load(path, num_threads)` (after
+    `_check_file`, ending with `_read_metadata`) and runs one batch of ids
+    in `_run`; what goes wrong loading is about `path`.
     """
 
     stateful = False
     encoder = CharacterInputs()
     kind = None  # exported_file.ONNX, exported_file.LITERT
+
+    def __init__(self, path, num_threads=None):
+        with about("path"):
+            self._load(path, num_threads)
 
     def _check_file(self, path):
         path = check_path(path, "path")

@@ -6,7 +6,6 @@ import struct
 
 import numpy as np
 
-from keras_elmo.blame import about
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_threads
 from keras_elmo.formats.exported_file import LITERT
@@ -168,10 +167,6 @@ class LiteRTBiLM(ExportedBiLM):
     """
 
     kind = LITERT
-
-    def __init__(self, path, num_threads=None):
-        with about("path"):
-            self._load(path, num_threads)
 
     def _load(self, path, num_threads):
         num_threads = check_threads(num_threads)

@@ -1,7 +1,6 @@
 """`ONNXBiLM`: a biLM exported by `keras-elmo export-onnx`, run by ONNX
 Runtime (no TensorFlow)."""
 
-from keras_elmo.blame import about
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_threads
 from keras_elmo.formats.exported_file import METADATA_KEY
@@ -116,10 +115,6 @@ class ONNXBiLM(ExportedBiLM):
     """
 
     kind = ONNX
-
-    def __init__(self, path, num_threads=None):
-        with about("path"):
-            self._load(path, num_threads)
 
     def _load(self, path, num_threads):
         num_threads = check_threads(num_threads)
