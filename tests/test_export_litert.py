@@ -152,7 +152,7 @@ def test_metadata_carries_options_and_version(exported):
 
 
 def test_bad_arguments_raise_clear_errors(bilm, tmp_path):
-    with pytest.raises(KerasElmoError, match="precision 'int4'"):
+    with pytest.raises(KerasElmoError, match="Received: precision='int4'"):
         to_litert(bilm, str(tmp_path / "m.tflite"), precision="int4")
     with pytest.raises(KerasElmoError, match="must be a list of numbers"):
         to_litert(bilm, str(tmp_path / "m.tflite"), scalar_mix="equal")

@@ -228,7 +228,7 @@ def test_metadata_carries_options_and_version(exported):
 
 
 def test_bad_arguments_raise_clear_errors(bilm, tmp_path):
-    with pytest.raises(KerasElmoError, match="precision 'float16'"):
+    with pytest.raises(KerasElmoError, match="Received: precision='float16'"):
         to_onnx(bilm, str(tmp_path / "m.onnx"), precision="float16")
     with pytest.raises(OutputPathError, match="is a directory"):
         to_onnx(bilm, str(tmp_path))

@@ -5,6 +5,9 @@
 - `pipeline.py`: the ready pipeline, as three transforms (`ReadLines`,
   `EmbedSentences`, `WriteEmbeddings`) and one function, `embed_corpus`,
   which `keras-elmo embed-corpus` runs.
+- `corpus_paths.py`, `output_directory.py`, `pipeline_options.py`: what
+  `embed_corpus` checks before the pipeline starts (the inputs and the
+  output against them, who owns the output directory, Beam's options).
 
 Importing this package does not import Beam; its modules do (`require_beam`
 says which extra to install when it is missing).
