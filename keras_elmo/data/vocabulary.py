@@ -11,7 +11,6 @@ import os
 import numpy as np
 
 from keras_elmo.data.text import iter_sentences
-from keras_elmo.data.token_positions import token_positions
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
@@ -190,6 +189,8 @@ def tokens_to_word_ids(tokens, table, sequence_length=None):
     [[4, 3, 0]]
     """
     import tensorflow as tf
+
+    from keras_elmo.data.token_positions import token_positions
 
     tokens = tf.convert_to_tensor(tokens)
     is_token = token_positions(tokens, sequence_length)
