@@ -3,6 +3,7 @@ short budgeted training run that ends at its plan."""
 
 import json
 import os
+import re
 import time
 
 import pytest
@@ -253,9 +254,15 @@ def test_a_budgeted_run_ends_at_its_plan_and_in_time(
     assert plan["total_steps"] == step == history[-1]["step"] >= 1
     assert plan["schedule"]["end_step"] == step
     # The budget is wall time, start-up included (a loaded machine may
-    # slow the last steps after the plan).
-    assert wall < 40 + 15, printed
-    assert plan["spent_s"] < 40 + 15
+    # slow the last steps after the plan). Where start-up alone spent the
+    # budget (a heavily loaded machine), the run stops one step after its
+    # first plan, whatever the time.
+    plans = re.findall(r"time budget: (.*?) left, .* step ([\d,]+)", printed)
+    if plans[0][0] == "0 s":
+        assert len(plans) == 1 and int(plans[0][1].replace(",", "")) == step
+    else:
+        assert wall < 40 + 15, printed
+        assert plan["spent_s"] < 40 + 15
 
     # The same command again finds the plan done.
     assert main(_train_args(run, "--time-budget", "40s")) == 0
