@@ -31,7 +31,8 @@ import contextvars
 
 import tensorflow as tf
 
-from keras_elmo.layers.backends.gates import FORGET_BIAS
+from keras_elmo.layers.backends.cell import FORGET_BIAS
+from keras_elmo.layers.backends.cell import Cell
 
 # Set while tracing for a converter (see `concatenated_outputs`).
 _CONCATENATE_OUTPUTS = contextvars.ContextVar(
@@ -79,23 +80,23 @@ def _last_valid(sequence, initial, lengths):
     return tf.where((lengths > 0)[:, None], last, initial)
 
 
-def _cell(product, c, h, recurrent_kernel, projection, cell_clip, proj_clip):
+def _cell(product, c, h, cell):
     """One LSTM step from `x_t @ kernel + bias` (forget bias included).
 
     Returns the gate sigmoids, the candidate, the unclipped cell, the new
     cell state, its tanh, the unclipped projection and the new output.
     """
     units = tf.shape(c)[1]
-    z = tf.cast(product + tf.matmul(h, recurrent_kernel), tf.float32)
+    z = tf.cast(product + tf.matmul(h, cell.recurrent_kernel), tf.float32)
     sigmoids = tf.sigmoid(z)
     i, _, f, o = tf.split(sigmoids, 4, axis=1)
     candidate = tf.tanh(z[:, units : 2 * units])
     cell_raw = f * c + i * candidate
-    c = _clip(cell_raw, cell_clip)
+    c = _clip(cell_raw, cell.cell_clip)
     cell_tanh = tf.tanh(c)
     m = tf.cast(o * cell_tanh, h.dtype)
-    proj_raw = tf.matmul(m, projection) if projection is not None else m
-    h = _clip(proj_raw, proj_clip)
+    proj_raw = m if cell.projection is None else tf.matmul(m, cell.projection)
+    h = _clip(proj_raw, cell.proj_clip)
     return sigmoids, candidate, cell_raw, c, cell_tanh, proj_raw, h
 
 
@@ -107,16 +108,7 @@ def _with_forget_bias(products, units):
     )
 
 
-def inference_recurrence(
-    products,
-    time_mask,
-    c0,
-    h0,
-    recurrent_kernel,
-    projection,
-    cell_clip,
-    proj_clip,
-):
+def inference_recurrence(products, time_mask, c0, h0, cell):
     """`recurrence` without the saved activations of the custom gradient:
     the forward pass alone, for inference. Same arguments and results.
 
@@ -128,15 +120,7 @@ def inference_recurrence(
 
     def step(t, c, h, outputs):
         valid = time_mask[t]
-        *_, new_c, _, _, new_h = _cell(
-            products[t],
-            c,
-            h,
-            recurrent_kernel,
-            projection,
-            cell_clip,
-            proj_clip,
-        )
+        *_, new_c, _, _, new_h = _cell(products[t], c, h, cell)
         output = tf.where(valid, new_h, tf.zeros_like(new_h))
         if concatenate:
             outputs = tf.concat([outputs, tf.expand_dims(output, 0)], 0)
@@ -172,16 +156,7 @@ def inference_recurrence(
     return (outputs if concatenate else outputs.stack()), c, h
 
 
-def recurrence(
-    products,
-    time_mask,
-    c0,
-    h0,
-    recurrent_kernel,
-    projection,
-    cell_clip,
-    proj_clip,
-):
+def recurrence(products, time_mask, c0, h0, cell):
     """Runs the LSTM recurrence over precomputed input products.
 
     Args:
@@ -190,18 +165,19 @@ def recurrence(
         time_mask: bool `(T, B, 1)`, a prefix of each sequence; at masked
             steps the output is zero and the state is not updated.
         c0: float32 `(B, H)`; h0: `(B, P)` in the compute dtype.
-        recurrent_kernel: `(P, 4H)`; projection: `(H, P)` or None.
-        cell_clip, proj_clip: float or None.
+        cell: a `Cell` of tensors (the recurrent kernel, projection and
+            clips are read).
 
     Returns:
         `(outputs (T, B, P), c_final, h_final)`.
     """
+    projection = cell.projection
     if projection is None:
         # tf.custom_gradient takes tensors only; an empty stand-in marks
         # "no projection".
         projection = tf.zeros((0, 0), products.dtype)
-    return _make_recurrence(cell_clip, proj_clip)(
-        products, time_mask, c0, h0, recurrent_kernel, projection
+    return _make_recurrence(*cell.clips)(
+        products, time_mask, c0, h0, cell.recurrent_kernel, projection
     )
 
 
@@ -220,12 +196,18 @@ def _make_recurrence(cell_clip, proj_clip):
             )
             for name in names
         }
-        kernel = recurrent_kernel
-        proj = projection if has_projection else None
+        cell = Cell(
+            None,
+            None,
+            recurrent_kernel,
+            projection if has_projection else None,
+            cell_clip,
+            proj_clip,
+        )
 
         def step(t, c, h, arrays):
             sigmoids, candidate, cell_raw, c, cell_tanh, proj_raw, h = _cell(
-                products[t], c, h, kernel, proj, cell_clip, proj_clip
+                products[t], c, h, cell
             )
             values = (sigmoids, candidate, cell_raw, cell_tanh, proj_raw)
             arrays = {
