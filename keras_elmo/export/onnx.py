@@ -291,6 +291,7 @@ def to_onnx(
     hoist_loop_invariants(model.graph)
     if precision == "int8":
         model = _quantize(onnx, quantization, model, per_channel)
+        onnx_graph.sort_topologically(model.graph)
     info = portable.metadata(
         bilm,
         ONNX,

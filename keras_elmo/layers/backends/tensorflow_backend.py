@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from keras_elmo.layers.backends import keras_ops
 from keras_elmo.layers.backends import tensorflow_recurrence
+from keras_elmo.layers.backends.tensorflow_rows import Rows
 
 valid_convolution = keras_ops.valid_convolution
 
@@ -75,17 +76,17 @@ def encode_distinct(x, encode, slack=None, finish=None):
 
 
 def lstm_recurrences(runs, time_mask, training=None):
-    """Each run's `tf.while_loop`; with `training`, the loop with the
+    """Each run's `tf.while_loop` over the rows still running
+    (`tensorflow_rows.py`); with `training`, the loop with the
     hand-written gradient (`tensorflow_recurrence.py`)."""
     loop = tensorflow_recurrence.recurrence
     if not training:
         loop = tensorflow_recurrence.inference_recurrence
-    results = []
-    for inputs, c0, h0, cell in runs:
-        cell = cell.converted(tf.convert_to_tensor)
-        products = keras_ops.input_products(inputs, cell)
-        results.append(loop(products, time_mask, c0, h0, cell))
-    return results
+    rows = Rows(time_mask)
+    return [
+        loop(inputs, rows, c0, h0, cell.converted(tf.convert_to_tensor))
+        for inputs, c0, h0, cell in runs
+    ]
 
 
 def reverse_sequences(x, lengths):
