@@ -95,5 +95,7 @@ def reverse_sequences(x, lengths):
 
 
 def compiled_bilm_call(bilm, inputs, **kwargs):
-    """None: the call runs as it is."""
-    return None
+    """One `tf.function` for every shape (`tensorflow_eager.py`)."""
+    from keras_elmo.layers.backends import tensorflow_eager
+
+    return tensorflow_eager.bilm_call(bilm, inputs, **kwargs)
