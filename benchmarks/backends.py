@@ -101,12 +101,12 @@ def main(argv=None):
         )
     with tempfile.TemporaryDirectory() as folder:
         for size in args.sizes.split(","):
-            files = _write_weights(size, folder, args)
+            files = write_weights(size, folder, args)
             rows = _measure_size(size, files, allennlp, args)
             results["runs"] += rows
             _print_rows(size, rows)
         if args.long:
-            files = _write_weights(args.long_size, folder, args)
+            files = write_weights(args.long_size, folder, args)
             rows = _measure_long(files, allennlp, args)
             results["long"] = rows
             _print_long(rows)
@@ -165,7 +165,7 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
-def _environment(backend, args):
+def environment(backend, args):
     path = os.environ.get("PYTHONPATH")
     return dict(
         os.environ,
@@ -193,7 +193,7 @@ def _child_command(args, *extra):
     ]
 
 
-def _write_weights(size, folder, args):
+def write_weights(size, folder, args):
     """`(options, weights)` of `size`, random, written once."""
     files = (
         os.path.join(folder, f"{size}_options.json"),
@@ -204,7 +204,7 @@ def _write_weights(size, folder, args):
         command.append(json.dumps([size, *files]))
         done = subprocess.run(
             command,
-            env=_environment("torch", args),
+            env=environment("torch", args),
             capture_output=True,
             text=True,
         )
@@ -231,7 +231,7 @@ class _Worker:
         self.log = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(
             _child_command(args, "--worker", backend),
-            env=_environment(backend, args),
+            env=environment(backend, args),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,
@@ -339,7 +339,7 @@ def _measure_long(files, allennlp, args):
         )
         done = subprocess.run(
             command,
-            env=_environment(backend, args),
+            env=environment(backend, args),
             capture_output=True,
             text=True,
         )
