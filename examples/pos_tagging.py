@@ -365,7 +365,7 @@ class DevAccuracy(keras.callbacks.Callback):
         )
 
 
-def train_tagger(
+def fit_tagger(
     name,
     train,
     dev_batches,
@@ -375,7 +375,9 @@ def train_tagger(
     seed,
     word_vocabulary=None,
 ):
-    """Builds, trains and evaluates tagger `name`; returns its results."""
+    """Builds and trains tagger `name`, printing its dev accuracy after
+    each epoch; returns `(model, predict, train_seconds, dev accuracy per
+    epoch)` (`predict`: `predict_function(model)`)."""
     keras.utils.set_random_seed(seed)
     batch_size = settings["batch_size"]
     num_steps = settings["epochs"] * -(-len(train) // batch_size)
@@ -400,6 +402,30 @@ def train_tagger(
         verbose=0,
     )
     train_seconds = time.time() - started - dev.seconds
+    return model, predict, train_seconds, dev.history
+
+
+def train_tagger(
+    name,
+    train,
+    dev_batches,
+    vocabulary,
+    bilm,
+    settings,
+    seed,
+    word_vocabulary=None,
+):
+    """Builds, trains and evaluates tagger `name`; returns its results."""
+    model, predict, train_seconds, history = fit_tagger(
+        name,
+        train,
+        dev_batches,
+        vocabulary,
+        bilm,
+        settings,
+        seed,
+        word_vocabulary=word_vocabulary,
+    )
     counts = split_accuracy(predict, dev_batches)
     correct, total = counts["all"]
     return {
@@ -413,7 +439,7 @@ def train_tagger(
         "iv_tokens": counts["iv"][1],
         "oov_accuracy": counts["oov"][0] / max(counts["oov"][1], 1),
         "oov_tokens": counts["oov"][1],
-        "dev_accuracy_per_epoch": dev.history,
+        "dev_accuracy_per_epoch": history,
         "train_seconds": train_seconds,
         "trainable_parameters": int(
             sum(np.prod(w.shape) for w in model.trainable_weights)

@@ -7,13 +7,13 @@ the `keras-elmo` command can quiet TensorFlow's start-up logs before it is
 imported.
 """
 
-import importlib
 import os
 
 # TensorFlow unless the user chose a backend (KERAS_BACKEND=jax or torch,
 # set before keras is imported); see keras_elmo/backend.py.
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
+from keras_elmo.lazy import lazy_exports  # noqa: E402
 from keras_elmo.version import __version__  # noqa: E402
 
 # Public name -> the module that defines it.
@@ -44,19 +44,7 @@ _SUBMODULES = (
 )
 
 
-def __getattr__(name):
-    if name in _SUBMODULES:
-        return importlib.import_module(f"keras_elmo.{name}")
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'keras_elmo' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS) + list(_SUBMODULES))
-
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, _SUBMODULES)
 
 __all__ = [
     "BiLM",

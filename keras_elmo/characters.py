@@ -15,7 +15,7 @@ user can turn tokens into the biLM's input with this module alone.
 import numpy as np
 
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import shown
+from keras_elmo.errors import compose
 
 # The width of every token's row of ids (bilm-tf's `max_characters_per_token`;
 # an ELMoForManyLangs model sets its own, see `data.elmo_for_many_langs_ids`).
@@ -75,9 +75,13 @@ def token_to_ids(token):
 def _check_sentences(sentences):
     if isinstance(sentences, (str, bytes)) or not hasattr(sentences, "__len__"):
         raise TypeError(
-            "batch_to_ids expects a list of sentences, each a list of token "
-            f"strings; received {type(sentences).__name__}. Split each "
-            'sentence first, e.g. [["Hello", "world"], ["Hi"]].'
+            compose(
+                "batch_to_ids expects a list of sentences, each a list of "
+                'token strings. Split each sentence first, e.g. [["Hello", '
+                '"world"], ["Hi"]].',
+                "sentences",
+                sentences,
+            )
         )
     for i, sentence in enumerate(sentences):
         if isinstance(sentence, (str, bytes)) or not hasattr(
@@ -145,24 +149,28 @@ DEFAULT_FILTERS = (
 
 def check_filters(filters, max_characters_per_token):
     """Validates `[(width, num_filters), ...]` and returns it as tuples."""
+    given = filters
     try:
         filters = tuple((int(w), int(n)) for w, n in filters)
     except (TypeError, ValueError):
         raise KerasElmoError(
             "`filters` must be a list of [width, num_filters] pairs, e.g. "
-            f"[[1, 32], [2, 32]]. Received: filters={shown(filters)}",
+            "[[1, 32], [2, 32]].",
             "filters",
+            received=given,
         ) from None
     if not filters:
         raise KerasElmoError(
-            "`filters` must name at least one filter width.", "filters"
+            "`filters` must name at least one filter width.",
+            "filters",
+            received=given,
         )
-    for width, num in filters:
+    for i, (width, num) in enumerate(filters):
         if not 1 <= width <= max_characters_per_token or num < 1:
             raise KerasElmoError(
-                f"Each filter needs 1 <= width <= {max_characters_per_token} "
-                f"and num_filters >= 1. Received: [{width}, {num}] in "
-                f"filters={list(map(list, filters))}",
+                f"`filters`[{i}] is [{width}, {num}]: each filter needs 1 <= "
+                f"width <= {max_characters_per_token} and num_filters >= 1.",
                 "filters",
+                received=list(map(list, filters)),
             )
     return filters

@@ -19,20 +19,28 @@ else is a bug and keeps its traceback.
 
 Below the family, one check per kind of value a user gives (integers,
 finite numbers, lists of numbers, strings, booleans and choices). Each
-check takes the value and the name the user knows it by (an argument such
-as "`dropout`", a key such as "options.json `lstm.dim`"), and returns the
-value in its plain Python type or raises `KerasElmoError` saying what it
-received and what is expected; a name of the form "`argument`" (or
-"`argument`[i]") is carried as the error's `argument`. NaN and infinities
-are never numbers here; booleans are never integers; strings are never
-numbers. NumPy only, no TensorFlow.
+check takes the value and, as data, what it is: the Python `argument`
+("units"), or `where=` the name the user knows a value by that is no
+argument (a file key, "options.json `lstm.dim`"). It returns the value in
+its plain Python type or raises `KerasElmoError` with its fields set:
+
+    check_integer(0, "units", minimum=1)
+    -> `units` must be an integer >= 1. Received: units=0.
+    check_integer(0, where="options.json `lstm.dim`", minimum=1)
+    -> options.json `lstm.dim` must be an integer >= 1. Received: 0.
+
+NaN and infinities are never numbers here; booleans are never integers;
+strings are never numbers. NumPy only, no TensorFlow.
 """
 
 import math
 import numbers
-import re
 
 import numpy as np
+
+from keras_elmo.shown import SHOWN_CHARACTERS
+from keras_elmo.shown import SHOWN_STRING_CHARACTERS
+from keras_elmo.shown import shown
 
 
 class _NotGiven:
@@ -80,7 +88,9 @@ class KerasElmoError(ValueError):
     def __init__(
         self, message, argument=None, *, received=NOT_GIVEN, expected=None
     ):
-        super().__init__(message)
+        # The composed text is the first argument too: what Keras shows
+        # when it re-raises an error from a layer's call with its context.
+        super().__init__(compose(message, argument, received))
         self.message = message
         self.argument = argument
         self.received = received
@@ -90,16 +100,25 @@ class KerasElmoError(ValueError):
         message = getattr(self, "message", None)
         if message is None:  # a subclass that set its own args
             return super().__str__()
-        return with_received(message, self.received_text())
+        return compose(message, self.argument, self.received)
 
-    def received_text(self, name=None):
-        """The "Received: ..." tail, `name` standing for the argument
-        (`name` None: the argument), or "" when no value was received."""
-        if self.received is NOT_GIVEN:
-            return ""
-        name = name or self.argument
-        value = shown(self.received)
-        return f"Received: {name}={value}." if name else f"Received: {value}."
+    def within(self, context=None, kind=None):
+        """This error as met in `context` (a file, a config; None: as it
+        is), as a `kind` error (None: its own kind): the message prefixed
+        "context: ", the value received kept, and no argument (the names
+        in a file are its keys, not arguments).
+
+        >>> error = keras_elmo.KerasElmoError("`dropout` bad.", "dropout",
+        ...     received=2)
+        >>> str(error.within("run/config.json"))
+        'run/config.json: `dropout` bad. Received: 2.'
+        """
+        message = self.message
+        if context is not None:
+            message = f"{context}: {message}"
+        return (kind or type(self))(
+            message, received=self.received, expected=self.expected
+        )
 
     def __reduce__(self):
         # The fields travel with the error (Beam and multiprocessing pickle
@@ -108,154 +127,212 @@ class KerasElmoError(ValueError):
         return (type(self), self.args, self.__dict__)
 
 
+def compose(message, argument=None, received=NOT_GIVEN):
+    """The one text of a message: `message`, then "Received: argument=
+    value." when a value was `received`. `KerasElmoError` is composed
+    here; so is the text of an exception outside the family (a
+    `TypeError`, a tensor assertion), which cannot carry fields.
+
+    >>> compose("`units` must be >= 1.", "units", 0)
+    '`units` must be >= 1. Received: units=0.'
+    >>> compose("The file is empty.", received="")
+    "The file is empty. Received: ''."
+    """
+    return with_received(message, received_text(argument, received))
+
+
+def received_text(argument, received):
+    """The "Received: argument=value." tail ("Received: value." without
+    an argument; "" when nothing was received), the value `shown`."""
+    if received is NOT_GIVEN:
+        return ""
+    value = shown(received, _received_limit(received))
+    return (
+        f"Received: {argument}={value}." if argument else f"Received: {value}."
+    )
+
+
+def _received_limit(received):
+    """How many characters a received value is shown in: a string (a
+    path) `SHOWN_STRING_CHARACTERS`, anything else `SHOWN_CHARACTERS`."""
+    if isinstance(received, str):
+        return SHOWN_STRING_CHARACTERS
+    return SHOWN_CHARACTERS
+
+
 def with_received(message, tail):
     """`message` and the "Received: ..." `tail`, one space apart."""
     return f"{message} {tail}" if tail else message
 
 
 class WeightFileError(KerasElmoError):
-    """An options or weight file that does not fit the model it describes."""
+    """An options or weight file that does not fit the model it describes.
+
+    Example:
+
+    >>> try:
+    ...     keras_elmo.load_bilm(
+    ...         "tests/fixtures/bilm-tf/model/options.json",
+    ...         "tests/fixtures/bilm-tf-words/model/lm_weights.hdf5")
+    ... except keras_elmo.WeightFileError as error:
+    ...     print(str(error)[:62])
+    tests/fixtures/bilm-tf-words/model/lm_weights.hdf5 has no data
+    """
 
 
 class TextFileError(KerasElmoError):
-    """A text file that cannot be read as UTF-8 sentences."""
+    """A text file that cannot be read as UTF-8 sentences.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "latin1.txt")
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write(b"na\\xefve\\n")
+    >>> try:
+    ...     keras_elmo.data.scan_corpus([path])
+    ... except keras_elmo.errors.TextFileError as error:
+    ...     print(str(error).split(": ", 1)[1][:18])
+    not valid UTF-8 (b
+    """
 
 
 class RunDirectoryError(KerasElmoError):
-    """A training run directory that is missing, damaged or of another run."""
+    """A training run directory that is missing, damaged or of another run.
+
+    Example:
+
+    >>> issubclass(keras_elmo.errors.RunDirectoryError, ValueError)
+    True
+    """
 
 
 class ClusterError(KerasElmoError):
-    """The workers of TF_CONFIG did not find each other, or lost one."""
+    """The workers of TF_CONFIG did not find each other, or lost one.
+
+    Example:
+
+    >>> issubclass(keras_elmo.errors.ClusterError, keras_elmo.KerasElmoError)
+    True
+    """
 
 
 class InputPathError(KerasElmoError):
     """An input path that is not what the reader takes: a directory where
     a file is read (or a file where a directory is), a device, a pipe, a
-    socket, a symbolic link loop, or a path that cannot be read."""
+    socket, a symbolic link loop, or a path that cannot be read.
+
+    Example:
+
+    >>> try:
+    ...     keras_elmo.data.scan_corpus(["/dev/zero"])
+    ... except keras_elmo.errors.InputPathError as error:
+    ...     print(str(error)[:45])
+    Input file /dev/zero is a character device; e
+    """
 
 
 class MissingInputError(InputPathError, FileNotFoundError):
-    """An input path where nothing lies (a `FileNotFoundError` too)."""
+    """An input path where nothing lies (a `FileNotFoundError` too).
+
+    Example:
+
+    >>> try:
+    ...     keras_elmo.runtime.ONNXBiLM("nothing.onnx")
+    ... except FileNotFoundError as error:
+    ...     print(type(error).__name__, str(error)[:34])
+    MissingInputError Model file not found: nothing.onnx
+    """
 
 
 class OutputPathError(KerasElmoError):
-    """An output path that cannot be written (or would destroy an input)."""
+    """An output path that cannot be written (or would destroy an input).
+
+    Example:
+
+    >>> issubclass(keras_elmo.errors.OutputPathError, keras_elmo.KerasElmoError)
+    True
+    """
 
 
 class DownloadError(KerasElmoError):
-    """A pretrained file that cannot be downloaded, or arrives damaged."""
+    """A pretrained file that cannot be downloaded, or arrives damaged.
+
+    Example:
+
+    >>> try:
+    ...     keras_elmo.pretrained.cached_file("https://127.0.0.1:9/x.json")
+    ... except keras_elmo.DownloadError as error:
+    ...     print(str(error)[:20])
+    Cannot download http
+    """
 
 
 class BiLMSourceError(KerasElmoError):
     """A biLM source (name, URL, file or folder) of no kind the loader
-    reads, or one that does not exist."""
+    reads, or one that does not exist.
+
+    Example:
+
+    >>> try:
+    ...     keras_elmo.load_bilm("orignal")
+    ... except keras_elmo.errors.BiLMSourceError as error:
+    ...     print(str(error)[:59])
+    'orignal' is not a pretrained model name. Did you mean 'ori
+    """
 
 
 # === Checks of user values ===
 
 
-# A value in a message is shown in at most this many characters (a line
-# of a terminal with its explanation), and it is formatted within that
-# budget, piece by piece: a hostile value (a list holding itself a billion
-# times over, a 6,000-digit integer) is never formatted whole, which would
-# take minutes and gigabytes, or fail on Python's integer digit limit.
-SHOWN_CHARACTERS = 60
-# Containers nested deeper than this show as "..." (and a message never
-# recurses far into a deeply nested value).
-_SHOWN_DEPTH = 6
-# Integers longer than this many bits show as their number of digits:
-# 200 bits is 61 digits, more than a message shows anyway.
-_SHOWN_INTEGER_BITS = 200
-_BRACKETS = {list: "[]", tuple: "()", dict: "{}", set: "{}", frozenset: "{}"}
+class Described:
+    """A received value shown by a description, where the value itself
+    would say less or too much (a tensor, a class): its repr is
+    "<description>".
+
+    >>> keras_elmo.errors.compose(
+    ...     "`ids` must be integers.", "ids",
+    ...     Described("float32 tensor of shape (2, 3)"))
+    '`ids` must be integers. Received: ids=<float32 tensor of shape (2, 3)>.'
+    """
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return f"<{self.text}>"
 
 
-def shown(value, limit=SHOWN_CHARACTERS):
-    """`value`'s repr as a message shows it: at most `limit` characters,
-    built piece by piece within that budget (never the whole repr)."""
-    parts = []
-    _show(value, parts, limit + 1, 0)
-    text = "".join(parts)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def tensor(dtype, shape):
+    """A tensor received, described by its dtype (a NumPy, TensorFlow or
+    Keras dtype, or its name) and shape."""
+    name = getattr(dtype, "name", dtype)
+    return Described(f"{name} tensor of shape {tuple(shape)}")
 
 
-def received(value):
-    """`value` as a message shows it: `shown(value)` and its type."""
-    return f"{shown(value)} ({type(value).__name__})"
+def _refuse(value, argument, where, expected):
+    """The error of a check: "`argument` (or `where`) must be `expected`",
+    then the value received."""
+    return KerasElmoError(
+        f"{_subject(argument, where)} must be {expected}.",
+        argument,
+        received=value,
+        expected=expected,
+    )
 
 
-def _show(value, parts, budget, depth):
-    """Appends the text of `value` to `parts`, stopping once `budget`
-    characters are written; returns the budget left."""
-    if budget <= 0:
-        return 0
-    kind = next((k for k in _BRACKETS if isinstance(value, k)), None)
-    if kind is not None and depth < _SHOWN_DEPTH:
-        return _show_container(value, kind, parts, budget, depth)
-    if kind is not None:
-        text = "..."
-    elif isinstance(value, (str, bytes, bytearray)):
-        text = repr(value[:budget])
-    elif isinstance(value, int) and not isinstance(value, bool):
-        text = _integer_text(value)
-    else:
-        text = repr(value)
-    parts.append(text[:budget])
-    return budget - len(parts[-1])
+def _subject(argument, where):
+    return where or f"`{argument}`"
 
 
-def _show_container(value, kind, parts, budget, depth):
-    opening, closing = _BRACKETS[kind]
-    parts.append(opening)
-    budget -= 1
-    items = value.items() if kind is dict else value
-    for i, item in enumerate(items):
-        if budget <= 0:
-            return 0
-        if i:
-            parts.append(", ")
-            budget -= 2
-        if kind is dict:
-            budget = _show(item[0], parts, budget, depth + 1)
-            parts.append(": ")
-            budget = _show(item[1], parts, budget - 2, depth + 1)
-        else:
-            budget = _show(item, parts, budget, depth + 1)
-    if kind is tuple and len(value) == 1:
-        parts.append(",")
-        budget -= 1
-    parts.append(closing)
-    return budget - 1
-
-
-def _integer_text(value):
-    bits = value.bit_length()
-    if bits <= _SHOWN_INTEGER_BITS:
-        return repr(value)
-    digits = int(bits * 0.30103) + 1
-    sign = "a negative" if value < 0 else "an"
-    return f"<{sign} integer of about {digits:,} digits>"
-
-
-def argument_of(name):
-    """The Python argument a check's `name` is ("`dropout`" or
-    "`weights`[0]"), or None (a file key, words): what an error about it
-    carries as its `argument`."""
-    match = re.fullmatch(r"`([A-Za-z_][A-Za-z0-9_]*)`(\[\d+\])*", name)
-    return match.group(1) if match else None
-
-
-def _error(message, name):
-    return KerasElmoError(message, argument=argument_of(name))
-
-
-def _bounds(minimum, maximum, above):
-    parts = []
+def _bounds(kind, minimum, maximum, above):
+    """`kind` ("an integer") and its bounds, in words."""
+    parts = [kind]
     if minimum is not None:
         parts.append(f"> {minimum}" if above else f">= {minimum}")
     if maximum is not None:
         parts.append(f"<= {maximum}")
-    return " and ".join(parts)
+    return " ".join(parts[:2]) + "".join(f" and {p}" for p in parts[2:])
 
 
 def _is_number(value):
@@ -264,136 +341,145 @@ def _is_number(value):
     )
 
 
-def _is_finite(value):
-    """Whether a number is finite; an integer always is (one beyond
-    float's range, which `math.isfinite` cannot take, too)."""
-    return isinstance(value, numbers.Integral) or math.isfinite(value)
+def _is_integer(value):
+    """Whether `value` is an integer (an int, or a float with an integer
+    value); one beyond float's range, which `math.isfinite` cannot take,
+    too."""
+    if not _is_number(value):
+        return False
+    if isinstance(value, numbers.Integral):
+        return True
+    return math.isfinite(value) and value == int(value)
 
 
-def _as_float(value):
-    """`float(value)`; infinity for an integer beyond float's range."""
+def _finite(value):
+    """`value` as a float, NaN where it is not a finite number (an
+    integer beyond float's range included)."""
+    if not _is_number(value):
+        return math.nan
     try:
-        return float(value)
+        number = float(value)
     except OverflowError:
-        return math.inf
+        return math.nan
+    return number if math.isfinite(number) else math.nan
 
 
-def _check_range(value, name, minimum, maximum, above):
+def _in_range(value, minimum, maximum, above):
     too_small = minimum is not None and (
         value <= minimum if above else value < minimum
     )
     too_large = maximum is not None and value > maximum
-    if too_small or too_large:
-        raise _error(
-            f"{name} must be {_bounds(minimum, maximum, above)}; "
-            f"received {shown(value)}.",
-            name,
-        )
+    return not (too_small or too_large)
 
 
-def check_integer(value, name, minimum=None, maximum=None):
+def check_integer(
+    value, argument=None, *, where=None, minimum=None, maximum=None
+):
     """`value` as an int: an integer (or a float with an integer value,
-    as JSON may write it) within [minimum, maximum]."""
-    if not _is_number(value) or not _is_finite(value):
-        raise _error(
-            f"{name} must be an integer; received {received(value)}.",
-            name,
-        )
-    if value != int(value):
-        raise _error(f"{name} must be an integer; received {value!r}.", name)
-    value = int(value)
-    _check_range(value, name, minimum, maximum, False)
-    return value
+    as JSON may write it) within [minimum, maximum].
+
+    >>> check_integer(4.0, "units", minimum=1)
+    4
+    >>> check_integer(0, "units", minimum=1)
+    Traceback (most recent call last):
+    ...
+    keras_elmo.errors.KerasElmoError: `units` must be an integer >= 1. Received: units=0.
+    """  # noqa: E501
+    expected = _bounds("an integer", minimum, maximum, False)
+    if not _is_integer(value) or not _in_range(
+        int(value), minimum, maximum, False
+    ):
+        raise _refuse(value, argument, where, expected)
+    return int(value)
 
 
-def check_number(value, name, minimum=None, maximum=None, above=False):
+def check_number(
+    value, argument=None, *, where=None, minimum=None, maximum=None, above=False
+):
     """`value` as a finite float, >= `minimum` (> with `above`) and <=
-    `maximum`."""
-    if not _is_number(value):
-        raise _error(
-            f"{name} must be a number; received {received(value)}.",
-            name,
-        )
-    number = _as_float(value)
-    if not math.isfinite(number):
-        raise _error(
-            f"{name} must be a finite number; received {shown(value)}.",
-            name,
-        )
-    value = number
-    _check_range(value, name, minimum, maximum, above)
-    return value
+    `maximum`.
+
+    >>> check_number(float("inf"), where="options.json `lstm.cell_clip`")
+    Traceback (most recent call last):
+    ...
+    keras_elmo.errors.KerasElmoError: options.json `lstm.cell_clip` must be a finite number. Received: inf.
+    """  # noqa: E501
+    expected = _bounds("a finite number", minimum, maximum, above)
+    number = _finite(value)
+    if math.isnan(number) or not _in_range(number, minimum, maximum, above):
+        raise _refuse(value, argument, where, expected)
+    return number
 
 
-def check_fraction(value, name):
+def check_fraction(value, argument=None, *, where=None):
     """A probability such as a dropout rate: a finite number in [0, 1)."""
-    value = check_number(value, name, minimum=0.0)
-    if value >= 1.0:
-        raise _error(f"{name} must be in [0, 1); received {value!r}.", name)
-    return value
+    number = _finite(value)
+    if not 0.0 <= number < 1.0:  # NaN is not
+        raise _refuse(value, argument, where, "a number in [0, 1)")
+    return number
 
 
-def check_numbers(values, name, count=None, one_per=None):
+def check_numbers(
+    values, argument=None, *, where=None, count=None, one_per=None
+):
     """`values` as a list of finite floats (`count` of them, if given:
-    one per `one_per`, e.g. "biLM layer")."""
+    one per `one_per`, e.g. "biLM layer"). An error about one of them
+    names it, and shows the argument it is in (as given), or the value
+    itself when the list is no argument (a file's: it may be long):
+
+    >>> check_numbers([0, "x"], "weights")
+    Traceback (most recent call last):
+    ...
+    keras_elmo.errors.KerasElmoError: `weights`[1] must be a finite number. Received: weights=[0, 'x'].
+    """  # noqa: E501
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise _error(
-            f"{name} must be a list of numbers; received {received(values)}.",
-            name,
-        )
-    values = list(values)
-    for i, value in enumerate(values):
-        values[i] = check_number(value, f"{name}[{i}]")
-    if count is not None and len(values) != count:
+        raise _refuse(values, argument, where, "a list of numbers")
+    items = list(values)
+    subject = _subject(argument, where)
+    for i, value in enumerate(items):
+        if math.isnan(_finite(value)):
+            shown_value = items if argument else value
+            item = f"{subject}[{i}]"
+            raise _refuse(shown_value, argument, item, "a finite number")
+    if count is not None and len(items) != count:
         each = f", one per {one_per}" if one_per else ""
-        raise _error(
-            f"{name} has {len(values)} values; expected {count}{each}.",
-            name,
-        )
-    return values
+        raise _refuse(items, argument, where, f"{count} numbers{each}")
+    return [_finite(value) for value in items]
 
 
-def check_flag(value, name):
+def check_flag(value, argument=None, *, where=None):
     """A boolean argument (True/False, not a string such as "no")."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise _error(
-        f"{name} must be True or False; received {received(value)}.",
-        name,
-    )
+    raise _refuse(value, argument, where, "True or False")
 
 
-def check_choice(value, name, choices):
+def check_choice(value, argument=None, *, where=None, choices=()):
     """One of `choices` (strings, or None): any other value, of any type,
     is refused naming the choices."""
     if not isinstance(value, (str, type(None))) or value not in choices:
-        raise _error(
-            f"{name} must be one of {sorted(choices, key=str)}; received "
-            f"{received(value)}.",
-            name,
-        )
+        expected = f"one of {sorted(choices, key=str)}"
+        raise _refuse(value, argument, where, expected)
     return value
 
 
-def check_strings(values, name):
-    """`values` as a list of str (tokens): not a str itself, not ints."""
+def check_strings(values, argument=None, *, where=None):
+    """`values` as a list of str (tokens): not a str itself, not ints;
+    an error about one of them as in `check_numbers`."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise _error(
-            f"{name} must be a list of strings; received {received(values)}.",
-            name,
-        )
-    values = list(values)
-    for i, value in enumerate(values):
+        raise _refuse(values, argument, where, "a list of strings")
+    strings = list(values)
+    subject = _subject(argument, where)
+    for i, value in enumerate(strings):
         if not isinstance(value, str):
-            raise _error(
-                f"{name}[{i}] must be a string; received {received(value)}.",
-                name,
-            )
-    return values
+            shown_value = strings if argument else value
+            item = f"{subject}[{i}]"
+            raise _refuse(shown_value, argument, item, "a string")
+    return strings
 
 
-def check_threads(value, name="`num_threads`"):
+def check_threads(value, argument="num_threads"):
     """A thread count: None (the runtime chooses) or an integer >= 1."""
     if value is None:
         return None
-    return check_integer(value, name, minimum=1)
+    return check_integer(value, argument, minimum=1)

@@ -126,9 +126,9 @@ def check_inputs_kept(path, inputs, argument="path", directory=False):
     if clashes:
         raise OutputPathError(
             f"`{argument}` {clashes[0]}; an output never replaces, or goes "
-            "into, what is read to make it. Write it to another path. "
-            f"Received: {argument}={path!r}.",
+            "into, what is read to make it. Write it to another path.",
             argument,
+            received=path,
         )
 
 
@@ -146,9 +146,9 @@ def check_output_file(path, inputs=(), argument="path"):
     if os.path.isdir(path):
         raise OutputPathError(
             f"`{argument}` is a directory; expected a file path to write "
-            f"(e.g. {os.path.join(path, 'output.hdf5')!r}). Received: "
-            f"{argument}={path!r}.",
+            f"(e.g. {os.path.join(path, 'output.hdf5')!r}).",
             argument,
+            received=path,
         )
     _check_not_special(path, argument)
     _check_parent(path, argument)
@@ -166,9 +166,9 @@ def check_output_directory(path, inputs=(), argument="path"):
     if os.path.exists(path) and not os.path.isdir(path):
         raise OutputPathError(
             f"`{argument}` is an existing file; expected a directory (new, "
-            "or one written before by the same call). Choose another path. "
-            f"Received: {argument}={path!r}.",
+            "or one written before by the same call). Choose another path.",
             argument,
+            received=path,
         )
     check_inputs_kept(path, inputs, argument, directory=True)
     _check_parent(path, argument)
@@ -187,8 +187,9 @@ def _check_not_special(path, argument):
         raise OutputPathError(
             f"`{argument}` is {kind_of(mode)}; expected a file path to "
             "write (outputs are written whole to a temporary file and "
-            f"renamed, never streamed). Received: {argument}={path!r}.",
+            "renamed, never streamed).",
             argument,
+            received=path,
         )
 
 
@@ -199,6 +200,7 @@ def _check_parent(path, argument):
     if parent and not os.path.isdir(parent):
         raise OutputPathError(
             f"`{argument}`: {parent} is a file, not a directory, so nothing "
-            f"can be written under it. Received: {argument}={path!r}.",
+            "can be written under it.",
             argument,
+            received=path,
         )

@@ -2,8 +2,8 @@
 
 Every entry point classifies its source here, with the same rules:
 `keras_elmo.load_bilm`, `ELMoEmbedding("...")`, the biLM a command line
-runs or starts training from, and `keras-elmo download`. The kinds (`KINDS`),
-each one class of `keras_elmo.sources`:
+runs or starts training from, and `keras-elmo download`. The kinds (in
+words: `summaries()`), each one class of `keras_elmo.sources`:
 
 - a pretrained model name (`keras_elmo.pretrained.PRESETS`), downloaded
   once into the cache (`PretrainedModel`);
@@ -20,51 +20,42 @@ each one class of `keras_elmo.sources`:
   (`ELMoForManyLangsFolder`);
 - a `.keras` file holding one `BiLM` (`KerasFile`).
 
-The resolver only resolves: each kind's rule is its class's `matches`,
-tried here in one order. The kinds import their formats (`formats/`,
-`training/`, `pretrained/`) inside their methods and never call back up,
-and importing this module does not load TensorFlow (`keras-elmo download`
-stays light).
+The resolver only resolves: it walks the kinds registered with
+`keras_elmo.sources.register_source_kind`, in their `order`, and builds
+the first whose `matches` holds; a path no kind matches is explained by
+the kind it nearly is (`near_miss`). The kinds import their formats
+(`formats/`, `training/`, `pretrained/`) inside their methods and never
+call back up, and importing this module does not load TensorFlow
+(`keras-elmo download` stays light).
 """
 
 import os
 
+# The kinds register themselves on import.
+import keras_elmo.sources  # noqa: F401
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.formats.exported_file import KINDS as FILE_KINDS
 from keras_elmo.paths import check_input_file
 from keras_elmo.paths import kind_of
-from keras_elmo.sources.elmo_for_many_langs_folder import ELMoForManyLangsFolder
-from keras_elmo.sources.export_folder import ExportFolder
-from keras_elmo.sources.keras_file import KerasFile
+from keras_elmo.sources.bilm_source import source_kinds
 from keras_elmo.sources.official_files import OfficialFiles
-from keras_elmo.sources.pretrained_model import PretrainedModel
 from keras_elmo.sources.pretrained_model import looks_like_path
-from keras_elmo.sources.run_folder import RunFolder
 
-# The kinds of a local path, in the order they are tried: an
-# ELMoForManyLangs folder before a run (both hold a config.json).
-PATH_KINDS = (ELMoForManyLangsFolder, RunFolder, ExportFolder, KerasFile)
-# What a source may be, for the "nothing matches" error.
-KINDS = (
-    PretrainedModel.summary,
-    "an http(s):// URL, or two (options, weights)",
-    OfficialFiles.summary,
-    ExportFolder.summary,
-    RunFolder.summary,
-    ELMoForManyLangsFolder.summary,
-    KerasFile.summary,
-)
+# What the resolver itself reads: a URL is downloaded, then read as the
+# kind it is.
+URLS = "an http(s):// URL, or two (options, weights)"
+
+
+def summaries():
+    """What a source may be, in words: each kind's summary, and URLs."""
+    return [k.summary for k in source_kinds() if k.summary] + [URLS]
 
 
 def _error(message, source, argument):
     """A `BiLMSourceError` about `source`, given as the Python argument
     `argument` (None: `load_bilm`'s `source`)."""
     argument = argument or "source"
-    return BiLMSourceError(
-        f"`{argument}` {message} Received: {argument}={source!r}.",
-        argument,
-    )
+    return BiLMSourceError(f"`{argument}` {message}", argument, received=source)
 
 
 def _found(path, limit=10):
@@ -79,94 +70,57 @@ def _found(path, limit=10):
     return f"a folder holding {shown}{more}"
 
 
-def _nothing_matches(path, argument):
-    kinds = "; ".join(KINDS)
-    return _error(
-        "is no biLM source: expected a training run directory or another "
-        f"biLM source ({kinds}); found neither: {_found(path)}.",
-        path,
-        argument,
-    )
-
-
-def _several_exports(path, argument):
-    """The error for a folder holding more than one export (its own
-    options/weights files, or biLM folders inside it), or None."""
-    options, weights = ExportFolder.candidates(path)
-    if len(options) > 1 or len(weights) > 1:
-        return _error(
-            f"holds more than one export: options {', '.join(options)} and "
-            f"weights {', '.join(weights)}. Which one? Pass its pair as "
-            "OPTIONS.json,WEIGHTS.hdf5, or keep each export in a folder of "
-            "its own.",
-            path,
-            argument,
-        )
+def _folders_inside(path):
+    """The message for a folder holding several biLM folders, or None."""
     inner = [
         name
         for name in sorted(os.listdir(path))
         if os.path.isdir(os.path.join(path, name))
-        and any(kind.matches(os.path.join(path, name)) for kind in PATH_KINDS)
+        and any(
+            kind.matches(os.path.join(path, name))
+            for kind in source_kinds(local=True)
+        )
     ]
     if len(inner) > 1:
-        return _error(
+        return (
             f"holds {len(inner)} biLM folders: {', '.join(inner)}. Which "
-            f"one? Pass its folder ({os.path.join(path, inner[0])}, ...).",
-            path,
-            argument,
+            f"one? Pass its folder ({os.path.join(path, inner[0])}, ...)."
         )
     return None
 
 
-def _exported_file(path, argument):
-    """The error for an exported model file (`.onnx`, `.tflite`), which
-    the runtimes load, or None."""
-    suffix = os.path.splitext(path)[1].lower()
-    for kind in FILE_KINDS.values():
-        if suffix == kind.suffix:
-            # The runtime classes are named after the kinds' titles.
-            return _error(
-                f"is an exported {kind.title} model (keras-elmo "
-                f"{kind.command}), not weights to build a Keras BiLM from; it "
-                "runs without TensorFlow in keras_elmo.runtime: "
-                f"keras_elmo.runtime.{kind.title}BiLM({path!r}) (`keras-elmo "
-                "embed` runs it too).",
-                path,
-                argument,
-            )
-    return None
+def _no_source(path):
+    """The message for a local `path` that no kind matches nor nearly
+    matches."""
+    if os.path.isdir(path):
+        return _folders_inside(path) or (
+            "is no biLM source: expected a training run directory or "
+            f"another biLM source ({'; '.join(summaries())}); found "
+            f"neither: {_found(path)}."
+        )
+    if not os.path.isfile(path):
+        return (
+            f"is {kind_of(os.stat(path).st_mode)}; expected a biLM source: "
+            f"a file or folder of one of: {'; '.join(summaries())}."
+        )
+    return (
+        "is a file; expected a training run directory, an export "
+        "directory, a .keras file, or OPTIONS.json,WEIGHTS.hdf5 (or the "
+        "options and weights files separately)."
+    )
 
 
 def _from_path(path, argument):
     """The source of the local file or folder `path`."""
-    for kind in PATH_KINDS:
+    kinds = source_kinds(local=True)
+    for kind in kinds:
         if kind.matches(path):
-            return kind(path)
-    if os.path.isdir(path):
-        inner = ELMoForManyLangsFolder.inside(path)
-        if inner is not None:
-            return inner
-        raise _several_exports(path, argument) or _nothing_matches(
-            path, argument
-        )
-    error = _exported_file(path, argument)
-    if error is not None:
-        raise error
-    if not os.path.isfile(path):
-        mode = os.stat(path).st_mode
-        raise _error(
-            f"is {kind_of(mode)}; expected a biLM source: a file or folder "
-            "of one of: " + "; ".join(KINDS) + ".",
-            path,
-            argument,
-        )
-    raise _error(
-        "is a file; expected a training run directory, an export "
-        "directory, a .keras file, or OPTIONS.json,WEIGHTS.hdf5 (or the "
-        "options and weights files separately).",
-        path,
-        argument,
-    )
+            return kind.open(path, argument=argument)
+    for kind in kinds:
+        message = kind.near_miss(path)
+        if message is not None:
+            raise _error(message, path, argument)
+    raise _error(_no_source(path), path, argument)
 
 
 def classify(source, weights=None, argument=None, progress=True):
@@ -182,8 +136,6 @@ def classify(source, weights=None, argument=None, progress=True):
             (`"init_from"`), for messages; None: `load_bilm`'s `source`.
         progress: bool. Print download progress. Defaults to `True`.
     """
-    from keras_elmo import pretrained
-
     if weights is not None:
         return OfficialFiles.fetch(source, weights, progress)
     if isinstance(source, dict):
@@ -193,26 +145,34 @@ def classify(source, weights=None, argument=None, progress=True):
         )
     if not isinstance(source, (str, os.PathLike)):
         raise KerasElmoError(
-            "A biLM source is a str or a path; received "
-            f"{type(source).__name__}. It may be: {'; '.join(KINDS)}."
+            "A biLM source is a str or a path. It may be: "
+            f"{'; '.join(summaries())}.",
+            argument or "source",
+            received=source,
         )
     source = os.fspath(source)
     if os.path.exists(source):
         return _from_path(source, argument)
+    return _from_string(source, argument, progress)
+
+
+def _from_string(source, argument, progress):
+    """The source of a str that names no local path: a pair, a name or a
+    URL."""
+    from keras_elmo import pretrained
+
     argument = argument or "source"
     name = f"`{argument}` {source!r}"
     if os.path.lexists(source):  # a broken link or a loop: say which
-        check_input_file(source, f"`{argument}`")
+        check_input_file(source, f"`{argument}`", argument=argument)
     pretrained.check_url_scheme(source, name, argument)
-    if OfficialFiles.matches(source):
-        options, weights = OfficialFiles.split(source, name, argument)
-        return OfficialFiles.fetch(options, weights, progress)
+    for kind in source_kinds(local=False):
+        if kind.matches(source):
+            return kind.open(source, progress, argument)
     if pretrained.is_url(source):
         return _from_path(
             pretrained.cached_file(source, progress=progress), argument
         )
-    if PretrainedModel.matches(source):
-        return PretrainedModel.open(source, progress)
     raise _error(
         "is no such file or directory, nor a pretrained model name "
         "(`keras-elmo presets` lists them).",

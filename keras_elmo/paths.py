@@ -16,7 +16,6 @@ import stat
 
 from keras_elmo.errors import InputPathError
 from keras_elmo.errors import MissingInputError
-from keras_elmo.errors import argument_of
 
 # File types other than regular files and directories, in words.
 _OTHER_KINDS = (
@@ -40,9 +39,8 @@ def kind_of(mode):
     return "not a file or directory"
 
 
-def _stat_error(path, what, expected, error):
+def _stat_error(path, what, expected, error, argument):
     """The error to raise for `path`, whose `os.stat` raised `error`."""
-    argument = argument_of(what)
     if error.errno == errno.ENOENT and os.path.islink(path):
         return MissingInputError(
             f"{what} {path} is a broken symbolic link (to "
@@ -70,13 +68,12 @@ def _stat_error(path, what, expected, error):
     )
 
 
-def _check(path, what, is_kind, expected, access, hint):
+def _check(path, what, is_kind, expected, access, hint, argument):
     path = os.fspath(path)
-    argument = argument_of(what)
     try:
         mode = os.stat(path).st_mode
     except OSError as error:
-        raise _stat_error(path, what, expected, error) from None
+        raise _stat_error(path, what, expected, error, argument) from None
     except ValueError:  # an embedded NUL byte
         raise InputPathError(
             f"{what} {path!r} is not a valid path.", argument
@@ -94,7 +91,9 @@ def _check(path, what, is_kind, expected, access, hint):
     return path
 
 
-def check_input_file(path, what, expected="a regular file", hint=None):
+def check_input_file(
+    path, what, expected="a regular file", hint=None, argument=None
+):
     """`path` as a str if it is a regular file (or a link to one) that can
     be read; else `MissingInputError` (a `FileNotFoundError`) or
     `InputPathError` naming `what` ("Options file") and what lies there.
@@ -102,16 +101,19 @@ def check_input_file(path, what, expected="a regular file", hint=None):
     Args:
         path: str or `os.PathLike`.
         what: str. What the file is to the reader, starting a message
-            ("Options file"), or the Python argument it came in
-            ("`vocabulary`"), which the error then carries.
+            ("Options file", or "`vocabulary`").
         expected: str. What the reader takes, in words.
         hint: str or None. A sentence added to a wrong-kind error.
+        argument: str or None. The Python argument `path` came in
+            ("vocabulary"), which the error then carries.
     """
-    return _check(path, what, stat.S_ISREG, expected, os.R_OK, hint)
+    return _check(path, what, stat.S_ISREG, expected, os.R_OK, hint, argument)
 
 
-def check_input_directory(path, what, expected="a directory", hint=None):
+def check_input_directory(
+    path, what, expected="a directory", hint=None, argument=None
+):
     """`path` as a str if it is a directory that can be listed and read;
     else the errors of `check_input_file`."""
     access = os.R_OK | os.X_OK
-    return _check(path, what, stat.S_ISDIR, expected, access, hint)
+    return _check(path, what, stat.S_ISDIR, expected, access, hint, argument)

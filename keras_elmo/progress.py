@@ -145,3 +145,9 @@ def batch_callback(progress):
         on_predict_batch_end = on_test_batch_end
 
     return _BatchProgress()
+
+
+def say(verbose, message):
+    """Prints one line of the package's own output when `verbose`."""
+    if verbose:
+        print(message, flush=True)

@@ -1,9 +1,12 @@
 """What the export and runtime tests share: the bilm-tf fixture batches
 (with empty sentences and padding), the reference outputs of the Keras
-biLM, and the comparisons."""
+biLM, the comparisons, and the checks of the files themselves (int8
+bounds in ONNX, builtin ops in LiteRT, a run without TensorFlow)."""
 
 import json
 import os
+import subprocess
+import sys
 
 import h5py
 import numpy as np
@@ -12,6 +15,7 @@ import keras_elmo
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
+from tests.helpers import subprocess_env
 
 
 def fixture_bilm(**kwargs):
@@ -77,3 +81,83 @@ def relative_errors(got, want):
         )
         result.append((np.abs(g - w).max(), relative.mean(), cosine.min()))
     return result
+
+
+def _onnx_graphs(graph):
+    import onnx
+
+    yield graph
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                yield from _onnx_graphs(attribute.g)
+
+
+def assert_int8_pair_sums_fit_int16(model):
+    """Every integer MatMul of the ONNX `model` multiplies uint8
+    activations (0..255, any zero point) by int8 weights of zero point 0
+    with |w| <= 64, so that a pair of products is at most 2 * 255 * 64 =
+    32640 <= 32767 whatever the inputs: ONNX Runtime's u8 x s8 kernels
+    on AVX2 / AVX-512 without VNNI add two adjacent products in a
+    saturating int16 (vpmaddubsw). Returns the number of such MatMuls."""
+    import onnx
+
+    initializers = {}
+    for graph in _onnx_graphs(model.graph):
+        initializers.update({t.name: t for t in graph.initializer})
+    matmuls = [
+        node
+        for graph in _onnx_graphs(model.graph)
+        for node in graph.node
+        if node.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")
+    ]
+    producers = {
+        output: node
+        for graph in _onnx_graphs(model.graph)
+        for node in graph.node
+        for output in node.output
+    }
+    for node in matmuls:
+        a, b, a_zero, b_zero = node.input
+        assert producers[a].op_type == "DynamicQuantizeLinear", node.name
+        weights = onnx.numpy_helper.to_array(initializers[b])
+        assert weights.dtype == np.int8, node.name
+        zero = onnx.numpy_helper.to_array(initializers[b_zero])
+        assert not zero.any(), node.name
+        worst = 2 * 255 * int(np.abs(weights.astype(np.int32)).max())
+        assert worst <= 2**15 - 1, (node.name, worst)
+    return len(matmuls)
+
+
+def litert_operator_codes(path):
+    """The builtin operator codes of a `.tflite` file, after checking it
+    has no custom (Flex, TensorFlow) operator: the `ai-edge-litert`
+    interpreter runs builtin ops only."""
+    from ai_edge_litert import schema_py_generated as schema
+
+    with open(path, "rb") as f:
+        model = schema.ModelT.InitFromPackedBuf(f.read(), 0)
+    codes = [
+        max(code.builtinCode, code.deprecatedBuiltinCode)
+        for code in model.operatorCodes
+    ]
+    assert schema.BuiltinOperator.CUSTOM not in codes
+    assert not any(code.customCode for code in model.operatorCodes)
+    return codes
+
+
+def run_without_tensorflow(code):
+    """Runs `code` in a child Python and checks it succeeded without
+    importing TensorFlow or Keras."""
+    code += (
+        "import sys\n"
+        "loaded = [m for m in ('tensorflow', 'keras') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]

@@ -1,6 +1,6 @@
 """`keras-elmo embed` writes the file layout of `allennlp elmo`, read here
 with plain h5py and json as downstream tools read it, and each row of the
-README's "Coming from AllenNLP" table holds."""
+"Coming from AllenNLP" table of docs/migrating.md holds."""
 
 import json
 
@@ -122,7 +122,7 @@ def test_skipped_lines_have_no_dataset_nor_index_entry(tmp_path):
     assert index == {"good line": "0", "last one": "2"}
 
 
-# === The README's "Coming from AllenNLP" table, row by row ===
+# === docs/migrating.md's "Coming from AllenNLP" table, row by row ===
 
 
 def _bilm():

@@ -148,9 +148,10 @@ def test_backend_fine_tuning(backend_run):
         assert _value(results, "torch_packed_products")["available"]
 
 
-def test_readme_example_runs(backend_run):
+def test_the_documentation_examples_run(backend_run):
+    # The Python blocks of README.md and docs/ that pick this backend.
     results, _ = backend_run
-    assert _value(results, "readme_example") == 0.0
+    assert _value(results, "docs_examples") == 0.0
 
 
 def test_tensorflow_only_parts_say_so(backend_run):

@@ -22,9 +22,9 @@ import tensorflow as tf
 from keras_elmo.cli import main
 from keras_elmo.optimizers import SparseAdagrad
 from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
-from keras_elmo.training.distribute import get_strategy
-from keras_elmo.training.distribute import read_tf_config
 from keras_elmo.training.distribute import split_batch
+from keras_elmo.training.strategies import get_strategy
+from keras_elmo.training.strategies import read_tf_config
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
 

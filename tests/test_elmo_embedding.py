@@ -107,7 +107,7 @@ class ELMoEmbeddingTest(TestCase):
 
     def test_bad_inputs(self):
         layer = ELMoEmbedding(BiLM(**tiny_bilm_kwargs()))
-        with pytest.raises(ValueError, match="expected tf.string tokens"):
+        with pytest.raises(ValueError, match="expects tf.string tokens"):
             layer(np.ones((2, 3), "float32"))
         with pytest.raises(ValueError, match=r"shape \(batch, time\)"):
             layer(tf.constant(["a b", "c"]))

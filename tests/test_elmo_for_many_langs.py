@@ -28,10 +28,10 @@ from keras_elmo import pretrained
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
-from keras_elmo.formats.elmo_for_many_langs import PACKAGED_CONFIGS
 from keras_elmo.formats.elmo_for_many_langs import load_elmo_for_many_langs
-from keras_elmo.formats.elmo_for_many_langs import read_dictionary
-from keras_elmo.formats.elmo_for_many_langs import read_network_config
+from keras_elmo.formats.elmo_for_many_langs_files import PACKAGED_CONFIGS
+from keras_elmo.formats.elmo_for_many_langs_files import read_dictionary
+from keras_elmo.formats.elmo_for_many_langs_files import read_network_config
 from keras_elmo.formats.torch_pickle import read_state_dict
 from keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder import (
     CHARACTER_SPECIALS,
@@ -359,13 +359,13 @@ def test_missing_model_folder_is_a_source_error(folder):
             lambda p: _edit_json(
                 _config(p), lambda c: c["token_embedder"].update(activation="x")
             ),
-            "expected 'relu' or 'tanh'",
+            "must be 'relu' or 'tanh'. Received: 'x'.",
         ),
         (
             lambda p: _edit_json(
                 _config(p), lambda c: c["encoder"].update(n_layers="2")
             ),
-            "`encoder.n_layers` must be an integer; received '2'",
+            "`encoder.n_layers` must be an integer >= 1. Received: '2'.",
         ),
         # Every value of the network config is checked by name (issue 24).
         (
@@ -374,7 +374,7 @@ def test_missing_model_folder_is_a_source_error(folder):
                 lambda c: c["token_embedder"]["filters"][0].__setitem__(1, "4"),
             ),
             r"tiny_cnn.json `token_embedder.filters\[0\]` num_filters must "
-            "be an integer; received '4'",
+            "be an integer >= 1. Received: '4'.",
         ),
         (
             lambda p: _edit_json(
@@ -383,34 +383,34 @@ def test_missing_model_folder_is_a_source_error(folder):
                     0, True
                 ),
             ),
-            r"`token_embedder.filters\[1\]` width must be an integer; "
-            "received True",
+            r"`token_embedder.filters\[1\]` width must be an integer >= 1. "
+            "Received: True.",
         ),
         (
             lambda p: _edit_json(
                 _config(p),
                 lambda c: c["token_embedder"]["filters"][0].__setitem__(0, 1.5),
             ),
-            r"`token_embedder.filters\[0\]` width must be an integer; "
-            "received 1.5",
+            r"`token_embedder.filters\[0\]` width must be an integer >= 1. "
+            "Received: 1.5.",
         ),
         (
             lambda p: _edit_json(
                 _config(p), lambda c: c["token_embedder"].update(filters=[])
             ),
-            "expected a list of \\[width, num_filters\\] pairs",
+            "must be a list of \\[width, num_filters\\] pairs",
         ),
         (
             lambda p: _edit_json(
                 _config(p), lambda c: c["encoder"].update(name=["elmo"])
             ),
-            "encoder \\['elmo'\\] \\(list\\)",
+            "Received: \\{'encoder': \\['elmo'\\]",
         ),
         (
             lambda p: _edit_json(
                 _config(p), lambda c: c["encoder"].update(dim=12.5)
             ),
-            "`encoder.dim` must be an integer; received 12.5",
+            "`encoder.dim` must be an integer >= 1. Received: 12.5.",
         ),
         (
             lambda p: (

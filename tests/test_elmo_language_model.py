@@ -292,7 +292,9 @@ class ELMoLanguageModelTest(TestCase):
             ELMoLanguageModel(
                 BiLM(**tiny_bilm_kwargs(), stateful=True), vocabulary_size=10
             )
-        with self.assertRaisesRegex(ValueError, "vocabulary_size >= 4"):
+        with self.assertRaisesRegex(
+            ValueError, "`vocabulary_size` must be an integer >= 4"
+        ):
             ELMoLanguageModel(BiLM(**tiny_bilm_kwargs()), vocabulary_size=2)
         model = ELMoLanguageModel(BiLM(**tiny_bilm_kwargs()), 10)
         model.compile(optimizer=SparseAdagrad())

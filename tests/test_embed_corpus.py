@@ -118,7 +118,10 @@ def test_other_types_are_refused_by_name(value):
         (dict(scalar_weights=[1.0, 2.0, 3.0]), "are for `output_layers` 'mix'"),
         (dict(output_layers="mix"), "needs `scalar_weights`"),
         (dict(dtype="int8"), "`dtype` must be one of"),
-        (dict(max_batch_tokens=0), "`max_batch_tokens` must be >= 1"),
+        (
+            dict(max_batch_tokens=0),
+            "`max_batch_tokens` must be an integer >= 1",
+        ),
         (dict(gamma=float("nan")), "`gamma` must be a finite number"),
     ],
 )

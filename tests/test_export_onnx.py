@@ -20,6 +20,7 @@ from keras_elmo.errors import OutputPathError  # noqa: E402
 from keras_elmo.export import to_onnx  # noqa: E402
 from keras_elmo.export.onnx_graph import hoist_loop_invariants  # noqa: E402
 from tests.deploy_helpers import assert_bilm_outputs_close  # noqa: E402
+from tests.deploy_helpers import assert_int8_pair_sums_fit_int16  # noqa: E402
 from tests.deploy_helpers import batches  # noqa: E402
 from tests.deploy_helpers import fixture_bilm  # noqa: E402
 from tests.deploy_helpers import fixture_sentences  # noqa: E402
@@ -108,48 +109,12 @@ def test_int8_stays_within_its_bound(bilm, exported):
     assert max(e[0] for e in errors) > 1e-5
 
 
-def _graphs(graph):
-    yield graph
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(attribute.g)
-
-
 def test_int8_pair_sums_fit_int16_on_every_cpu(exported):
-    # ONNX Runtime's u8 x s8 kernels on AVX2 / AVX-512 without VNNI add
-    # two adjacent products in a saturating int16 (vpmaddubsw). Read from
-    # the file: every MatMulInteger multiplies uint8 activations (0..255,
-    # any zero point) by int8 weights of zero point 0 with |w| <= 64, so a
-    # pair is at most 2 * 255 * 64 = 32640 <= 32767 whatever the inputs.
+    # Read from the file (see assert_int8_pair_sums_fit_int16).
     model = onnx.load(exported["int8"])
-    initializers = {}
-    for graph in _graphs(model.graph):
-        initializers.update({t.name: t for t in graph.initializer})
-    matmuls = [
-        node
-        for graph in _graphs(model.graph)
-        for node in graph.node
-        if node.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")
-    ]
     # 2 layers x 2 directions x (input, recurrent, projection): every
     # MatMul of the LSTMs.
-    assert len(matmuls) == 12
-    producers = {
-        output: node
-        for graph in _graphs(model.graph)
-        for node in graph.node
-        for output in node.output
-    }
-    for node in matmuls:
-        a, b, a_zero, b_zero = node.input
-        assert producers[a].op_type == "DynamicQuantizeLinear", node.name
-        weights = onnx.numpy_helper.to_array(initializers[b])
-        assert weights.dtype == np.int8, node.name
-        zero = onnx.numpy_helper.to_array(initializers[b_zero])
-        assert not zero.any(), node.name
-        worst = 2 * 255 * int(np.abs(weights.astype(np.int32)).max())
-        assert worst <= 2**15 - 1, (node.name, worst)
+    assert assert_int8_pair_sums_fit_int16(model) == 12
     assert json.loads(
         {p.key: p.value for p in model.metadata_props}["keras_elmo"]
     )["export_options"]["reduce_range"]
@@ -267,7 +232,7 @@ def test_bad_arguments_raise_clear_errors(bilm, tmp_path):
         to_onnx(bilm, str(tmp_path / "m.onnx"), precision="float16")
     with pytest.raises(OutputPathError, match="is a directory"):
         to_onnx(bilm, str(tmp_path))
-    with pytest.raises(KerasElmoError, match="3 layers"):
+    with pytest.raises(KerasElmoError, match="must be 3 numbers"):
         to_onnx(bilm, str(tmp_path / "m.onnx"), scalar_mix=[1.0, 2.0])
     with pytest.raises(KerasElmoError, match="needs a keras_elmo.layers.BiLM"):
         to_onnx("not a model", str(tmp_path / "m.onnx"))

@@ -63,34 +63,39 @@ def test_bytes_give_the_ids_of_the_same_text(characters, words, make):
 
 
 BAD = [
-    ("none", None, "Received `tokens`=None (NoneType)"),
-    ("string", "Hello world", "Received `tokens`='Hello world' (str)"),
+    ("none", None, "`tokens` must be tokenised sentences"),
+    ("string", "Hello world", "Received: tokens='Hello world'."),
     (
         "unsplit-sentences",
         ["Hello world", "Hi"],
-        "tokens[0] is the string 'Hello world' (str), not a list of tokens",
+        "`tokens`[0] is a string, not a list of tokens",
     ),
-    ("none-token", [["Hello", None]], "tokens[0][1] is None (NoneType)"),
-    ("int-token", [["Hello"], [3]], "tokens[1][0] is 3 (int)"),
+    ("none-token", [["Hello", None]], "`tokens`[0][1] must be a string"),
+    (
+        "int-token",
+        [["Hello"], [3]],
+        "must be a string (str, or UTF-8 bytes); pad with ''. Received: 3.",
+    ),
     (
         "object-array-none",
         np.array([["Hello", None]], dtype=object),
-        "tokens[0, 1] is None (NoneType)",
+        "`tokens`[0, 1] must be a string (str, or UTF-8 bytes); pad with ''. "
+        "Received: None.",
     ),
     (
         "int-array",
         np.array([[1, 2], [3, 0]]),
-        "Received a NumPy int64 array of shape (2, 2) as tokens",
+        "Received: tokens=<NumPy int64 array of shape (2, 2)>.",
     ),
     (
         "not-utf8",
         [["Hello", b"w\xf6rld"]],
-        "tokens[0][1] is not UTF-8 text: byte 0xf6 at offset 1",
+        "`tokens`[0][1] is not UTF-8 text: byte 0xf6 at offset 1",
     ),
     (
         "not-utf8-array",
         np.array([[b"Hello", b"w\xf6rld"]]),
-        "tokens[0, 1] is not UTF-8 text: byte 0xf6 at offset 1",
+        "`tokens`[0, 1] is not UTF-8 text: byte 0xf6 at offset 1",
     ),
 ]
 

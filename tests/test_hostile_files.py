@@ -18,9 +18,8 @@ import numpy as np
 import pytest
 
 from keras_elmo.errors import WeightFileError
-from keras_elmo.errors import received
-from keras_elmo.errors import shown
 from keras_elmo.formats.torch_pickle import read_state_dict
+from keras_elmo.shown import shown
 from tests import hostile_files
 
 VALUES = np.arange(12, dtype="float32").reshape(3, 4)
@@ -300,7 +299,7 @@ def test_messages_format_hostile_values_within_a_bound():
         text
         == "[[[[[[..., ...], [..., ...]], [[..., ...], [..., ...]]], " + ("...")
     )
-    assert received(10**6000) == "<an integer of about 6,001 digits> (int)"
+    assert shown(10**6000) == "<an integer of about 6,001 digits>"
     assert shown(-(10**70)) == "<a negative integer of about 71 digits>"
     assert shown("x" * 10**7) == "'" + "x" * 56 + "..."
     assert shown((1,)) == "(1,)" and shown({"a": [1, 2]}) == "{'a': [1, 2]}"

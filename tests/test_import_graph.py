@@ -21,11 +21,13 @@ import pytest
 ROOT = os.path.join(os.path.dirname(os.path.dirname(__file__)), "keras_elmo")
 # The floors, lowest first: folders and top-level modules of keras_elmo.
 FLOORS = (
-    # Facts: the error family, character ids, what lies at a user path,
-    # atomic files, progress lines, the version, the backend probe and
-    # the checked zip reader. NumPy at most.
+    # Facts: the error family and how a value shows in a message,
+    # character ids, what lies at a user path, atomic files, progress
+    # lines, the version, the backend probe, the checked zip reader and
+    # the packages' names loaded on first use. NumPy at most.
     (
         "errors",
+        "shown",
         "characters",
         "paths",
         "files",
@@ -33,6 +35,7 @@ FLOORS = (
         "version",
         "backend",
         "zip_archive",
+        "lazy",
     ),
     # Text and vocabularies; sparse optimizers; the preset table and cache.
     ("data", "optimizers", "pretrained"),
@@ -208,7 +211,7 @@ def floor(module):
             return index
     raise AssertionError(
         f"{module} is on no floor: add its folder to FLOORS (and to the "
-        "README's layout)"
+        "floors table of docs/architecture.md)"
     )
 
 
@@ -316,18 +319,19 @@ def test_the_resolver_loads_no_tensorflow_until_it_loads_a_bilm():
     assert out.stdout.strip() == "False"
 
 
-# === The README's layout table ===
+# === The floors table of the architecture page ===
 
-README = os.path.join(os.path.dirname(ROOT), "README.md")
-_SECTION = "### How the package is laid out"
+ARCHITECTURE = os.path.join(os.path.dirname(ROOT), "docs", "architecture.md")
+_SECTION = "## The floors"
 
 
 def _layout_rows():
-    """`[(floor, [entry, ...])]` of the README's layout table: entries
-    such as `layers/backends/` (a folder) and `errors.py` (a module)."""
-    with open(README, encoding="utf-8") as f:
+    """`[(floor, [entry, ...])]` of docs/architecture.md's floors table:
+    entries such as `layers/backends/` (a folder) and `errors.py` (a
+    module)."""
+    with open(ARCHITECTURE, encoding="utf-8") as f:
         text = f.read()
-    assert _SECTION in text, f"README.md lacks {_SECTION!r}"
+    assert _SECTION in text, f"docs/architecture.md lacks {_SECTION!r}"
     section = text.split(_SECTION, 1)[1].split("\n#", 1)[0]
     rows = []
     for line in section.splitlines():
@@ -353,15 +357,15 @@ def _tree():
     return found
 
 
-def test_the_readme_lists_every_folder_and_top_level_module():
+def test_the_page_lists_every_folder_and_top_level_module():
     listed = [entry for _, entries in _layout_rows() for entry in entries]
     assert len(listed) == len(set(listed)), f"listed twice: {listed}"
     tree = _tree()
-    assert not tree - set(listed), f"not in README.md: {tree - set(listed)}"
+    assert not tree - set(listed), f"not in the page: {tree - set(listed)}"
     assert not set(listed) - tree, f"not in the tree: {set(listed) - tree}"
 
 
-def test_the_readme_shows_each_on_its_floor():
+def test_the_page_shows_each_on_its_floor():
     for index, entries in _layout_rows():
         for entry in entries:
             module = "keras_elmo." + entry.rstrip("/").removesuffix(".py")

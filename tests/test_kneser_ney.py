@@ -159,13 +159,22 @@ def test_a_corpus_too_small_for_the_discounts():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(discounts=[[0.5] * 3]), "has 1 triples; expected 2"),
+        (
+            dict(discounts=[[0.5] * 3]),
+            r"must be 2 triples \(D1, D2, D3\+\), one per order",
+        ),
         (dict(discounts=[[0.5] * 3, [1.5, 1, 1]]), r"D1\) must be in \[0, 1\]"),
-        (dict(discounts=[[0.5] * 3, [0.5, 1]]), "has 2 values; expected 3"),
+        (
+            dict(discounts=[[0.5] * 3, [0.5, 1]]),
+            r"`discounts`\[1\] must be 3 numbers. Received: \[0.5, 1\]\.",
+        ),
         (dict(discounts=[[0.5] * 3, [0.5, float("nan"), 1]]), "finite"),
-        (dict(bos_id=5), "`bos_id` must be >= 0 and <= 4; received 5"),
+        (
+            dict(bos_id=5),
+            "`bos_id` must be an integer >= 0 and <= 4. Received: bos_id=5.",
+        ),
         (dict(eos_id=0), "must differ"),
-        (dict(order=0), "`order` must be >= 1"),
+        (dict(order=0), "`order` must be an integer >= 1"),
     ],
 )
 def test_bad_arguments(kwargs, message):

@@ -12,6 +12,7 @@ and with the fixtures' reference outputs.
 
 import json
 import os
+import shlex
 import shutil
 
 import h5py
@@ -23,8 +24,8 @@ import keras_elmo
 from keras_elmo.cli import main
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.loading import KINDS
 from keras_elmo.loading import classify
+from keras_elmo.loading import summaries
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
@@ -170,6 +171,70 @@ def test_load_bilm_takes_other_bilm_arguments_from_any_source():
         )
 
 
+def test_load_bilm_refuses_arguments_that_change_the_sizes():
+    # A run is read whole, then built again with the arguments: weights
+    # that no longer fit are an error, never left random.
+    with pytest.raises(KerasElmoError) as raised:
+        keras_elmo.load_bilm(RUN, units=24)
+    message = str(raised.value)
+    assert "The BiLM arguments ['units'] change the sizes of the run" in message
+    assert (
+        ": forward_lstm_0/kernel has shape (8, 64) there but (8, 96) with "
+        "them. Leave out the arguments that set sizes." in message
+    )
+
+
+def test_a_kind_registers_itself_and_explains_its_near_misses(tmp_path):
+    # A new kind is one class: the resolver tries it in its order and
+    # asks it about the paths no kind matches.
+    import subprocess
+    import sys
+
+    from tests.helpers import subprocess_env
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "MINE").write_text("")
+    (tmp_path / "almost").mkdir()
+    (tmp_path / "almost" / "MINE.txt").write_text("")
+    code = f"""
+import os
+from keras_elmo.errors import BiLMSourceError
+from keras_elmo.loading import classify, summaries
+from keras_elmo.sources import BiLMSource, register_source_kind
+
+@register_source_kind
+class Mine(BiLMSource):
+    summary = "a folder of mine"
+    order = 25
+    @classmethod
+    def matches(cls, source):
+        return os.path.isfile(os.path.join(source, "MINE"))
+    @classmethod
+    def near_miss(cls, path):
+        if os.path.isfile(os.path.join(path, "MINE.txt")):
+            return "holds MINE.txt; rename it MINE."
+
+print(type(classify({str(tmp_path / "mine")!r})).__name__)
+try:
+    classify({str(tmp_path / "almost")!r})
+except BiLMSourceError as error:
+    print(error.message)
+print("a folder of mine" in summaries())
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        check=True,
+    )
+    assert out.stdout.splitlines() == [
+        "Mine",
+        "`source` holds MINE.txt; rename it MINE.",
+        "True",
+    ], out.stderr
+
+
 @pytest.mark.parametrize("kind", sorted(MANY_LANGS_SOURCES))
 def test_every_elmo_for_many_langs_source_loads_the_model(
     kind, tmp_path, expected
@@ -247,7 +312,7 @@ def test_nothing_matches_lists_what_was_found_and_the_kinds(tmp_path):
     message = str(raised.value)
     assert f"Received: source={str(folder)!r}" in message
     assert "a folder holding a.json, notes.txt" in message
-    for kind in KINDS:
+    for kind in summaries():
         assert kind in message
     # The same error for another argument names that argument (the
     # command line shows it as its flag).
@@ -383,7 +448,7 @@ def test_an_output_over_a_file_the_source_reads_is_refused(tmp_path, capsys):
     assert main([*argv, "--output", str(vocab), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "--output is also an input" in err
-    assert f"Received: --output '{vocab}'" in err
+    assert f"Received: --output {shlex.quote(str(vocab))}." in err
     assert vocab.read_bytes() == before
 
 

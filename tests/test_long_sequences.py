@@ -27,7 +27,7 @@ from tests.helpers import subprocess_env
 
 SCRIPT = os.path.join(ROOT, "tests", "backend_checks", "long_sequence.py")
 # Weights 357 MB; the input products of 5,000 steps 2 x 328 MB; measured
-# peaks 2.9 GB (TensorFlow, eager), see the README.
+# peaks 2.9 GB (TensorFlow, eager), see docs/proteins.md.
 PEAK_LIMIT_MB = 4000
 ATOL = 1e-4
 

@@ -19,8 +19,12 @@ from keras_elmo.cli import main
 from keras_elmo.cli.messages import command_line_message
 from keras_elmo.cli.messages import flags_of
 from keras_elmo.data.vocabulary import Vocabulary
+from keras_elmo.errors import NOT_GIVEN
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_number
+from keras_elmo.errors import compose
+from keras_elmo.shown import SHOWN_CHARACTERS
+from keras_elmo.shown import SHOWN_STRING_CHARACTERS
 from keras_elmo.training.training_config import TrainingConfig
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
@@ -34,9 +38,9 @@ DATA = os.path.join(FIXTURES, "train", "data.txt")
 VOCAB = os.path.join(FIXTURES, "train", "vocab.txt")
 
 
-def _flag_lines(text):
+def _string_lines(text, pattern):
     """The line numbers of `text` (Python source) whose string literals,
-    docstrings left out, name a command-line flag."""
+    docstrings left out, match `pattern`."""
     tree = ast.parse(text)
     docstrings = set()
     for node in ast.walk(tree):
@@ -58,14 +62,19 @@ def _flag_lines(text):
         ):
             segment = ast.get_source_segment(text, node) or node.value
             for offset, line in enumerate(segment.splitlines()):
-                if FLAG.search(line):
+                if pattern.search(line):
                     lines.add(node.lineno + offset)
     return sorted(lines)
 
 
-def _library_files():
+def _flag_lines(text):
+    """The line numbers of `text` whose strings name a command-line flag."""
+    return _string_lines(text, FLAG)
+
+
+def _library_files(skip=("cli",)):
     for directory, dirs, files in os.walk(PACKAGE):
-        dirs[:] = [d for d in dirs if d not in ("cli", "__pycache__")]
+        dirs[:] = [d for d in dirs if d not in (*skip, "__pycache__")]
         for name in sorted(files):
             if name.endswith(".py"):
                 yield os.path.join(directory, name)
@@ -133,26 +142,28 @@ def test_train_names_the_library_arguments_it_gives_otherwise():
 def test_argument_names_become_flags():
     error = KerasElmoError(
         "`init_from` is no biLM source; give `output_dir` elsewhere "
-        "(options.json `lstm.dim` and `stateful` stay). Received: "
-        "init_from='x', output_dir='y', stateful=3.",
+        "(options.json `lstm.dim` and `stateful` stay).",
         "init_from",
+        received="x",
     )
     assert command_line_message(error, _flags(output_dir="--output")) == (
         "--init-from is no biLM source; give --output elsewhere "
         "(options.json `lstm.dim` and `stateful` stay). Received: "
-        "--init-from 'x', --output 'y', stateful=3."
+        "--init-from x."
     )
 
 
-def test_names_before_the_received_tail_are_left_as_values():
+def test_the_text_of_a_message_is_never_parsed():
+    # A message may show a value in its own words ("init_from='x'" in a
+    # config); only the fields make the "Received:" tail.
     error = KerasElmoError(
-        "`init_from` reads characters (init_from='x' in its config). "
-        "Received: init_from='y'.",
+        "`init_from` reads characters (init_from='x' in its config).",
         "init_from",
+        received="my run",
     )
     assert command_line_message(error, _flags()) == (
         "--init-from reads characters (init_from='x' in its config). "
-        "Received: --init-from 'y'."
+        "Received: --init-from 'my run'."
     )
 
 
@@ -207,19 +218,39 @@ def test_the_fields_survive_pickling():
 
 
 def test_a_hostile_value_is_shown_within_bounds_on_both_sides():
+    # A string (a path) is shown whole up to SHOWN_STRING_CHARACTERS;
+    # anything else in SHOWN_CHARACTERS.
     error = KerasElmoError("`model` bad.", "model", received="a" * 10_000)
-    assert len(str(error)) < 120
+    assert len(str(error)) < SHOWN_STRING_CHARACTERS + 40
     message = command_line_message(error, {"model": "--model"})
-    assert len(message) < 120 and "--model aaa" in message
+    assert len(message) < SHOWN_STRING_CHARACTERS + 40
+    assert "--model aaa" in message
+    error = KerasElmoError("`w` bad.", "w", received=[[1.0] * 10**6])
+    assert len(str(error)) < SHOWN_CHARACTERS + 30
+    path = "/data/" + "x" * 200 + "/corpus.txt"
+    error = KerasElmoError("`inputs` bad.", "inputs", received=path)
+    assert str(error).endswith(f"Received: inputs={path!r}.")
 
 
-def test_the_checks_carry_the_argument():
+def test_the_checks_carry_the_argument_as_data():
     with pytest.raises(KerasElmoError) as raised:
-        check_number(float("nan"), "`dropout`")
-    assert raised.value.argument == "dropout"
+        check_number(float("nan"), "dropout", minimum=0.0)
+    error = raised.value
+    assert error.argument == "dropout"
+    assert error.expected == "a finite number >= 0.0"
+    assert str(error) == (
+        "`dropout` must be a finite number >= 0.0. Received: dropout=nan."
+    )
+    assert command_line_message(error, {"dropout": "--dropout"}) == (
+        "--dropout must be a finite number >= 0.0. Received: --dropout nan."
+    )
+    # A name that is no argument (a file's key) is given as `where`.
     with pytest.raises(KerasElmoError) as raised:
-        check_number("x", "options.json `lstm.cell_clip`")
+        check_number("x", where="options.json `lstm.cell_clip`")
     assert raised.value.argument is None
+    assert str(raised.value) == (
+        "options.json `lstm.cell_clip` must be a finite number. Received: 'x'."
+    )
 
 
 # === One mistake, from Python and from the command line ===
@@ -227,6 +258,7 @@ def test_the_checks_carry_the_argument():
 
 def test_a_python_call_names_the_python_argument(tmp_path):
     from keras_elmo.training.fit import train
+    from keras_elmo.training.fit_options import FitOptions
 
     config = TrainingConfig(train_files=[DATA], bilm={}, vocabulary_size=9)
     with pytest.raises(KerasElmoError) as raised:
@@ -234,8 +266,7 @@ def test_a_python_call_names_the_python_argument(tmp_path):
             str(tmp_path / "run"),
             config,
             Vocabulary.from_file(VOCAB),
-            steps=1,
-            validate_every=2,
+            FitOptions(steps=1, validate_every=2),
         )
     message = str(raised.value)
     assert raised.value.argument == "validate_every"
@@ -259,3 +290,112 @@ def test_the_command_line_names_the_flag(tmp_path, capsys):
     assert "Received: --validate-every 2." in err
     assert "validate_every" not in err
     assert not os.path.exists(tmp_path / "run")
+
+
+# === One form: "message. Received: argument=value." composed from fields ===
+
+# A value received, written into a message by hand ("Received: x=1",
+# "must be 1; received 2", "ScalarMix received a list").
+HAND_WRITTEN = re.compile(r"\breceived\b", re.IGNORECASE)
+# The two places that compose the tail from an error's fields.
+COMPOSERS = ("keras_elmo/errors.py", "keras_elmo/cli/messages.py")
+
+
+def test_the_tail_finder_finds_tails_written_by_hand():
+    source = (
+        '"""A docstring may say what it received."""\n'
+        "def f(x):\n"
+        '    raise KerasElmoError(f"`x` must be 1; received {x}.")\n'
+        "def g(x):\n"
+        '    raise KerasElmoError("`x` must be 1.", "x", received=x)\n'
+        "def h(x):\n"
+        '    raise TypeError(\n        "bad."\n        f" Received: x={x}")\n'
+    )
+    assert _string_lines(source, HAND_WRITTEN) == [3, 9]
+
+
+def test_no_message_writes_its_own_received_tail():
+    found = []
+    for path in _library_files(skip=()):
+        relative = os.path.relpath(path, os.path.dirname(PACKAGE))
+        if relative.replace(os.sep, "/") in COMPOSERS:
+            continue
+        with open(path, encoding="utf-8") as f:
+            lines = _string_lines(f.read(), HAND_WRITTEN)
+        found += [f"{relative}:{line}" for line in lines]
+    assert not found, (
+        "messages that write the value received themselves; pass it as the "
+        "error's `received=` (or, for an exception outside the family, "
+        f"compose the text with keras_elmo.errors.compose): {found}"
+    )
+
+
+def _mistakes(tmp_path):
+    """(call, the CLI flag of its argument or None): real mistakes, from
+    the checks to the layers, the loader, the files and the trainer."""
+    import keras_elmo
+    from keras_elmo.characters import check_filters
+    from keras_elmo.errors import check_integer
+    from keras_elmo.files import check_output_file
+    from keras_elmo.layers import BiLM
+    from keras_elmo.layers import ScalarMix
+    from keras_elmo.training.strategies import read_tf_config
+    from keras_elmo.training.time_budget import parse_duration
+
+    return [
+        (lambda: check_integer(0, "units", minimum=1), "--units"),
+        (lambda: check_integer(0, where="options.json `dim`", minimum=1), None),
+        (lambda: BiLM(units=0), "--units"),
+        (lambda: BiLM(units=8, projection_dim=16), "--projection-dim"),
+        (lambda: check_filters([[0, 4]], 50), "--filters"),
+        (lambda: ScalarMix()([]), None),
+        (lambda: parse_duration("soon"), "--time-budget"),
+        (lambda: read_tf_config("{"), None),
+        (lambda: keras_elmo.load_bilm(3), "--model"),
+        (lambda: keras_elmo.load_bilm(str(tmp_path / "none")), "--model"),
+        (lambda: check_output_file(tmp_path, argument="output"), "--output"),
+        (
+            lambda: TrainingConfig(
+                train_files=[DATA], bilm={}, vocabulary_size=2
+            ),
+            "--max-vocab",
+        ),
+    ]
+
+
+def test_every_received_value_ends_its_message_in_one_form(tmp_path):
+    flags = {
+        "units": "--units",
+        "projection_dim": "--projection-dim",
+        "filters": "--filters",
+        "time_budget": "--time-budget",
+        "source": "--model",
+        "output": "--output",
+        "vocabulary_size": "--max-vocab",
+    }
+    for call, flag in _mistakes(tmp_path):
+        with pytest.raises(KerasElmoError) as raised:
+            call()
+        error = raised.value
+        text = str(error)
+        assert error.received is not NOT_GIVEN, text
+        assert not HAND_WRITTEN.search(error.message), text
+        assert text == compose(error.message, error.argument, error.received)
+        assert text.count("Received: ") == 1 and text.endswith("."), text
+        name = f"{error.argument}=" if error.argument else ""
+        assert f". Received: {name}" in text, text
+        on_the_command_line = command_line_message(error, flags)
+        if flag is not None:
+            assert f"Received: {flag} " in on_the_command_line, text
+        assert on_the_command_line.count("Received: ") == 1
+
+
+def test_an_exception_outside_the_family_is_composed_the_same_way():
+    from keras_elmo.characters import batch_to_ids
+
+    with pytest.raises(TypeError) as raised:
+        batch_to_ids("Hello world")
+    assert str(raised.value).endswith(
+        'Split each sentence first, e.g. [["Hello", "world"], ["Hi"]]. '
+        "Received: sentences='Hello world'."
+    )

@@ -91,7 +91,7 @@ def test_table_and_softmax_sizes_must_agree():
     bilm = BiLM(
         units=16, projection_dim=8, token_encoder="words", vocabulary_size=10
     )
-    with pytest.raises(KerasElmoError, match="10 words.*vocabulary_size=32"):
+    with pytest.raises(KerasElmoError, match="must be 10.*vocabulary_size=32"):
         ELMoLanguageModel(bilm, len(vocab))
 
 

@@ -70,15 +70,15 @@ class KneserNey:
         self, vocabulary_size, bos_id, eos_id, order=5, discounts=None
     ):
         self.vocabulary_size = check_integer(
-            vocabulary_size, "`vocabulary_size`", minimum=2
+            vocabulary_size, "vocabulary_size", minimum=2
         )
-        self.bos_id = self._check_id(bos_id, "`bos_id`")
-        self.eos_id = self._check_id(eos_id, "`eos_id`")
+        self.bos_id = self._check_id(bos_id, "bos_id")
+        self.eos_id = self._check_id(eos_id, "eos_id")
         if self.bos_id == self.eos_id:
             raise KerasElmoError(
                 f"`bos_id` and `eos_id` must differ; both are {bos_id}."
             )
-        self.order = check_integer(order, "`order`", minimum=1, maximum=10)
+        self.order = check_integer(order, "order", minimum=1, maximum=10)
         self.discounts = _check_discounts(discounts, self.order)
         self.tables = None
 
@@ -116,16 +116,17 @@ class KneserNey:
             sentences, "__iter__"
         ):
             raise KerasElmoError(
-                f"{what} must be a list of lists of ids; received "
-                f"{type(sentences).__name__}."
+                f"{what} must be a list of lists of ids.",
+                "sentences",
+                received=sentences,
             )
         pieces, lengths = [], []
         for i, sentence in enumerate(sentences):
             row = np.asarray(sentence)
             if row.ndim != 1 or (row.size and row.dtype.kind not in "iu"):
                 raise KerasElmoError(
-                    f"{what}: sentence {i} must be a list of integer ids; "
-                    f"received {sentence!r:.60}."
+                    f"{what}: sentence {i} must be a list of integer ids.",
+                    received=sentence,
                 )
             row = row.astype("int64")
             bad = (row < 0) | (row >= self.vocabulary_size)
@@ -295,22 +296,26 @@ def _check_discounts(discounts, order):
         return None
     if isinstance(discounts, (str, bytes)) or not hasattr(discounts, "__len__"):
         raise KerasElmoError(
-            f"`discounts` must be {order} triples (D1, D2, D3+); received "
-            f"{discounts!r:.60}."
+            f"`discounts` must be {order} triples (D1, D2, D3+).",
+            "discounts",
+            received=discounts,
         )
     if len(discounts) != order:
         raise KerasElmoError(
-            f"`discounts` has {len(discounts)} triples; expected {order}, "
-            "one per order, lowest first."
+            f"`discounts` must be {order} triples (D1, D2, D3+), one per "
+            "order, lowest first.",
+            "discounts",
+            received=discounts,
         )
     checked = []
     for n, triple in enumerate(discounts, start=1):
-        values = check_numbers(triple, f"`discounts[{n - 1}]`", count=3)
+        values = check_numbers(triple, where=f"`discounts`[{n - 1}]", count=3)
         for k, value in enumerate(values, start=1):
             if not 0.0 <= value <= k:
                 raise KerasElmoError(
-                    f"`discounts[{n - 1}][{k - 1}]` (order {n}, D{k}) must "
-                    f"be in [0, {k}]; received {value}."
+                    f"`discounts`[{n - 1}][{k - 1}] (order {n}, D{k}) must "
+                    f"be in [0, {k}].",
+                    received=value,
                 )
         checked.append(values)
     return checked

@@ -41,3 +41,6 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(list(globals()) + list(_EXPORTS))
+
+
+__all__ = sorted(_EXPORTS)

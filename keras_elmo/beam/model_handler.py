@@ -40,10 +40,18 @@ class ELMoModelHandler(ModelHandler):
         **kwargs: Beam `ModelHandler` arguments (`min_batch_size`,
             `max_batch_size`, `large_model`, `model_copies`, ...).
 
-    Example:
+    In a pipeline: `keyed_tokens | RunInference(KeyedModelHandler(
+    ELMoModelHandler(embedder, keyed=True)))`, as `EmbedSentences` does.
 
-        handler = KeyedModelHandler(ELMoModelHandler(embedder, keyed=True))
-        keyed_tokens | RunInference(handler)
+    Example (the handler alone, as a runner calls it):
+
+    >>> embedder = keras_elmo.corpus.SentenceEmbedder(
+    ...     "tests/fixtures/bilm-tf/model", output_layers="top")
+    >>> handler = keras_elmo.beam.ELMoModelHandler(embedder)
+    >>> model = handler.load_model()
+    >>> results = handler.run_inference([["The", "cat"], ["Hello"]], model)
+    >>> [result.inference.shape for result in results]
+    [(2, 32), (1, 32)]
     """
 
     def __init__(self, embedder, keyed=False, **kwargs):

@@ -56,7 +56,21 @@ def _numbered_lines(readable_file):
 class ReadLines(beam.PTransform):
     """Every line of the files that `patterns` match, keyed by `(file,
     line)` (file as matched, line from 1), as raw bytes; spread over the
-    workers (a file is read by one worker, its lines embedded by all)."""
+    workers (a file is read by one worker, its lines embedded by all).
+
+    Example:
+
+    >>> import apache_beam as beam
+    >>> pattern = "tests/fixtures/bilm-tf/train/data.txt"
+    >>> with beam.Pipeline() as pipeline:
+    ...     _ = (
+    ...         pipeline
+    ...         | keras_elmo.beam.ReadLines([pattern])
+    ...         | beam.combiners.Count.Globally()
+    ...         | beam.Map(print)
+    ...     )
+    5
+    """
 
     def __init__(self, patterns):
         super().__init__()
@@ -98,7 +112,30 @@ def _array(element):
 class EmbedSentences(beam.PTransform):
     """`(key, sentence)` -> `{SENTENCES: (key, array), BAD: (key,
     reason)}`: bad lines go aside, the rest through `RunInference` with an
-    `ELMoModelHandler`."""
+    `ELMoModelHandler`.
+
+    Example:
+
+    >>> import apache_beam as beam
+    >>> embedder = keras_elmo.corpus.SentenceEmbedder(
+    ...     "tests/fixtures/bilm-tf/model", output_layers="top")
+    >>> lines = [(("a.txt", 1), b"The cat sat ."), (("a.txt", 2), b"")]
+    >>> with beam.Pipeline() as pipeline:
+    ...     out = (
+    ...         pipeline
+    ...         | beam.Create(lines)
+    ...         | keras_elmo.beam.EmbedSentences(embedder)
+    ...     )
+    ...     shapes = out["sentences"] | beam.MapTuple(
+    ...         lambda key, array: (key, array.shape))
+    ...     _ = (
+    ...         (shapes, out["bad"])
+    ...         | beam.Flatten()
+    ...         | beam.combiners.ToList()
+    ...         | beam.Map(lambda rows: print(sorted(rows, key=str)))
+    ...     )
+    [(('a.txt', 1), (4, 32)), (('a.txt', 2), 'empty')]
+    """
 
     def __init__(self, embedder, **handler_kwargs):
         super().__init__()
@@ -172,7 +209,27 @@ def _write_summary(counts, output, settings, embedding_files, bad_files):
 class WriteEmbeddings(beam.PTransform):
     """Writes `EmbedSentences`' outputs into the directory `output`, in
     the layout of `keras_elmo.embedding_files.parquet_layout`; `settings`
-    (a JSON dict) goes into `summary.json`."""
+    (a JSON dict) goes into `summary.json`.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> import apache_beam as beam
+    >>> from keras_elmo.beam.pipeline import settings_of
+    >>> embedder = keras_elmo.corpus.SentenceEmbedder(
+    ...     "tests/fixtures/bilm-tf/model", output_layers="top")
+    >>> output = os.path.join(tempfile.mkdtemp(), "elmo-out")
+    >>> with beam.Pipeline() as pipeline:
+    ...     _ = (
+    ...         pipeline
+    ...         | beam.Create([(("a.txt", 1), b"Hello world")])
+    ...         | keras_elmo.beam.EmbedSentences(embedder)
+    ...         | keras_elmo.beam.WriteEmbeddings(output, settings_of(embedder))
+    ...     )
+    >>> [(key, array.shape) for *key, array in
+    ...  keras_elmo.corpus.read_embeddings(output)]  # fmt: skip
+    [(['a.txt', 1], (2, 32))]
+    """
 
     def __init__(self, output, settings, dtype="float32"):
         super().__init__()
@@ -273,9 +330,9 @@ def check_output(output, overwrite=False):
         )
         raise OutputPathError(
             f"`output` {output} holds {what}. Choose another directory, or "
-            "pass `overwrite` to delete it and embed again. Received: "
-            f"output={output!r}.",
+            "pass `overwrite` to delete it and embed again.",
             "output",
+            received=output,
         )
     if FileSystems.exists(summary):
         FileSystems.delete([summary])
@@ -287,9 +344,9 @@ def input_files(patterns, output):
     lie in `output`)."""
     if not patterns:
         raise KerasElmoError(
-            "`inputs` is empty; give at least one path or glob. Received: "
-            f"inputs={patterns!r}.",
+            "`inputs` is empty; give at least one path or glob.",
             "inputs",
+            received=patterns,
         )
     files = []
     for pattern in patterns:
@@ -352,6 +409,20 @@ def embed_corpus(
     The biLM is loaded here once before the run starts, so that a mistake
     in it (source, vocabulary, mix size) fails at once rather than on
     every worker; a runner that embeds in this process reuses it.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "a.txt"), "w") as f:
+    ...     _ = f.write("The cat sat .\\n\\nHello world\\n")
+    >>> embedder = keras_elmo.corpus.SentenceEmbedder(
+    ...     "tests/fixtures/bilm-tf/model", output_layers="average")
+    >>> summary = keras_elmo.beam.embed_corpus(
+    ...     [os.path.join(folder, "*.txt")], os.path.join(folder, "out"),
+    ...     embedder)
+    >>> summary["sentences"], summary["bad_lines"]["empty"]
+    (2, 1)
     """
     input_files(inputs, output)
     check_output(output, overwrite)

@@ -24,6 +24,7 @@ import os
 import sys
 import zipfile
 
+from keras_elmo.cli.examples import epilog
 from keras_elmo.cli.messages import command_line_message
 from keras_elmo.cli.messages import flags_of
 from keras_elmo.errors import KerasElmoError
@@ -77,7 +78,12 @@ def _import_tensorflow_quietly():
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are two lines: the command's
     one-line usage and the error (argparse's default prints the whole
-    usage block, 30 lines for `train`)."""
+    usage block, 30 lines for `train`), and whose help ends with the
+    command's examples (`keras_elmo.cli.examples`), kept as written."""
+
+    def format_help(self):
+        examples = epilog(self.prog.partition(" ")[2])
+        return super().format_help() + ("\n" + examples if examples else "")
 
     def actions(self):
         """The parser's arguments (argparse `Action`s), in order."""

@@ -3,6 +3,8 @@
 import argparse
 import json
 
+from keras_elmo.cli.messages import type_error
+
 
 def _number(kind, minimum, strict, expected):
     """An argparse type: a finite `kind` >= `minimum` (> with `strict`)."""
@@ -19,9 +21,7 @@ def _number(kind, minimum, strict, expected):
             and (value > minimum if strict else value >= minimum)
         )
         if not valid:
-            raise argparse.ArgumentTypeError(
-                f"expected {expected}; received {text!r}"
-            )
+            raise type_error(f"expected {expected}.", text)
         return value
 
     parse.__name__ = expected  # what argparse shows for a type error
@@ -51,9 +51,10 @@ def json_value(text):
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise argparse.ArgumentTypeError(
-            f"expected JSON, e.g. '[[1, 32], [2, 64]]'; received {text!r} "
-            f"({error.msg} at character {error.pos})"
+        raise type_error(
+            "expected JSON, e.g. '[[1, 32], [2, 64]]' "
+            f"({error.msg} at character {error.pos}).",
+            text,
         ) from None
 
 
@@ -71,9 +72,7 @@ def training_size(text):
             f"start from its weights, use --init-from {text} (with no "
             "--size, the run takes its size)"
         )
-    raise argparse.ArgumentTypeError(
-        f"expected one of {', '.join(SIZES)}; received {text!r}"
-    )
+    raise type_error(f"expected one of {', '.join(SIZES)}.", text)
 
 
 def add_bilm_source(parser):
@@ -155,3 +154,20 @@ def add_quiet(parser):
 
 def verbosity(args):
     return 0 if args.quiet else 1
+
+
+def add_output_layers(parser, group, shapes, default, what="shape"):
+    """One flag per way of giving a sentence's layers (`--all`, `--top`,
+    `--average`: the keys of `shapes`, each with the shape it writes, in
+    `what` words), into the (mutually exclusive) `group`; they set
+    `output_layers`, `default` when none is given."""
+    for name, shape in shapes.items():
+        note = " (default)" if name == default else ""
+        group.add_argument(
+            f"--{name}",
+            dest="output_layers",
+            action="store_const",
+            const=name,
+            help=f"{what} {shape}{note}",
+        )
+    parser.set_defaults(output_layers=default)

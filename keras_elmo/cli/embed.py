@@ -10,6 +10,7 @@ import tempfile
 import time
 
 from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo.cli.arguments import add_output_layers
 from keras_elmo.cli.arguments import add_quiet
 from keras_elmo.cli.arguments import bilm_source
 from keras_elmo.cli.arguments import bilm_vocabulary
@@ -56,15 +57,7 @@ def add_parser(commands):
         "kept in a temporary file until the end, since every line is "
         "checked before any work)",
     )
-    io.add_argument(
-        "--output", type=output_path, required=True, help="hdf5 file to write"
-    )
-    io.add_argument(
-        "--batch-size",
-        type=positive_int,
-        default=dump.DEFAULT_SENTENCE_BATCH,
-        help="sentences a batch (default %(default)s)",
-    )
+    _add_output(io, dump.DEFAULT_SENTENCE_BATCH, "sentences")
     io.add_argument(
         "--on-bad-line",
         choices=ON_BAD_LINE,
@@ -75,16 +68,13 @@ def add_parser(commands):
     layers = embed.add_argument_group(
         "layers of each sentence (allennlp elmo's options)"
     ).add_mutually_exclusive_group()
-    for name, shape in dump.OUTPUT_LAYERS.items():
-        default = " (default)" if name == dump.DEFAULT_OUTPUT_LAYERS else ""
-        layers.add_argument(
-            f"--{name}",
-            dest="output_layers",
-            action="store_const",
-            const=name,
-            help=f"dataset shape {shape}{default}",
-        )
-    embed.set_defaults(output_layers=dump.DEFAULT_OUTPUT_LAYERS)
+    add_output_layers(
+        embed,
+        layers,
+        dump.OUTPUT_LAYERS,
+        dump.DEFAULT_OUTPUT_LAYERS,
+        "dataset shape",
+    )
     io.add_argument(
         "--forget-sentences",
         action="store_true",
@@ -105,18 +95,23 @@ def add_parser(commands):
     add_bilm_source(tokens)
     io = tokens.add_argument_group("input and output")
     io.add_argument("--vocab", required=True, help="one token a line")
-    io.add_argument(
-        "--output", type=output_path, required=True, help="hdf5 file to write"
-    )
-    io.add_argument(
-        "--batch-size",
-        type=positive_int,
-        default=dump.DEFAULT_TOKEN_BATCH,
-        help="tokens a batch (default %(default)s)",
-    )
+    _add_output(io, dump.DEFAULT_TOKEN_BATCH, "tokens")
     add_quiet(tokens)
     tokens.set_defaults(
         run=run_dump_token_embeddings, argument_flags=_ARGUMENT_FLAGS
+    )
+
+
+def _add_output(group, batch_size, units):
+    """`--output` (the hdf5 file) and `--batch-size` (`units` a batch)."""
+    group.add_argument(
+        "--output", type=output_path, required=True, help="hdf5 file to write"
+    )
+    group.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=batch_size,
+        help=f"{units} a batch (default %(default)s)",
     )
 
 
@@ -193,10 +188,11 @@ def _input_file(path):
         try:
             yield copy
         except KerasElmoError as error:  # named as the user gave it
-            message = str(error).replace(
-                copy, f"standard input (--input {path})"
-            )
-            raise type(error)(message) from None
+            named = f"standard input (--input {path})"
+            error.message = error.message.replace(copy, named)
+            if isinstance(error.received, str):
+                error.received = error.received.replace(copy, named)
+            raise error from None
 
 
 def _check_not_stream(path):

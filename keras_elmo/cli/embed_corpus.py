@@ -11,6 +11,7 @@ import logging
 import os
 
 from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo.cli.arguments import add_output_layers
 from keras_elmo.cli.arguments import bilm_source
 from keras_elmo.cli.arguments import json_value
 from keras_elmo.cli.arguments import positive_int
@@ -76,15 +77,7 @@ def add_parser(commands):
     )
     layers = parser.add_argument_group("layers of each sentence")
     choice = layers.add_mutually_exclusive_group()
-    for name, shape in OUTPUT_LAYERS.items():
-        default = " (default)" if name == DEFAULT_OUTPUT_LAYERS else ""
-        choice.add_argument(
-            f"--{name}",
-            dest="output_layers",
-            action="store_const",
-            const=name,
-            help=f"shape {shape}{default}",
-        )
+    add_output_layers(parser, choice, OUTPUT_LAYERS, DEFAULT_OUTPUT_LAYERS)
     choice.add_argument(
         "--scalar-mix",
         type=json_value,
@@ -105,7 +98,6 @@ def add_parser(commands):
         help="stored precision; float16 halves the output (default "
         "%(default)s)",
     )
-    parser.set_defaults(output_layers=DEFAULT_OUTPUT_LAYERS)
     engine = parser.add_argument_group("Apache Beam")
     engine.add_argument(
         "--runner",

@@ -24,7 +24,7 @@ def add_parser(commands):
 
 
 def run(args):
-    from keras_elmo.training.fit import evaluate
+    from keras_elmo.training.evaluate import evaluate
 
     results = evaluate(args.model, args.data, verbose=verbosity(args))
     print(

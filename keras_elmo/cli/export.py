@@ -117,18 +117,18 @@ def run_export_savedmodel(args):
 
 def _scalar_mix(text):
     """argparse type: comma-separated finite numbers, e.g. `0,0,0`."""
-    import argparse
-
+    from keras_elmo.cli.messages import type_error
     from keras_elmo.errors import check_numbers
 
     try:
         return check_numbers(
-            [_float(w) for w in text.split(",")], "weight", count=None
+            [_float(w) for w in text.split(",")], where="the weights"
         )
     except (ValueError, KerasElmoError):
-        raise argparse.ArgumentTypeError(
+        raise type_error(
             "expected comma-separated finite numbers, one a biLM layer (e.g. "
-            f"0,0,0 for equal weights); received {text!r}"
+            "0,0,0 for equal weights).",
+            text,
         ) from None
 
 
@@ -166,13 +166,18 @@ def _add_deploy_parsers(commands):
 
     onnx = commands.add_parser(
         "export-onnx",
-        help="write the biLM as an ONNX model (float32 or int8)",
+        help="write the biLM, or a whole .keras model holding ELMo, as "
+        "ONNX (float32 or int8)",
         description="Writes an ONNX model over character ids (int32 "
         "[batch, time, 50], dynamic batch and time; keras_elmo.runtime."
         "batch_to_ids builds them) with outputs layer_0 ... layer_L "
         "[batch, time, 2 * projection_dim], mask [batch, time] and, with "
         "--scalar-mix, elmo. Run it with keras_elmo.runtime.ONNXBiLM or "
-        "any ONNX Runtime. Needs: pip install 'keras-elmo[onnx]'.",
+        "any ONNX Runtime. With --model FILE.keras, writes the whole "
+        "model the file holds (e.g. a tagger around ELMoEmbedding): its "
+        "inputs and outputs, ids where it took string tokens; run it with "
+        "keras_elmo.runtime.ONNXModel, which takes the tokens. Needs: pip "
+        "install 'keras-elmo[onnx]'.",
     )
     _add_common(onnx, ONNX.precisions)
     onnx.add_argument(
@@ -190,32 +195,41 @@ def _add_deploy_parsers(commands):
 
     litert = commands.add_parser(
         "export-litert",
-        help="write the biLM as a LiteRT (.tflite) model",
+        help="write the biLM, or a whole .keras model holding ELMo, as "
+        "LiteRT (.tflite)",
         description="Writes a LiteRT (TensorFlow Lite) model, builtin ops "
         "only, over character ids (int32 [batch, time, 50], dynamic "
         "batch and time), signature serving_default, with outputs layer_0 "
         "... layer_L, mask and, with --scalar-mix, elmo. Run it with "
-        "keras_elmo.runtime.LiteRTBiLM. Needs: pip install "
-        "'keras-elmo[litert]'.",
+        "keras_elmo.runtime.LiteRTBiLM. With --model FILE.keras, writes "
+        "the whole model the file holds (e.g. a tagger around "
+        "ELMoEmbedding); run it with keras_elmo.runtime.LiteRTModel, which "
+        "takes the tokens. Needs: pip install 'keras-elmo[litert]'.",
     )
     _add_common(litert, LITERT.precisions)
     litert.set_defaults(run=run_export_litert, argument_flags=_ARGUMENT_FLAGS)
 
 
 def _export(args, write, **options):
+    """The biLM the arguments name, or the whole model of a `.keras` file
+    (`--model tagger.keras`), written by `write` (`to_onnx`,
+    `to_litert`)."""
     from keras_elmo.files import check_output_file
 
     if args.bilm_vocab:
         raise KerasElmoError(
             f"--bilm-vocab does not apply to {args.command}: the export "
             "takes character ids (keras_elmo.runtime.batch_to_ids builds "
-            "them), not a vocabulary's word ids. Drop the flag."
+            "them), not a vocabulary's word ids; a word-input biLM is "
+            "exported in the .keras model that holds it, with its "
+            "vocabulary. Drop the flag."
         )
     check_output_file(args.output, [args.options, args.weights], "output")
     source = bilm_source(args)
     check_output_file(args.output, source.inputs(), "output")
+    whole = source.kind == "keras"
     write(
-        source.read().bilm,
+        source.load_model() if whole else source.read().bilm,
         args.output,
         precision=args.precision,
         scalar_mix=args.scalar_mix,

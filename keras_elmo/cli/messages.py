@@ -15,28 +15,28 @@ Only an error that carries its `argument` speaks of Python arguments; one
 without (a damaged file, a key of config.json, whose names may be spelled
 like arguments) is shown as it is.
 
-An error that carries the value it received (`error.received`) is composed
-here from its fields: its message with argument names as flags, then
+The text is composed from the error's fields, never parsed out of its
+text: the message with the argument names it writes in backticks as flags,
+then, when the error carries the value it received (`error.received`),
 "Received: --flag VALUE." with the value as a shell would read it back
-(`shlex.quote`). A message that still writes its own "Received:" tail is
-rewritten by the patterns below (the older form, being retired).
+(`shlex.quote`). The backticks stay the marker of an argument inside the
+prose of a message: a message names several arguments in its own words
+("give `validation_files`, or leave `validate_every` out"), and the marker
+is explicit (a dotted key, options.json `lstm.dim`, is never one).
 """
 
 import re
 import shlex
 
 from keras_elmo.errors import NOT_GIVEN
-from keras_elmo.errors import SHOWN_CHARACTERS
-from keras_elmo.errors import shown
+from keras_elmo.errors import received_text
 from keras_elmo.errors import with_received
+from keras_elmo.shown import SHOWN_STRING_CHARACTERS
+from keras_elmo.shown import shown
 
 # A Python argument in backticks, not part of a dotted key
 # (options.json `lstm.dim` stays).
 _BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
-# `name=` in the "Received: ..." tail of a message, shown as the flag and
-# its value as a shell reads it (`--output '/x'`).
-_ASSIGNED = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_]*)=")
-_RECEIVED = "Received: "
 
 
 def flags_of(parser, args):
@@ -58,52 +58,49 @@ def _flag(flags):
     return replace
 
 
-def _assigned(flags):
-    def replace(match):
-        name = match.group(1)
-        return f"{flags[name]} " if name in flags else match.group(0)
-
-    return replace
-
-
 def _shell_value(value):
     """`value` as the command line received it: a string shell-quoted
-    (at most `SHOWN_CHARACTERS` of it), anything else as `shown`."""
+    (at most `SHOWN_STRING_CHARACTERS` of it), anything else as
+    `shown`."""
     if isinstance(value, str):
-        if len(value) > SHOWN_CHARACTERS:
-            value = value[: SHOWN_CHARACTERS - 3] + "..."
+        if len(value) > SHOWN_STRING_CHARACTERS:
+            value = value[: SHOWN_STRING_CHARACTERS - 3] + "..."
         return shlex.quote(value)
     return shown(value)
 
 
-def _from_fields(error, flags):
-    """The message of an error that carries `received`, composed from its
-    fields in the command line's words."""
-    text = _BACKTICKED.sub(_flag(flags), error.message)
-    flag = flags.get(error.argument)
-    if flag is None:
-        return with_received(text, error.received_text())
-    tail = f"Received: {flag} {_shell_value(error.received)}."
-    return with_received(text, tail)
+def type_error(message, text):
+    """The `argparse.ArgumentTypeError` of an argument type that refuses
+    `text`: `message`, then "Received: TEXT." as a shell reads it back
+    (argparse puts the flag in front).
+
+    >>> str(type_error("expected a positive integer.", "two words"))
+    "expected a positive integer. Received: 'two words'."
+    """
+    import argparse
+
+    tail = f"Received: {_shell_value(text)}."
+    return argparse.ArgumentTypeError(with_received(message, tail))
+
+
+def _received(error, flag):
+    """The "Received: ..." tail of `error` in the command line's words
+    ("" when it shows no value)."""
+    if error.received is NOT_GIVEN or flag is None:
+        return received_text(error.argument, error.received)
+    return f"Received: {flag} {_shell_value(error.received)}."
 
 
 def command_line_message(error, flags):
     """The message of `error` with its Python argument names as `flags`
     name them, if it is about an argument (`error.argument`); one whose
     message does not name its argument is prefixed with its flag."""
-    text = str(error)
     argument = getattr(error, "argument", None)
-    if argument is None:
-        return text
-    if getattr(error, "received", NOT_GIVEN) is not NOT_GIVEN:
-        text = _from_fields(error, flags)
-        flag = flags.get(argument)
-        return f"{flag}: {text}" if flag and flag not in text else text
-    head, received, tail = text.rpartition(_RECEIVED)
-    if received:
-        text = head + received + _ASSIGNED.sub(_assigned(flags), tail)
-    text = _BACKTICKED.sub(_flag(flags), text)
+    if argument is None or getattr(error, "message", None) is None:
+        return str(error)
     flag = flags.get(argument)
+    text = _BACKTICKED.sub(_flag(flags), error.message)
+    text = with_received(text, _received(error, flag))
     if flag is not None and flag not in text:
         text = f"{flag}: {text}"
     return text

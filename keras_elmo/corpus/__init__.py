@@ -6,11 +6,11 @@ what a sentence is and which lines are bad. The sharded Parquet output
 (names, schema, summary) and its reader `read_embeddings` are
 `keras_elmo.embedding_files.parquet_layout`. The
 engines' adapters sit beside this folder: `keras_elmo.beam` (Apache Beam
-`RunInference`); a Ray Data recipe is in the README. Importing this
+`RunInference`); a Ray Data recipe is in docs/corpus.md. Importing this
 package loads neither TensorFlow nor an engine.
 """
 
-import importlib
+from keras_elmo.lazy import lazy_exports
 
 _EXPORTS = {
     "SentenceEmbedder": "keras_elmo.corpus.sentence_embedder",
@@ -19,13 +19,6 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(
-        f"module 'keras_elmo.corpus' has no attribute {name!r}"
-    )
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
+__all__ = sorted(_EXPORTS)

@@ -96,16 +96,16 @@ class SentenceEmbedder:
         self.weights = weights
         self.vocabulary = vocabulary
         self.output_layers = check_choice(
-            output_layers, "`output_layers`", EMBEDDER_OUTPUTS
+            output_layers, "output_layers", choices=EMBEDDER_OUTPUTS
         )
         self.scalar_weights = _check_mix(output_layers, scalar_weights)
-        self.gamma = check_number(gamma, "`gamma`")
-        self.dtype = check_choice(dtype, "`dtype`", DTYPES)
+        self.gamma = check_number(gamma, "gamma")
+        self.dtype = check_choice(dtype, "dtype", choices=DTYPES)
         self.max_batch_tokens = check_integer(
-            max_batch_tokens, "`max_batch_tokens`", minimum=1
+            max_batch_tokens, "max_batch_tokens", minimum=1
         )
         self.max_sentence_tokens = check_integer(
-            max_sentence_tokens, "`max_sentence_tokens`", minimum=1
+            max_sentence_tokens, "max_sentence_tokens", minimum=1
         )
 
     # === Sentences ===
@@ -162,10 +162,11 @@ class SentenceEmbedder:
         mix = self.scalar_weights
         if mix is not None and len(mix) != model.num_layers + 1:
             raise KerasElmoError(
-                f"`scalar_weights` has {len(mix)} values; "
+                f"`scalar_weights` must be {model.num_layers + 1} numbers: "
                 f"{model.description} has {model.num_layers + 1} layers to "
                 "mix (num_layers + 1).",
                 "scalar_weights",
+                received=self.scalar_weights.tolist(),
             )
         return model
 
@@ -181,18 +182,19 @@ def _check_mix(output_layers, scalar_weights):
         if scalar_weights is not None:
             raise KerasElmoError(
                 "`scalar_weights` are for `output_layers` 'mix'; drop one of "
-                f"them. Received: output_layers={output_layers!r}.",
-                "scalar_weights",
+                "them.",
+                "output_layers",
+                received=output_layers,
             )
         return None
     if scalar_weights is None:
         raise KerasElmoError(
             "`output_layers` 'mix' needs `scalar_weights`: one number per "
-            "biLM layer (num_layers + 1, e.g. [0.0, 0.0, 0.0]). Received: "
-            "output_layers='mix'.",
-            "scalar_weights",
+            "biLM layer (num_layers + 1, e.g. [0.0, 0.0, 0.0]).",
+            "output_layers",
+            received=output_layers,
         )
-    return np.asarray(check_numbers(scalar_weights, "`scalar_weights`"))
+    return np.asarray(check_numbers(scalar_weights, "scalar_weights"))
 
 
 class _LoadedBiLM:

@@ -22,7 +22,6 @@ from keras_elmo.embedding_files.parquet_layout import EMPTY
 from keras_elmo.embedding_files.parquet_layout import NOT_UTF8
 from keras_elmo.embedding_files.parquet_layout import TOO_LONG
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import received
 
 # A sentence longer than this is a bad line (a protein of UniRef50 rarely
 # has more residues; a text line that long is usually not a sentence).
@@ -33,7 +32,18 @@ DEFAULT_MAX_BATCH_TOKENS = 4096
 
 class BadLine(KerasElmoError):
     """A sentence that cannot be embedded; `reason` is one of
-    `BAD_LINE_REASONS`."""
+    `BAD_LINE_REASONS`.
+
+    Example:
+
+    >>> embedder = keras_elmo.corpus.SentenceEmbedder(
+    ...     "tests/fixtures/bilm-tf/model")
+    >>> try:
+    ...     embedder.tokens(b"na\\xefve")  # the rules only: no biLM loaded
+    ... except keras_elmo.corpus.BadLine as error:
+    ...     print(error.reason)
+    not_utf8
+    """
 
     def __init__(self, reason, message):
         super().__init__(message)
@@ -82,7 +92,8 @@ def to_tokens(value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS):
     else:
         raise KerasElmoError(
             "A sentence must be a line (str or UTF-8 bytes) or a list of "
-            f"tokens (str or bytes); received {received(value)}."
+            "tokens (str or bytes).",
+            received=value,
         )
     if not tokens:
         raise BadLine(EMPTY, "The sentence has no tokens.")
@@ -99,8 +110,8 @@ def _token(token, i):
     if isinstance(token, (str, bytes)):
         return _text(token, f"Token {i}")
     raise KerasElmoError(
-        f"Token {i} of a sentence must be a str or UTF-8 bytes; received "
-        f"{received(token)}."
+        f"Token {i} of a sentence must be a str or UTF-8 bytes.",
+        received=token,
     )
 
 

@@ -5,10 +5,11 @@ The names load on first use, so that the TensorFlow-free modules here
 `--help` reads their facts.
 """
 
-import importlib
+from keras_elmo.lazy import lazy_exports
 
 # Public name -> the module that defines it.
 _EXPORTS = {
+    "TokenBatcher": "keras_elmo.data.host_ids",
     "Vocabulary": "keras_elmo.data.vocabulary",
     "batch_to_ids": "keras_elmo.data.character_ids",
     "lm_dataset": "keras_elmo.data.datasets",
@@ -19,16 +20,6 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'keras_elmo.data' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
-
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 __all__ = sorted(_EXPORTS)

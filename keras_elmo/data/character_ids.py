@@ -18,7 +18,10 @@ from keras_elmo.characters import MAX_TOKEN_BYTES
 from keras_elmo.characters import NUM_CHARACTER_IDS
 from keras_elmo.characters import PAD_CHAR
 from keras_elmo.characters import batch_to_ids
+from keras_elmo.data.token_positions import token_positions
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import compose
+from keras_elmo.errors import tensor
 
 __all__ = [
     "BOS_CHARACTER_IDS",
@@ -49,6 +52,14 @@ def tokens_to_char_ids(tokens, sequence_length=None):
     Returns:
         int32 tensor `tokens.shape + (50,)`. For ragged input, a dense tensor
         padded with rows of zeros.
+
+    Example:
+
+    >>> ids = keras_elmo.tokens_to_char_ids(tf.constant([["Hi", ""]]))
+    >>> ids.shape, ids[0, 0, :4].numpy().tolist(), int(tf.reduce_max(ids[0, 1]))
+    (TensorShape([1, 2, 50]), [259, 73, 106, 260], 0)
+    >>> bool((ids.numpy()[:, :1] == keras_elmo.batch_to_ids([["Hi"]])).all())
+    True
     """
     if isinstance(tokens, tf.RaggedTensor):
         ids = tf.ragged.map_flat_values(_real_tokens_to_ids, tokens)
@@ -56,17 +67,18 @@ def tokens_to_char_ids(tokens, sequence_length=None):
     tokens = tf.convert_to_tensor(tokens)
     if tokens.dtype != tf.string:
         raise TypeError(
-            f"tokens_to_char_ids expects a tf.string tensor; received dtype "
-            f"{tokens.dtype.name}. Pass the tokens themselves, or pass "
-            "character ids directly to the biLM."
+            compose(
+                "tokens_to_char_ids expects a tf.string tensor. Pass the "
+                "tokens themselves, or pass character ids directly to the "
+                "biLM.",
+                "tokens",
+                tensor(tokens.dtype.name, tokens.shape),
+            )
         )
     ids = _real_tokens_to_ids(tokens)
-    if sequence_length is None:
-        is_token = tf.not_equal(tokens, "")
-    else:
+    if sequence_length is not None:
         sequence_length = _check_sequence_length(tokens, sequence_length)
-        positions = tf.range(tf.shape(tokens)[1])
-        is_token = positions[None, :] < sequence_length[:, None]
+    is_token = token_positions(tokens, sequence_length)
     return ids * tf.cast(is_token, "int32")[..., None]
 
 
@@ -80,9 +92,11 @@ def _check_sequence_length(tokens, sequence_length):
     )
     if len(tokens_shape) != 2 or len(lengths_shape) != 1:
         raise KerasElmoError(
-            "tokens_to_char_ids with sequence_length needs tokens of shape "
-            "(batch, time) and sequence_length of shape (batch,); received "
-            f"tokens {tokens_shape} and sequence_length {lengths_shape}."
+            "tokens_to_char_ids with `sequence_length` needs tokens of shape "
+            "(batch, time) and `sequence_length` of shape (batch,) (the "
+            f"tokens have shape {tokens_shape}).",
+            "sequence_length",
+            received=tensor(sequence_length.dtype.name, lengths_shape),
         )
     batch, count = tokens_shape[0], lengths_shape[0]
     if batch is not None and count is not None and batch != count:
@@ -95,16 +109,17 @@ def _check_sequence_length(tokens, sequence_length):
         lengths, time = sequence_length.numpy(), tokens_shape[1]
         if lengths.size and not 0 <= lengths.min() <= lengths.max() <= time:
             raise KerasElmoError(
-                f"sequence_length must lie in 0..{tokens_shape[1]} (the time "
-                f"dimension of tokens {tokens_shape}); received "
-                f"{lengths.tolist()}."
+                f"`sequence_length` must lie in 0..{tokens_shape[1]} (the "
+                f"time dimension of tokens {tokens_shape}).",
+                "sequence_length",
+                received=lengths.tolist(),
             )
         return sequence_length
     shape, count = tf.shape(tokens), tf.shape(sequence_length)[0]
-    received = [
-        "Received sequence_length of shape",
+    shapes = [
+        "The shape of sequence_length:",
         tf.shape(sequence_length),
-        "and tokens of shape",
+        "of tokens:",
         shape,
     ]
     checks = [
@@ -112,7 +127,7 @@ def _check_sequence_length(tokens, sequence_length):
             tf.equal(count, shape[0]),
             [
                 "sequence_length must have one entry per row of tokens.",
-                *received,
+                *shapes,
             ],
         ),
         tf.debugging.Assert(
@@ -122,7 +137,7 @@ def _check_sequence_length(tokens, sequence_length):
             [
                 "sequence_length must lie in 0..time (the second dimension "
                 "of tokens).",
-                *received,
+                *shapes,
                 "; values",
                 sequence_length,
             ],

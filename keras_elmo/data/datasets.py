@@ -40,7 +40,13 @@ _SHUFFLE_BUFFER = 20000
 
 
 def resolve_files(file_patterns):
-    """Expands glob patterns (str or list) into a sorted list of files."""
+    """Expands glob patterns (str or list) into a sorted list of files.
+
+    Example:
+
+    >>> keras_elmo.data.resolve_files("tests/fixtures/bilm-tf/train/d*.txt")
+    ['tests/fixtures/bilm-tf/train/data.txt']
+    """
     if isinstance(file_patterns, str):
         file_patterns = [file_patterns]
     files = set()
@@ -134,9 +140,9 @@ def check_batch_budget(max_length, tokens_per_batch):
             "`tokens_per_batch` must hold the longest sentence piece and "
             "its boundaries, at least `max_length` + 2 = "
             f"{int(max_length) + 2} tokens (and `max_length` >= 1). Raise "
-            "`tokens_per_batch` or lower `max_length`. Received: "
-            f"max_length={max_length!r}, tokens_per_batch={tokens_per_batch!r}.",
+            f"`tokens_per_batch` or lower `max_length` (now {max_length!r}).",
             "tokens_per_batch",
+            received=tokens_per_batch,
         )
 
 
@@ -156,6 +162,13 @@ def scan_corpus(
 
     Returns:
         A `CorpusScan`.
+
+    Example:
+
+    >>> scan = keras_elmo.data.scan_corpus(
+    ...     ["tests/fixtures/bilm-tf/train/data.txt"], tokens_per_batch=256)
+    >>> scan.num_sentences, scan.num_tokens, scan.steps_per_epoch
+    (5, 134, 4)
     """
     check_on_bad_line(on_bad_line)
     check_batch_budget(max_length, tokens_per_batch)
@@ -336,12 +349,24 @@ def lm_dataset(
 
     Returns:
         A `tf.data.Dataset` of `(x, y, sample_weight)`.
+
+    Example:
+
+    >>> scan = keras_elmo.data.scan_corpus(
+    ...     ["tests/fixtures/bilm-tf/train/data.txt"], tokens_per_batch=256)
+    >>> vocabulary = keras_elmo.data.Vocabulary.from_file(
+    ...     "tests/fixtures/bilm-tf/train/vocab.txt")
+    >>> dataset = keras_elmo.data.lm_dataset(scan, vocabulary, repeat=False)
+    >>> x, y, sample_weight = next(iter(dataset))
+    >>> x["character_ids"].shape[-1]
+    50
     """
     require_tensorflow("The tf.data training pipeline (lm_dataset)")
     if token_encoder not in LM_INPUTS:
         raise KerasElmoError(
-            f"token_encoder must be one of {sorted(LM_INPUTS)}; received "
-            f"{token_encoder!r}."
+            f"`token_encoder` must be one of {sorted(LM_INPUTS)}.",
+            "token_encoder",
+            received=token_encoder,
         )
     table = vocabulary.lookup_table()
     start_epoch, skip = divmod(int(start_step), scan.steps_per_epoch)

@@ -29,7 +29,9 @@ model has a word table, else the character ids alone.
 import numpy as np
 import tensorflow as tf
 
+from keras_elmo.data.token_positions import token_positions
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import tensor
 
 # EFML's special entries of char.dic and word.dic.
 BOS = "<bos>"
@@ -54,8 +56,9 @@ def _check_vocabulary(vocabulary, specials, what):
     if not isinstance(vocabulary, dict) or not vocabulary:
         raise KerasElmoError(
             f"`{what}` must be a non-empty dict (entry -> id, as in "
-            f"ELMoForManyLangs' {what[:4]}.dic). Received: "
-            f"{type(vocabulary).__name__}"
+            f"ELMoForManyLangs' {what[:4]}.dic).",
+            what,
+            received=vocabulary,
         )
     missing = [s for s in specials if s not in vocabulary]
     if missing:
@@ -93,7 +96,9 @@ class ELMoForManyLangsIds:
             raise KerasElmoError(
                 f"`max_characters_per_token` must be >= {minimum} for an "
                 "ELMoForManyLangs encoder (the `<bos>` entry plus two "
-                f"markers). Received: {max_characters_per_token}"
+                "markers).",
+                "max_characters_per_token",
+                received=max_characters_per_token,
             )
         self.words = None
         if words is not None:
@@ -201,16 +206,12 @@ class ELMoForManyLangsIds:
         tokens = tf.convert_to_tensor(tokens)
         if tokens.dtype != tf.string:
             raise KerasElmoError(
-                "tokens_to_inputs expects a tf.string tensor; received "
-                f"dtype {tokens.dtype.name}."
+                "tokens_to_inputs expects a tf.string tensor.",
+                "tokens",
+                received=tensor(tokens.dtype.name, tokens.shape),
             )
         ids = self._real_tokens_to_inputs(tokens)
-        if sequence_length is None:
-            is_token = tf.not_equal(tokens, "")
-        else:
-            positions = tf.range(tf.shape(tokens)[1])
-            sequence_length = tf.cast(sequence_length, "int32")
-            is_token = positions[None, :] < sequence_length[:, None]
+        is_token = token_positions(tokens, sequence_length)
         return ids * tf.cast(is_token, "int32")[..., None]
 
     def _real_tokens_to_inputs(self, tokens):

@@ -17,11 +17,11 @@ encoder's `batch_to_inputs`. The ids are the same as the in-graph ones.
 import numpy as np
 
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import received
+from keras_elmo.errors import Described
 
 # What host tokens are, for messages.
 _EXPECTED = (
-    "expected tokenised sentences: a list of token lists such as "
+    "tokenised sentences: a list of token lists such as "
     "[['Hello', 'world'], ['Hi']], or a NumPy string array (batch, time) "
     "with '' for padding"
 )
@@ -88,22 +88,30 @@ def _sentences(tokens):
     """Token lists as lists of str, checked (see `host_inputs`)."""
     if not isinstance(tokens, (list, tuple)):
         raise KerasElmoError(
-            f"Received `tokens`={received(tokens)}; {_EXPECTED}."
+            f"`tokens` must be {_EXPECTED}.",
+            "tokens",
+            received=tokens,
+            expected=_EXPECTED,
         )
     sentences = []
     for i, sentence in enumerate(tokens):
         if isinstance(sentence, (str, bytes)):
             raise KerasElmoError(
-                f"tokens[{i}] is the string {received(sentence)}, not a list "
-                f"of tokens; {_EXPECTED}. Split each sentence first, e.g. "
-                "[s.split() for s in sentences]."
+                f"`tokens`[{i}] is a string, not a list of tokens; `tokens` "
+                f"must be {_EXPECTED}. Split each sentence first, e.g. "
+                "[s.split() for s in sentences].",
+                received=sentence,
+                expected=_EXPECTED,
             )
         if not isinstance(sentence, (list, tuple, np.ndarray)):
             raise KerasElmoError(
-                f"tokens[{i}] is {received(sentence)}; {_EXPECTED}."
+                f"`tokens`[{i}] is not a list of tokens; `tokens` must be "
+                f"{_EXPECTED}.",
+                received=sentence,
+                expected=_EXPECTED,
             )
         sentences.append(
-            [_token(t, f"tokens[{i}][{j}]") for j, t in enumerate(sentence)]
+            [_token(t, f"`tokens`[{i}][{j}]") for j, t in enumerate(sentence)]
         )
     return sentences
 
@@ -112,17 +120,22 @@ def _array_rows(tokens):
     """A NumPy token array's rows as lists of str, checked."""
     if tokens.dtype.kind not in "USO":
         raise KerasElmoError(
-            f"Received a NumPy {tokens.dtype} array of shape {tokens.shape} "
-            f"as tokens; {_EXPECTED}. (Ids need no conversion: pass them "
-            "to the layer as they are.)"
+            f"`tokens` must be {_EXPECTED}. (Ids need no conversion: pass "
+            "them to the layer as they are.)",
+            "tokens",
+            received=Described(
+                f"NumPy {tokens.dtype} array of shape {tokens.shape}"
+            ),
+            expected=_EXPECTED,
         )
     if tokens.ndim != 2:
         raise KerasElmoError(
-            "String tokens must have shape (batch, time), '' for padding; "
-            f"received a NumPy array of shape {tokens.shape}."
+            "String `tokens` must have shape (batch, time), '' for padding.",
+            "tokens",
+            received=Described(f"NumPy array of shape {tokens.shape}"),
         )
     return [
-        [_token(t, f"tokens[{i}, {j}]") for j, t in enumerate(row)]
+        [_token(t, f"`tokens`[{i}, {j}]") for j, t in enumerate(row)]
         for i, row in enumerate(tokens)
     ]
 
@@ -137,12 +150,13 @@ def _token(token, where):
         except UnicodeDecodeError as e:
             raise KerasElmoError(
                 f"{where} is not UTF-8 text: byte {token[e.start]:#04x} at "
-                f"offset {e.start} of {received(token)}. Decode the tokens "
-                "with their encoding first, or pass str."
+                f"offset {e.start}. Decode the tokens with their encoding "
+                "first, or pass str.",
+                received=token,
             ) from None
     raise KerasElmoError(
-        f"{where} is {received(token)}; every token must be a string "
-        "(str, or UTF-8 bytes); pad with ''."
+        f"{where} must be a string (str, or UTF-8 bytes); pad with ''.",
+        received=token,
     )
 
 

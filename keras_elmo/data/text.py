@@ -24,9 +24,9 @@ def split_tokens(text):
 def check_on_bad_line(on_bad_line):
     if on_bad_line not in ON_BAD_LINE:
         raise TextFileError(
-            f"`on_bad_line` must be one of {ON_BAD_LINE}. Received: "
-            f"on_bad_line={on_bad_line!r}.",
+            f"`on_bad_line` must be one of {ON_BAD_LINE}.",
             "on_bad_line",
+            received=on_bad_line,
         )
     return on_bad_line
 

@@ -1,14 +1,20 @@
-"""Word vocabularies in the bilm-tf format (SPEC §11)."""
+"""Word vocabularies in the bilm-tf format (SPEC §11).
+
+TensorFlow is imported only by the in-graph lookup (`lookup_table`,
+`tokens_to_word_ids`), so that the runtime of exported models
+(`keras_elmo.runtime`) turns words into ids with this module and NumPy.
+"""
 
 import collections
 import os
 
 import numpy as np
-import tensorflow as tf
 
-from keras_elmo.errors import check_strings
 from keras_elmo.data.text import iter_sentences
+from keras_elmo.data.token_positions import token_positions
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_integer
+from keras_elmo.errors import check_strings
 from keras_elmo.files import atomic_output
 
 BOS = "<S>"
@@ -40,7 +46,7 @@ class Vocabulary:
     """
 
     def __init__(self, tokens, source="the vocabulary"):
-        tokens = check_strings(tokens, source)
+        tokens = check_strings(tokens, where=source)
         missing = [t for t in SPECIAL_TOKENS if t not in tokens]
         if missing:
             raise KerasElmoError(
@@ -122,16 +128,13 @@ class Vocabulary:
             on_bad_line: `"error"` or `"skip"`, for lines that are not
                 UTF-8 (as for training; see `keras_elmo.data.text`).
         """
-        if int(min_count) < 1:
-            raise KerasElmoError(
-                f"`min_count` must be >= 1. Received: min_count={min_count!r}.",
-                "min_count",
-            )
+        check_integer(min_count, "min_count", minimum=1)
         if max_size is not None and int(max_size) <= len(SPECIAL_TOKENS):
             raise KerasElmoError(
                 "`max_size` must be larger than 3 (the special tokens <S>, "
-                f"</S>, <UNK>). Received: max_size={max_size!r}.",
+                "</S>, <UNK>).",
                 "max_size",
+                received=max_size,
             )
         counts = collections.Counter()
         for path in files:
@@ -154,6 +157,8 @@ class Vocabulary:
 
     def lookup_table(self):
         """A `tf.lookup.StaticHashTable` from token to id (`<UNK>` default)."""
+        import tensorflow as tf
+
         return tf.lookup.StaticHashTable(
             tf.lookup.KeyValueTensorInitializer(
                 tf.constant(self.tokens),
@@ -175,14 +180,19 @@ def tokens_to_word_ids(tokens, table, sequence_length=None):
 
     Returns:
         int32 tensor `(batch, time)`: line + 1, 0 at padding.
+
+    Example:
+
+    >>> vocabulary = keras_elmo.data.Vocabulary(["<S>", "</S>", "<UNK>", "the"])
+    >>> keras_elmo.data.tokens_to_word_ids(
+    ...     tf.constant([["the", "zebra", ""]]), vocabulary.lookup_table()
+    ... ).numpy().tolist()
+    [[4, 3, 0]]
     """
+    import tensorflow as tf
+
     tokens = tf.convert_to_tensor(tokens)
-    if sequence_length is None:
-        is_token = tf.not_equal(tokens, "")
-    else:
-        positions = tf.range(tf.shape(tokens)[1])
-        sequence_length = tf.cast(sequence_length, "int32")
-        is_token = positions[None, :] < sequence_length[:, None]
+    is_token = token_positions(tokens, sequence_length)
     ids = tf.cast(table.lookup(tokens), "int32") + 1
     return tf.where(is_token, ids, 0)
 

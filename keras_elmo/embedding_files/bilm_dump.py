@@ -7,34 +7,24 @@ when complete.
 
 import itertools
 
-import h5py
 import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo.data.text import count_lines
-from keras_elmo.data.text import iter_sentences
 from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_SENTENCE_BATCH
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_TOKEN_BATCH
 from keras_elmo.embedding_files.hdf5_layout import OUTPUT_LAYERS
-from keras_elmo.embedding_files.hdf5_layout import TOKEN_EMBEDDINGS
 from keras_elmo.embedding_files.hdf5_layout import write_sentence_embeddings
+from keras_elmo.embedding_files.hdf5_layout import write_token_embeddings
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.files import atomic_output
+from keras_elmo.errors import check_integer
 from keras_elmo.files import check_output_file
-from keras_elmo.progress import Progress
 
 
 def _check_batch_size(batch_size):
-    if isinstance(batch_size, bool) or int(batch_size) < 1:
-        raise KerasElmoError(
-            "`batch_size` must be a positive integer. Received: "
-            f"batch_size={batch_size!r}.",
-            "batch_size",
-        )
-    return int(batch_size)
+    return check_integer(batch_size, "batch_size", minimum=1)
 
 
 def _word_vocabulary(bilm, vocabulary):
@@ -107,8 +97,9 @@ def embed_file(
     batch_size = _check_batch_size(batch_size)
     if output_layers not in OUTPUT_LAYERS:
         raise KerasElmoError(
-            f"output_layers must be one of {sorted(OUTPUT_LAYERS)}; received "
-            f"{output_layers!r}."
+            f"`output_layers` must be one of {sorted(OUTPUT_LAYERS)}.",
+            "output_layers",
+            received=output_layers,
         )
     vocabulary = _word_vocabulary(bilm, vocabulary)
     check_output_file(output_file, [input_file], "output_file")
@@ -184,22 +175,10 @@ def dump_token_embeddings(
     batch_size = _check_batch_size(batch_size)
     vocabulary = _word_vocabulary(bilm, vocabulary)
     check_output_file(output_file, [vocab_file], "output_file")
-    total = count_lines(vocab_file)
-    progress = Progress(total, "token", verbose, label="dump")
-    # A vocabulary line is one token; an empty line an empty token.
-    words = (" ".join(line) for line in iter_sentences(vocab_file))
-    with atomic_output(output_file) as temporary:
-        with h5py.File(temporary, "w") as out:
-            embedding = out.create_dataset(
-                TOKEN_EMBEDDINGS,
-                shape=(total, bilm.projection_dim),
-                dtype="float32",
-            )
-            start = 0
-            for values in encode_tokens_in_batches(
-                bilm, words, batch_size, vocabulary
-            ):
-                embedding[start : start + len(values)] = values
-                start += len(values)
-                progress.update(start)
-    return total
+
+    def embed_tokens(words):
+        return encode_tokens_in_batches(bilm, words, batch_size, vocabulary)
+
+    return write_token_embeddings(
+        embed_tokens, vocab_file, output_file, bilm.projection_dim, verbose
+    )

@@ -118,3 +118,44 @@ def write_sentence_embeddings(
             if sentence_index:
                 write_sentence_index(out, index)
     return total
+
+
+def write_token_embeddings(
+    embed_tokens, vocab_file, output_file, width, verbose=1
+):
+    """Writes the `embedding` dataset of every line of `vocab_file` to the
+    hdf5 file `output_file` (atomically), whatever runs the biLM.
+
+    Args:
+        embed_tokens: callable: an iterator of token strings -> an
+            iterator of float32 arrays `(rows, width)`, in order.
+        vocab_file: str. One token a line (an empty line, an empty token).
+        output_file: str. The hdf5 file.
+        width: int. The biLM's `projection_dim`.
+        verbose: 0 or 1.
+
+    Returns:
+        The number of tokens written.
+    """
+    import h5py
+
+    from keras_elmo.data.text import count_lines
+    from keras_elmo.data.text import iter_sentences
+    from keras_elmo.files import atomic_output
+    from keras_elmo.progress import Progress
+
+    total = count_lines(vocab_file)
+    progress = Progress(total, "token", verbose, label="dump")
+    # A vocabulary line is one token; an empty line an empty token.
+    words = (" ".join(line) for line in iter_sentences(vocab_file))
+    with atomic_output(output_file) as temporary:
+        with h5py.File(temporary, "w") as out:
+            embedding = out.create_dataset(
+                TOKEN_EMBEDDINGS, shape=(total, width), dtype="float32"
+            )
+            start = 0
+            for values in embed_tokens(words):
+                embedding[start : start + len(values)] = values
+                start += len(values)
+                progress.update(start)
+    return total

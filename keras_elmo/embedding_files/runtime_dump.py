@@ -14,8 +14,8 @@ import os
 
 import numpy as np
 
-from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
 from keras_elmo.embedding_files.hdf5_layout import write_sentence_embeddings
+from keras_elmo.embedding_files.hdf5_layout import write_token_embeddings
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.formats.exported_file import KINDS
 
@@ -46,16 +46,16 @@ def open_model(model_file, runtime=None, precision=None, num_threads=None):
     if kind is None:
         raise KerasElmoError(
             "`model_file` is not an exported model file; expected a .onnx "
-            "(keras-elmo export-onnx) or .tflite (export-litert) file. "
-            f"Received: model_file={model_file!r}.",
+            "(keras-elmo export-onnx) or .tflite (export-litert) file.",
             "model_file",
+            received=model_file,
         )
     if runtime not in (None, kind):
         raise KerasElmoError(
             f"`model_file` is a {kind} model but `runtime` is another; "
-            f"leave `runtime` out, or give {kind!r}. Received: "
-            f"model_file={model_file!r}, runtime={runtime!r}.",
+            f"leave `runtime` out, or give {kind!r}.",
             "runtime",
+            received=runtime,
         )
     load = {"onnx": runtimes.ONNXBiLM, "litert": runtimes.LiteRTBiLM}[kind]
     model = load(model_file, num_threads=num_threads)
@@ -63,24 +63,17 @@ def open_model(model_file, runtime=None, precision=None, num_threads=None):
         raise KerasElmoError(
             f"`model_file` was exported in {model.precision} but "
             "`precision` is another; leave `precision` out (a file has one "
-            "precision), or export the biLM again in the one you want. "
-            f"Received: model_file={model_file!r}, precision={precision!r}.",
+            "precision), or export the biLM again in the one you want.",
             "precision",
+            received=precision,
         )
     return model
 
 
-def embed_file(
-    model,
-    input_file,
-    output_file,
-    batch_size,
-    verbose=1,
-    on_bad_line="error",
-    output_layers=DEFAULT_OUTPUT_LAYERS,
-    sentence_index=True,
-):
-    """`keras_elmo.embedding_files.bilm_dump.embed_file` for an exported model.
+def embed_file(model, input_file, output_file, batch_size, **options):
+    """`keras_elmo.embedding_files.bilm_dump.embed_file` for an exported
+    model; `options` (`verbose`, `on_bad_line`, `output_layers`,
+    `sentence_index`) as there.
 
     Returns:
         The number of sentences written.
@@ -93,14 +86,7 @@ def embed_file(
         return np.stack(model(sentences)["layer_outputs"], axis=1)
 
     return write_sentence_embeddings(
-        layers_of,
-        input_file,
-        output_file,
-        batch_size,
-        verbose,
-        on_bad_line,
-        output_layers,
-        sentence_index,
+        layers_of, input_file, output_file, batch_size, **options
     )
 
 
@@ -112,32 +98,15 @@ def dump_token_embeddings(
     Returns:
         The number of tokens written.
     """
-    import h5py
-
-    from keras_elmo.data.text import count_lines
-    from keras_elmo.data.text import iter_sentences
-    from keras_elmo.files import atomic_output
     from keras_elmo.files import check_output_file
-    from keras_elmo.progress import Progress
 
     check_output_file(output_file, [vocab_file, model.path], "output_file")
-    total = count_lines(vocab_file)
-    progress = Progress(total, "token", verbose, label="dump")
-    # A vocabulary line is one token; an empty line an empty token.
-    words = (" ".join(line) for line in iter_sentences(vocab_file))
-    with atomic_output(output_file) as temporary:
-        with h5py.File(temporary, "w") as out:
-            embedding = out.create_dataset(
-                "embedding",
-                shape=(total, model.projection_dim),
-                dtype="float32",
-            )
-            start = 0
-            while chunk := list(itertools.islice(words, batch_size)):
-                values = model([[word] for word in chunk])
-                embedding[start : start + len(chunk)] = values[
-                    "token_embeddings"
-                ][:, 0]
-                start += len(chunk)
-                progress.update(start)
-    return total
+
+    def embed_tokens(words):
+        while chunk := list(itertools.islice(words, batch_size)):
+            outputs = model([[word] for word in chunk])
+            yield outputs["token_embeddings"][:, 0]
+
+    return write_token_embeddings(
+        embed_tokens, vocab_file, output_file, model.projection_dim, verbose
+    )

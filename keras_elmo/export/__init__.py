@@ -1,12 +1,16 @@
-"""Exports of a biLM for serving: a TensorFlow SavedModel that takes raw
-text (`export_savedmodel`), and ONNX and LiteRT models over character ids
-(`to_onnx`, `to_litert`; run them with `keras_elmo.runtime`).
+"""Exports for serving: a biLM as a TensorFlow SavedModel that takes raw
+text (`export_savedmodel`); a biLM as ONNX and LiteRT models over
+character ids, or a whole Keras model holding ELMo (a tagger around
+`ELMoEmbedding`) as ONNX and LiteRT models of its inputs (`to_onnx`,
+`to_litert`; run them with `keras_elmo.runtime`, which takes the words).
+Keras's own `model.export(format="onnx" | "litert")` refuses such a model
+and names these (`keras_elmo.layers.keras_export`).
 
 The names load on first use, so that `keras_elmo.export.choices` (the
 precisions and limits that `--help` shows) imports without TensorFlow.
 """
 
-import importlib
+from keras_elmo.lazy import lazy_exports
 
 # Public name -> the module that defines it.
 _EXPORTS = {
@@ -20,18 +24,6 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(
-        f"module 'keras_elmo.export' has no attribute {name!r}"
-    )
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
-
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 __all__ = sorted(_EXPORTS)

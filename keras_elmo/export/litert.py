@@ -34,13 +34,16 @@ the name `exported_file.METADATA_KEY` (read by
 `keras_elmo.runtime.LiteRTBiLM`).
 """
 
+import contextlib
 import gc
 import os
 import tempfile
 
 from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.export import model_function
 from keras_elmo.export import portable
+from keras_elmo.export.keras_rnns import portable_rnns
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
 from keras_elmo.formats.exported_file import LITERT
@@ -61,8 +64,9 @@ def _import_litert():
     return flatbuffers, schema
 
 
-def _converter(module, precision, directory):
-    """The TFLite converter, reading the function from a SavedModel in
+def _converter(module, function, tracing, precision, directory):
+    """The TFLite converter, reading `function` (a `tf.function` of
+    `module`, traced inside the context `tracing`) from a SavedModel in
     `directory` (written here) rather than from the live function."""
     import tensorflow as tf
 
@@ -70,8 +74,8 @@ def _converter(module, precision, directory):
         concatenated_outputs,
     )
 
-    with concatenated_outputs():
-        function = module.embed.get_concrete_function()
+    with concatenated_outputs(), tracing:
+        function = function.get_concrete_function()
     tf.saved_model.save(
         module, directory, signatures={"serving_default": function}
     )
@@ -103,60 +107,111 @@ def add_metadata(flatbuffers, schema, model_bytes, name, value):
     return bytes(builder.Output())
 
 
-def to_litert(bilm, path, precision="float32", scalar_mix=None):
-    """Writes the biLM as a LiteRT (`.tflite`) model over character ids.
-
-    Input `character_ids` int32 `(batch, time, 50)` (from
-    `keras_elmo.runtime.batch_to_ids`), dynamic batch and time, in the
-    signature `serving_default`; outputs `layer_0` ... `layer_L` float32
-    `(batch, time, 2 * projection_dim)`, `mask` bool `(batch, time)` and,
-    with `scalar_mix`, `elmo`. Builtin ops only. Run it with
-    `keras_elmo.runtime.LiteRTBiLM`.
-
-    Args:
-        bilm: a character-input `keras_elmo.layers.BiLM`.
-        path: str. The `.tflite` file to write (atomically).
-        precision: `"float32"`, `"float16"` (float16 weights) or `"int8"`
-            (dynamic-range quantization). Defaults to `"float32"`.
-        scalar_mix: None, a built `keras_elmo.layers.ScalarMix` or a list
-            of `num_layers + 1` scalar weights: adds the output `elmo`.
-            Defaults to `None`.
-
-    Returns:
-        `path`.
-    """
-    require_tensorflow("The LiteRT export")
-    check_precision(precision, LITERT)
-    portable.check_bilm(bilm, LITERT.title)
-    path = check_output_file(os.fspath(path))
-    flatbuffers, schema = _import_litert()
+def _bilm_module(bilm, scalar_mix):
+    """The traceable module of a biLM, its function, and its metadata as
+    a function of the precision."""
     # No builtin op deduplicates rows (see the module docstring).
     module = portable.CharacterIdModel(
         bilm, deduplicate_tokens=False, scalar_mix=scalar_mix, fmt=LITERT.title
     )
     has_mix = module.scalar_mix is not None
-    output_names = module.output_names()
-    with tempfile.TemporaryDirectory() as directory:
-        converter = _converter(module, precision, directory)
-        del module
-        gc.collect()
-        model = converter.convert()
-    info = portable.metadata(
-        bilm,
-        LITERT,
-        precision,
-        deduplicate_tokens=False,
-        scalar_mix=has_mix,
-        outputs=output_names,
+    outputs = module.output_names()
+
+    def describe(precision):
+        return portable.metadata(
+            bilm,
+            LITERT,
+            precision,
+            deduplicate_tokens=False,
+            scalar_mix=has_mix,
+            outputs=outputs,
+        )
+
+    return module, module.embed, contextlib.nullcontext(), describe
+
+
+def _model_module(keras_model):
+    """The traceable module of a whole Keras model holding ELMo, its
+    function, and its metadata as a function of the precision."""
+    module = model_function.ModelFunction(
+        keras_model, LITERT.title, deduplicate_tokens=False
     )
-    model = add_metadata(
+    summary = module.summary
+
+    def describe(precision):
+        return model_function.metadata(
+            summary, LITERT, precision, deduplicate_tokens=False
+        )
+
+    tracing = portable_rnns(module.model, LITERT.title)
+    return module, module.serve, tracing, describe
+
+
+def to_litert(model, path, precision="float32", scalar_mix=None):
+    """Writes a biLM, or a whole Keras model holding ELMo, as LiteRT.
+
+    Builtin ops only, dynamic batch and time, in the signature
+    `serving_default`.
+
+    A biLM: input `character_ids` int32 `(batch, time, 50)` (from
+    `keras_elmo.runtime.batch_to_ids`); outputs `layer_0` ... `layer_L`
+    float32 `(batch, time, 2 * projection_dim)`, `mask` bool `(batch,
+    time)` and, with `scalar_mix`, `elmo`. Run it with
+    `keras_elmo.runtime.LiteRTBiLM`.
+
+    A whole model (a functional or Sequential `keras.Model` with
+    `ELMoEmbedding` or `BiLM` layers, e.g. a tagger): the model's inputs
+    and outputs by name, except that a string input read by ELMo takes
+    the ids ELMo computes from the tokens (character ids, or a word-input
+    biLM's word ids; see `keras_elmo.formats.exported_model`). Run it
+    with `keras_elmo.runtime.LiteRTModel`, which takes the tokens.
+
+    Args:
+        model: a character-input `keras_elmo.layers.BiLM`, or a
+            `keras.Model` holding ELMo.
+        path: str. The `.tflite` file to write (atomically).
+        precision: `"float32"`, `"float16"` (float16 weights) or `"int8"`
+            (dynamic-range quantization). Defaults to `"float32"`.
+        scalar_mix: None, a built `keras_elmo.layers.ScalarMix` or a list
+            of `num_layers + 1` scalar weights: adds the output `elmo`
+            (a biLM only: a model's ELMoEmbedding holds its own mixes).
+            Defaults to `None`.
+
+    Returns:
+        `path`.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo.tflite")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.to_litert(bilm, path, scalar_mix=[0, 0, 0])
+    >>> elmo = keras_elmo.runtime.LiteRTBiLM(path)
+    >>> elmo([["Hello", "world"]])["elmo"].shape
+    (1, 2, 32)
+    """
+    require_tensorflow("The LiteRT export")
+    check_precision(precision, LITERT)
+    whole = model_function.is_whole_model(model, scalar_mix, LITERT.title)
+    path = check_output_file(os.fspath(path))
+    flatbuffers, schema = _import_litert()
+    if whole:
+        module, function, tracing, describe = _model_module(model)
+    else:
+        module, function, tracing, describe = _bilm_module(model, scalar_mix)
+    with tempfile.TemporaryDirectory() as directory:
+        converter = _converter(module, function, tracing, precision, directory)
+        del module, function
+        gc.collect()
+        flatbuffer = converter.convert()
+    flatbuffer = add_metadata(
         flatbuffers,
         schema,
-        model,
+        flatbuffer,
         METADATA_KEY,
-        metadata_json(info).encode("utf-8"),
+        metadata_json(describe(precision)).encode("utf-8"),
     )
     with atomic_output(path) as temporary:
         with open(temporary, "wb") as f:
-            f.write(model)
+            f.write(flatbuffer)
     return path

@@ -41,6 +41,7 @@ float16 is not offered: the converted graph has mixed-type comparisons
 that ONNX Runtime refuses to load.
 """
 
+import contextlib
 import gc
 import logging
 import os
@@ -48,6 +49,7 @@ import tempfile
 
 from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.export import model_function
 from keras_elmo.export import onnx_graph
 from keras_elmo.export import portable
 from keras_elmo.export.onnx_graph import hoist_loop_invariants
@@ -61,6 +63,9 @@ from keras_elmo.formats.exported_file import metadata_json
 from keras_elmo.version import __version__
 
 DEFAULT_OPSET = 17
+# tf2onnx's switch for running its optimizers on copies (see
+# `_quiet_tf2onnx`).
+CATCH_ERRORS = "TF2ONNX_CATCH_ERRORS"
 
 
 def _import_onnx():
@@ -107,10 +112,11 @@ def _unique_v2(ctx, node, name, args):
     ctx.replace_all_inputs(index, new_index)
 
 
-def _graph_without_weights(module):
-    """The biLM function as a GraphDef in which every variable is a
+def _graph_without_weights(function, input_names):
+    """The concrete `function` as a GraphDef in which every variable is a
     `Placeholder`, with its input and output tensor names, the renames to
-    `character_ids`, `layer_k`, ..., and `{placeholder name: variable}`.
+    `input_names` and the names of its dict of outputs (`character_ids`,
+    `layer_k`, ...), and `{placeholder name: variable}`.
 
     Built as TensorFlow freezes a function (`convert_variables_to_
     constants_v2`: functions inlined, `While` loops kept, resource reads
@@ -123,7 +129,6 @@ def _graph_without_weights(module):
     import numpy as np
     from tensorflow.python.framework import convert_to_constants as freeze
 
-    function = module.embed.get_concrete_function()
     stand_ins = {}
 
     class Converter(freeze._FunctionConverterDataInEager):
@@ -150,27 +155,58 @@ def _graph_without_weights(module):
             del node.attr["value"]
             node.attr["shape"].shape.CopyFrom(shape.as_proto())
     inputs = [t.name for t in function.inputs if t.dtype.name != "resource"]
-    renames = {inputs[0]: INPUT_NAME}
+    renames = dict(zip(inputs, input_names))
     for name, tensor in function.structured_outputs.items():
         renames[tensor.name] = name
     outputs = [t.name for t in function.outputs]
     return graph_def, inputs, outputs, renames, variables
 
 
-def _convert(tf2onnx, module, opset):
-    """tf2onnx on the biLM graph with its weights as graph inputs, the
-    weights then put in as initializers (see `onnx_graph`)."""
-    graph_def, inputs, outputs, renames, variables = _graph_without_weights(
-        module
-    )
-    model, _ = tf2onnx.convert.from_graph_def(
-        graph_def,
-        input_names=inputs + [f"{name}:0" for name in variables],
-        output_names=outputs,
-        opset=int(opset),
-        custom_op_handlers={"UniqueV2": (_unique_v2, [])},
-        tensors_to_rename=renames,
-    )
+@contextlib.contextmanager
+def _quiet_tf2onnx():
+    """tf2onnx without its two costs that do nothing for us.
+
+    - It calls TensorFlow's deprecated freezing functions, which log a
+      deprecation notice each, and freezing a graph that read a lookup
+      table (a word-input biLM's vocabulary) logs a warning about an
+      empty `table_initializer` collection: nothing for the user to do.
+    - It runs each graph optimizer on a deep copy of the graph, to carry
+      on without it if it fails (`TF2ONNX_CATCH_ERRORS`, its documented
+      switch); none does on our graphs, and the copies took 23 of the 50
+      s of a tagger's conversion (the result is the same without them;
+      an optimizer that failed would now fail the export, loudly).
+    """
+    tf_logger = logging.getLogger("tensorflow")
+    level = tf_logger.level
+    previous = os.environ.get(CATCH_ERRORS)
+    tf_logger.setLevel(logging.ERROR)
+    os.environ[CATCH_ERRORS] = "FALSE"
+    try:
+        yield
+    finally:
+        tf_logger.setLevel(level)
+        if previous is None:
+            os.environ.pop(CATCH_ERRORS, None)
+        else:
+            os.environ[CATCH_ERRORS] = previous
+
+
+def _convert(tf2onnx, function, input_names, opset):
+    """tf2onnx on the graph of the concrete `function` with its weights as
+    graph inputs, the weights then put in as initializers (see
+    `onnx_graph`)."""
+    with _quiet_tf2onnx():
+        graph_def, inputs, outputs, renames, variables = _graph_without_weights(
+            function, input_names
+        )
+        model, _ = tf2onnx.convert.from_graph_def(
+            graph_def,
+            input_names=inputs + [f"{name}:0" for name in variables],
+            output_names=outputs,
+            opset=int(opset),
+            custom_op_handlers={"UniqueV2": (_unique_v2, [])},
+            tensors_to_rename=renames,
+        )
     del graph_def
     onnx_graph.weights_as_initializers(model, variables)
     return model
@@ -193,7 +229,7 @@ def _quantize(onnx, quantization, model, per_channel):
     32767, so no sum saturates and the result is exact integer arithmetic
     on every kernel (VNNI's `vpdpbusd` adds in int32 and never saturated).
     The cost: half the weight resolution (about twice the quantization
-    error, measured in the README). tests/test_export_onnx.py checks the
+    error, docs/benchmarks.md). tests/test_export_onnx.py checks the
     bound on every exported weight tensor.
 
     The highway layers and the token projection stay float32: with 7-bit
@@ -232,8 +268,81 @@ def _quantize(onnx, quantization, model, per_channel):
         return onnx.load(target)
 
 
+def _store_int8(model):
+    """A whole model's int8 file: also the weights the arithmetic keeps in
+    float32, stored int8 (`onnx_graph.weights_in_int8`): the biLM's token
+    encoder (highway layers and projection) and the large embedding
+    tables (a tagger's word embeddings). A biLM's own file keeps them
+    float32 (its token layer exact); in a tagger they would make the int8
+    file more than a third of the float32 one (measured with the main
+    job's biLM: 54 %). 8-bit weights, one scale per output column (per
+    table), dequantized to float32 before the MatMul (after the lookup):
+    no integer arithmetic, so no kernel can saturate, on any CPU; the
+    error is the weights' rounding, not the activations' (dynamic uint8
+    activations are what `_quantize` keeps the token layer away from).
+    """
+    matmuls = set(onnx_graph.token_encoder_matmuls(model.graph))
+    onnx_graph.weights_in_int8(model, matmuls)
+
+
+def _bilm_graph(tf2onnx, bilm, scalar_mix, deduplicate_tokens, opset):
+    """The ONNX graph of a biLM, and its metadata as a function of the
+    precision and the export's options."""
+    module = portable.CharacterIdModel(
+        bilm,
+        deduplicate_tokens,
+        scalar_mix,
+        ONNX.title,
+        pad_empty_batches=True,
+    )
+    model = _convert(
+        tf2onnx, module.embed.get_concrete_function(), [INPUT_NAME], opset
+    )
+    outputs = module.output_names()
+    has_mix = module.scalar_mix is not None
+    # The frozen copy of the biLM (its variables live in a reference
+    # cycle with its traced function): 357 MB at original size.
+    del module
+    gc.collect()
+
+    def describe(precision, **options):
+        return portable.metadata(
+            bilm,
+            ONNX,
+            precision,
+            scalar_mix=has_mix,
+            outputs=outputs,
+            **options,
+        )
+
+    return model, describe, {}
+
+
+def _model_graph(tf2onnx, keras_model, deduplicate_tokens, opset):
+    """The ONNX graph of a whole Keras model holding ELMo, its metadata
+    as a function of the precision and the export's options, and the
+    names of the dynamic axes of its inputs and outputs."""
+    function = model_function.ModelFunction(
+        keras_model, ONNX.title, deduplicate_tokens
+    )
+    model = _convert(
+        tf2onnx,
+        function.serve.get_concrete_function(),
+        function.input_names,
+        opset,
+    )
+    summary = function.summary
+    del function
+    gc.collect()
+
+    def describe(precision, **options):
+        return model_function.metadata(summary, ONNX, precision, **options)
+
+    return model, describe, model_function.axis_names(summary)
+
+
 def to_onnx(
-    bilm,
+    model,
     path,
     precision="float32",
     scalar_mix=None,
@@ -241,23 +350,35 @@ def to_onnx(
     per_channel=False,
     opset=DEFAULT_OPSET,
 ):
-    """Writes the biLM as an ONNX model over character ids.
+    """Writes a biLM, or a whole Keras model holding ELMo, as ONNX.
 
-    Input `character_ids` int32 `(batch, time, 50)` (from
+    A biLM: input `character_ids` int32 `(batch, time, 50)` (from
     `keras_elmo.runtime.batch_to_ids`), dynamic batch and time; outputs
     `layer_0` ... `layer_L` float32 `(batch, time, 2 * projection_dim)`,
-    `mask` bool `(batch, time)` and, with `scalar_mix`, `elmo`. The
-    metadata property `keras_elmo` holds the options of the export as JSON.
-    Run it with `keras_elmo.runtime.ONNXBiLM`.
+    `mask` bool `(batch, time)` and, with `scalar_mix`, `elmo`. Run it
+    with `keras_elmo.runtime.ONNXBiLM`.
+
+    A whole model (a functional or Sequential `keras.Model` with
+    `ELMoEmbedding` or `BiLM` layers, e.g. a tagger): the model's inputs
+    and outputs by name, except that a string input read by ELMo takes
+    the ids ELMo computes from the tokens (character ids, or a word-input
+    biLM's word ids; see `keras_elmo.formats.exported_model`). Run it
+    with `keras_elmo.runtime.ONNXModel`, which takes the tokens.
+
+    The metadata property `keras_elmo` holds the options of the export as
+    JSON.
 
     Args:
-        bilm: a character-input `keras_elmo.layers.BiLM`.
+        model: a character-input `keras_elmo.layers.BiLM`, or a
+            `keras.Model` holding ELMo.
         path: str. The `.onnx` file to write (atomically).
         precision: `"float32"` (matches TensorFlow to ~1e-6) or `"int8"`
-            (LSTM MatMul weights 7-bit int8, dynamic quantization; as
-            accurate on every x86-64 CPU). Defaults to `"float32"`.
+            (MatMul weights 7-bit int8, dynamic quantization; as accurate
+            on every x86-64 CPU; the biLM's token encoder stays float32).
+            Defaults to `"float32"`.
         scalar_mix: None, a built `keras_elmo.layers.ScalarMix` or a list
-            of `num_layers + 1` scalar weights: adds the output `elmo`.
+            of `num_layers + 1` scalar weights: adds the output `elmo`
+            (a biLM only: a model's ELMoEmbedding holds its own mixes).
             Defaults to `None`.
         deduplicate_tokens: bool. Encode each distinct token of a batch
             once (ONNX `Unique`). Defaults to `True`.
@@ -267,48 +388,53 @@ def to_onnx(
 
     Returns:
         `path`.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo-int8.onnx")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.to_onnx(bilm, path, precision="int8")
+    >>> import onnxruntime  # any ONNX Runtime runs the file
+    >>> session = onnxruntime.InferenceSession(path)
+    >>> ids = keras_elmo.runtime.batch_to_ids([["Hello", "world"]])
+    >>> mask, = session.run(["mask"], {"character_ids": ids})
+    >>> mask.tolist()
+    [[True, True]]
     """
     require_tensorflow("The ONNX export")
     check_precision(precision, ONNX)
-    portable.check_bilm(bilm, ONNX.title)
+    whole = model_function.is_whole_model(model, scalar_mix, ONNX.title)
     path = check_output_file(os.fspath(path))
     onnx, tf2onnx, quantization = _import_onnx()
-    module = portable.CharacterIdModel(
-        bilm,
-        deduplicate_tokens,
-        scalar_mix,
-        ONNX.title,
-        pad_empty_batches=True,
-    )
-    model = _convert(tf2onnx, module, opset)
-    output_names = module.output_names()
-    has_mix = module.scalar_mix is not None
-    # The frozen copy of the biLM (its variables live in a reference
-    # cycle with its traced function): 357 MB at original size.
-    del module
-    gc.collect()
+    if whole:
+        graph, describe, axes = _model_graph(
+            tf2onnx, model, deduplicate_tokens, opset
+        )
+    else:
+        graph, describe, axes = _bilm_graph(
+            tf2onnx, model, scalar_mix, deduplicate_tokens, opset
+        )
     # Also saves copying the weights through every iteration in float32.
-    hoist_loop_invariants(model.graph)
+    hoist_loop_invariants(graph.graph)
     if precision == "int8":
-        model = _quantize(onnx, quantization, model, per_channel)
-        onnx_graph.sort_topologically(model.graph)
-    info = portable.metadata(
-        bilm,
-        ONNX,
+        graph = _quantize(onnx, quantization, graph, per_channel)
+        if whole:
+            _store_int8(graph)
+        onnx_graph.sort_topologically(graph.graph)
+    info = describe(
         precision,
         deduplicate_tokens=bool(deduplicate_tokens),
         per_channel=bool(per_channel) if precision == "int8" else None,
         # 7-bit weights (see _quantize).
         reduce_range=True if precision == "int8" else None,
         opset=int(opset),
-        scalar_mix=has_mix,
-        outputs=output_names,
     )
-    onnx_graph.name_dimensions(model)
-    del model.metadata_props[:]
-    onnx.helper.set_model_props(model, {METADATA_KEY: metadata_json(info)})
-    model.producer_name = "keras-elmo"
-    model.producer_version = __version__
+    onnx_graph.name_dimensions(graph, axes)
+    del graph.metadata_props[:]
+    onnx.helper.set_model_props(graph, {METADATA_KEY: metadata_json(info)})
+    graph.producer_name = "keras-elmo"
+    graph.producer_version = __version__
     with atomic_output(path) as temporary:
-        onnx.save(model, temporary)
+        onnx.save(graph, temporary)
     return path

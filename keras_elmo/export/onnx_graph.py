@@ -160,11 +160,14 @@ def _clear_unknown_names(graph):
             _clear_unknown_names(subgraph)
 
 
-def name_dimensions(model):
-    """`batch` and `time` on the dynamic axes of every graph input and
-    output; no `unk__` names anywhere."""
+def name_dimensions(model, axes=None):
+    """Names on the dynamic axes of every graph input and output: those
+    of `axes` (`{value name: (name or None, ...)}`, None leaving an axis
+    as it is), `batch` and `time` for the others; no `unk__` names
+    anywhere."""
+    axes = axes or {}
     for value in [*model.graph.input, *model.graph.output]:
-        _set_dims(value, ("batch", "time"))
+        _set_dims(value, axes.get(value.name, ("batch", "time")))
     _clear_unknown_names(model.graph)
 
 
@@ -184,3 +187,123 @@ def token_encoder_matmuls(graph):
         for node in graph.node
         if node.op_type == "MatMul" and _TOKEN_ENCODER_SCOPE.search(node.name)
     ]
+
+
+# A whole model's int8 file stores embedding tables at least this large
+# as int8 (a task's word embeddings, a word-input biLM's table); smaller
+# ones (the character embedding, 262 x 16) stay float32.
+MIN_INT8_TABLE = 1 << 16
+
+
+def _int8(weights, axis):
+    """Symmetric 8-bit `(values, scales)` of `weights`, one scale per
+    index of `axis` (None: one for the whole tensor)."""
+    keep = tuple(i for i in range(weights.ndim) if i != axis)
+    largest = np.abs(weights).max(axis=keep if axis is not None else None)
+    scales = np.where(largest > 0, largest / 127.0, 1.0).astype(np.float32)
+    shape = [1] * weights.ndim
+    if axis is not None:
+        shape[axis] = -1
+    values = np.rint(weights / scales.reshape(shape)).clip(-127, 127)
+    return values.astype(np.int8), scales
+
+
+def _dequantize(name, source, scales, axis, output):
+    """The initializers `name_scale`, `name_zero` and the
+    `DequantizeLinear` node that turns int8 `source` into `output`."""
+    from onnx import helper
+    from onnx import numpy_helper
+
+    zero = np.zeros(scales.shape, np.int8)
+    tensors = [
+        numpy_helper.from_array(scales, f"{name}_scale"),
+        numpy_helper.from_array(zero, f"{name}_zero"),
+    ]
+    attributes = {} if axis is None else {"axis": axis}
+    node = helper.make_node(
+        "DequantizeLinear",
+        [source, *(t.name for t in tensors)],
+        [output],
+        name=f"{name}_dequantize",
+        **attributes,
+    )
+    return tensors, node
+
+
+def _uses(graph, counts):
+    for node in graph.node:
+        for name in node.input:
+            counts[name] = counts.get(name, 0) + 1
+        for subgraph in _subgraphs(node):
+            _uses(subgraph, counts)
+    return counts
+
+
+def weights_in_int8(model, matmuls):
+    """Stores weights int8 that the arithmetic still uses in float32: the
+    kernels of the top-level MatMuls named in `matmuls` (one scale per
+    output column, dequantized before the MatMul) and the embedding
+    tables of at least `MIN_INT8_TABLE` values (one scale per table, the
+    looked-up rows dequantized after the Gather). Each weight must be an
+    initializer read by that node alone; others are left as they are.
+    In place.
+
+    Returns:
+        The names of the weights stored int8.
+    """
+    from onnx import numpy_helper
+
+    graph = model.graph
+    initializers = {t.name: t for t in graph.initializer}
+    uses = _uses(graph, {})
+    nodes = []
+    stored = []
+    for node in graph.node:
+        weight = _int8_weight(node, matmuls, initializers, uses)
+        if weight is None:
+            nodes.append(node)
+            continue
+        array = numpy_helper.to_array(initializers[weight])
+        graph.initializer.remove(initializers.pop(weight))
+        stored.append(weight)
+        if node.op_type == "MatMul":
+            # The kernel, dequantized under its own name before the MatMul.
+            axis = array.ndim - 1
+            values, scales = _int8(array, axis)
+            source, output = f"{weight}_int8", weight
+            after = False
+        else:
+            # The looked-up rows, dequantized under the Gather's output.
+            axis = None
+            values, scales = _int8(array, axis)
+            scales = scales.reshape(())
+            source, output = f"{node.output[0]}_int8", node.output[0]
+            node.input[0] = f"{weight}_int8"
+            node.output[0] = source
+            after = True
+        tensors, dequantize = _dequantize(weight, source, scales, axis, output)
+        graph.initializer.append(
+            numpy_helper.from_array(values, f"{weight}_int8")
+        )
+        graph.initializer.extend(tensors)
+        nodes += [node, dequantize] if after else [dequantize, node]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return stored
+
+
+def _int8_weight(node, matmuls, initializers, uses):
+    """The float32 initializer `node` reads that `weights_in_int8` stores
+    int8, or None."""
+    if node.op_type == "MatMul" and node.name in matmuls:
+        weight = node.input[1]
+    elif node.op_type == "Gather":
+        weight = node.input[0]
+    else:
+        return None
+    tensor = initializers.get(weight)
+    if tensor is None or uses.get(weight) != 1 or tensor.data_type != 1:
+        return None
+    if node.op_type == "Gather" and np.prod(tensor.dims) < MIN_INT8_TABLE:
+        return None
+    return weight

@@ -29,15 +29,21 @@ def check_bilm(bilm, fmt):
 
     if not isinstance(bilm, BiLM):
         raise KerasElmoError(
-            f"{fmt} export needs a keras_elmo.layers.BiLM; received "
-            f"{type(bilm).__name__}. Load one with keras_elmo.load_bilm."
+            f"{fmt} export needs a keras_elmo.layers.BiLM, or a keras.Model "
+            "holding ELMo, as `model`. Load a biLM with keras_elmo.load_bilm, "
+            "or pass the model (wrap a layer in keras.Model(inputs, "
+            "outputs)).",
+            "model",
+            received=bilm,
         )
     encoder = getattr(bilm, "token_encoder", "characters")
     if encoder != "characters":
         raise KerasElmoError(
-            f"{fmt} export takes character ids; this biLM reads "
-            f"{encoder!r} (token_encoder={encoder!r}). Export a character "
-            "biLM, or use keras-elmo export-savedmodel."
+            f"{fmt} export of a biLM alone takes character ids; this biLM "
+            f"reads {encoder!r} (token_encoder={encoder!r}). Export a "
+            "character biLM, a whole keras.Model holding this one "
+            "(ELMoEmbedding(bilm, vocabulary=...)), or use keras-elmo "
+            "export-savedmodel."
         )
     if not bilm.built:
         bilm.build()
@@ -69,14 +75,11 @@ def scalar_mix_layer(scalar_mix, num_layers, fmt):
 
         weights = check_numbers(
             scalar_mix,
-            f"{fmt} export: `scalar_mix` (a ScalarMix layer or a list of "
-            "weights)",
+            "scalar_mix",
+            where=f"{fmt} export: `scalar_mix`",
+            count=num_layers,
+            one_per="biLM layer",
         )
-        if len(weights) != num_layers:
-            raise KerasElmoError(
-                f"{fmt} export: `scalar_mix` has {len(weights)} values but "
-                f"the biLM has {num_layers} layers; give one per layer."
-            )
         config = {"initial_scalar_weights": weights, "dtype": "float32"}
         weights = None
     if weights is not None and not all(np.isfinite(w).all() for w in weights):
@@ -173,7 +176,7 @@ class CharacterIdModel(tf.Module):
 
 def metadata(bilm, kind, precision, **options):
     """The metadata dict of an export of `bilm` (see `exported_file`)."""
-    from keras_elmo.formats.bilm_tf import config_to_options
+    from keras_elmo.formats.bilm_tf_options import config_to_options
 
     return exported_file.metadata(
         kind,

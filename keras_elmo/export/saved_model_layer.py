@@ -33,6 +33,18 @@ class SavedModelLayer(keras.layers.Layer):
     Returns:
         The SavedModel's output dict (`elmo`, `default`, `word_emb`,
         `lstm_outputs1` ..., `sequence_len`).
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo_savedmodel")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.export_savedmodel(bilm, path)
+    >>> sentences = keras.Input(shape=(), dtype="string")
+    >>> elmo = keras_elmo.export.SavedModelLayer(path)(sentences)["default"]
+    >>> model = keras.Model(sentences, keras.layers.Dense(2)(elmo))
+    >>> model(tf.constant(["Hello world", "Hi"])).shape
+    TensorShape([2, 2])
     """
 
     def __init__(self, directory, trainable=True, **kwargs):

@@ -57,8 +57,9 @@ def _check_max_batch_tokens(max_batch_tokens):
         raise KerasElmoError(
             "`max_batch_tokens` must be a positive integer: the largest "
             "request (batch x max_len token positions) the SavedModel "
-            f"serves. Received: max_batch_tokens={max_batch_tokens!r}.",
+            "serves.",
             "max_batch_tokens",
+            received=max_batch_tokens,
         )
     return int(max_batch_tokens)
 
@@ -130,6 +131,16 @@ class ELMoServing(_Trackable):
             word-input biLM, its vocabulary (required; list, path or
             `keras_elmo.data.Vocabulary`).
         max_batch_tokens: int. Refuse larger requests with an error.
+
+    Example (the module before it is saved):
+
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> serving = keras_elmo.export.ELMoServing(bilm)
+    >>> out = serving(tf.constant(["Hello world", "Hi"]))
+    >>> out["elmo"].shape, out["sequence_len"].numpy().tolist()
+    (TensorShape([2, 2, 32]), [2, 1])
+    >>> serving.max_batch_tokens == keras_elmo.export.DEFAULT_MAX_BATCH_TOKENS
+    True
     """
 
     def __init__(
@@ -408,14 +419,26 @@ def export_savedmodel(
 
     Returns:
         `path`.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo_savedmodel")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.export_savedmodel(bilm, path)
+    >>> elmo = tf.saved_model.load(path)  # TensorFlow only
+    >>> default = elmo.signatures["default"]
+    >>> default(sentences=tf.constant(["The cat sat ."]))["elmo"].shape
+    TensorShape([1, 4, 32])
     """
     require_tensorflow("The SavedModel export")
     check_output_directory(path)
     if os.path.isdir(path) and os.listdir(path):
         raise OutputPathError(
             "`path` exists and is not empty; choose a new directory for the "
-            f"SavedModel. Received: path={path!r}.",
+            "SavedModel.",
             "path",
+            received=path,
         )
     module = ELMoServing(bilm, vocabulary, max_batch_tokens)
     module.trace()
@@ -428,7 +451,20 @@ def keras_layer(path, trainable=True):
     """The exported model as a Keras 3 layer (`SavedModelLayer`) that takes
     untokenised sentences (or a dict of `tokens` and `sequence_len`) and
     returns the output dict; with `trainable=True` the scalar mix trains
-    with the task, with any optimizer."""
+    with the task, with any optimizer.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo_savedmodel")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.export_savedmodel(bilm, path)
+    >>> layer = keras_elmo.export.keras_layer(path)
+    >>> layer(tf.constant(["Hello world"]))["default"].shape
+    TensorShape([1, 32])
+    >>> len(layer.trainable_weights)  # the mix and gamma
+    2
+    """
     from keras_elmo.export.saved_model_layer import SavedModelLayer
 
     return SavedModelLayer(path, trainable=trainable)

@@ -1,242 +1,32 @@
 """Official ELMo weights in and out: `options.json` + hdf5 (SPEC §1, §4-7).
 
 The config mapping (`options_to_config`, `config_to_options`) is kept apart
-from the weight porting (`_weight_datasets`), as in the KerasHub converters.
+from the weight porting (`_weight_datasets`), as in the KerasHub converters:
+it is `keras_elmo.formats.bilm_tf_options`.
 """
 
 import json
-import math
 import os
 
 import h5py
 import keras
 import numpy as np
 
-from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
-from keras_elmo.characters import NUM_CHARACTER_IDS
-from keras_elmo.characters import OPTIONS_NUM_CHARACTERS
-from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
+from keras_elmo.formats.bilm_tf_options import check_input
+from keras_elmo.formats.bilm_tf_options import config_to_options
+from keras_elmo.formats.bilm_tf_options import options_file_config
 from keras_elmo.formats.hdf5_datasets import checked_dataset
 from keras_elmo.formats.hdf5_datasets import read_weights
-from keras_elmo.formats.json_text import MAX_CONFIG_BYTES
-from keras_elmo.formats.json_text import read_json
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.bilm_size import check_bilm_memory
 from keras_elmo.layers.token_encoders.word_encoder import check_bilm_vocabulary
-from keras_elmo.paths import check_input_file
 
 # A dataset may declare at most this many times the weight file's size:
 # float weights compress by less than 2x, so 20x is no real file.
 MAX_DATASET_RATIO = 20
-
-
-def _check_file(path, what, expected):
-    """`check_input_file`, a missing file a `FileNotFoundError`, any other
-    wrong kind of path a `WeightFileError`."""
-    try:
-        check_input_file(path, what, expected)
-    except MissingInputError:
-        raise
-    except InputPathError as error:
-        raise WeightFileError(str(error)) from None
-
-
-def read_options(options_file):
-    """The parsed `options.json` (a dict is returned as is); a missing,
-    unreadable or non-JSON file is an error naming it."""
-    if isinstance(options_file, dict):
-        return options_file
-    _check_file(
-        options_file,
-        "Options file",
-        "the options.json file itself (e.g. elmo_2x4096_512_2048cnn"
-        "_2xhighway_options.json, the one that came with the weights)",
-    )
-    options = read_json(
-        options_file, MAX_CONFIG_BYTES, WeightFileError, "Options file"
-    )
-    if not isinstance(options, dict):
-        raise WeightFileError(
-            f"Options file {options_file} holds a JSON "
-            f"{type(options).__name__}; expected an object with 'lstm' (and "
-            "'char_cnn') sections."
-        )
-    return options
-
-
-def _get(options, path, default=KeyError, kind=None, minimum=None):
-    """`options[a][b]...` for `path` "a.b...", checked: of type `kind`
-    (int, float or list; None: any) and >= `minimum`; a missing key takes
-    `default` (or is an error). Errors name the key."""
-    value = options
-    for key in path.split("."):
-        if not isinstance(value, dict) or key not in value:
-            if default is KeyError:
-                raise WeightFileError(
-                    f"options.json has no `{path}`; it is required (see the "
-                    "official options files for the layout)."
-                )
-            return default
-        value = value[key]
-    if value is None and default is None:
-        return None
-    return _check_option(path, value, kind, minimum)
-
-
-def _check_option(path, value, kind, minimum):
-    expected = {int: "an integer", float: "a number", list: "a list"}
-    numeric = (
-        not isinstance(value, bool)
-        and isinstance(value, (int, float))
-        and math.isfinite(value)
-    )
-    wrong = (
-        (kind is int and not (numeric and value == int(value)))
-        or (kind is float and not numeric)
-        or (kind is list and not isinstance(value, list))
-    )
-    if wrong:
-        raise WeightFileError(
-            f"options.json has `{path}` = {value!r} "
-            f"({type(value).__name__}); expected {expected[kind]}."
-        )
-    if kind in (int, float):
-        value = kind(value)
-        if minimum is not None and value < minimum:
-            raise WeightFileError(
-                f"options.json has `{path}` = {value!r}; it must be >= "
-                f"{minimum}."
-            )
-    return value
-
-
-def _filters_option(options):
-    filters = _get(options, "char_cnn.filters", kind=list)
-    pairs_ok = all(
-        isinstance(f, list)
-        and len(f) == 2
-        and all(
-            not isinstance(x, bool) and isinstance(x, int) and x >= 1 for x in f
-        )
-        for f in filters
-    )
-    if not filters or not pairs_ok:
-        raise WeightFileError(
-            f"options.json has `char_cnn.filters` = {filters!r}; expected a "
-            "non-empty list of [width, num_filters] pairs of integers >= 1, "
-            "e.g. "
-            "[[1, 32], [2, 32]]."
-        )
-    return [list(f) for f in filters]
-
-
-def options_to_config(options):
-    """Maps an official options dict to `BiLM` constructor arguments.
-
-    Options without a `char_cnn` section describe a word-input biLM
-    (bilm-tf's; its table is the weight file's `embedding`). A missing
-    `lstm.use_skip_connections` means False, as in bilm-tf's training code
-    (its inference code would fail on it).
-    """
-    if isinstance(options, dict) and "char_cnn" not in options:
-        return _word_options_to_config(options)
-    n_characters = _get(options, "char_cnn.n_characters", NUM_CHARACTER_IDS)
-    if n_characters not in OPTIONS_NUM_CHARACTERS:
-        raise WeightFileError(
-            f"options.json has char_cnn.n_characters={n_characters}; "
-            "expected 261 (training files) or 262 (inference files)."
-        )
-    max_chars = _get(
-        options,
-        "char_cnn.max_characters_per_token",
-        MAX_CHARACTERS_PER_TOKEN,
-    )
-    if max_chars != MAX_CHARACTERS_PER_TOKEN:
-        raise WeightFileError(
-            "options.json has char_cnn.max_characters_per_token="
-            f"{max_chars}; keras_elmo supports 50, the value of every "
-            "published model."
-        )
-    activation = _get(options, "char_cnn.activation")
-    if activation not in ("relu", "tanh"):
-        raise WeightFileError(
-            f"options.json has char_cnn.activation={activation!r}; expected "
-            "'relu' or 'tanh'."
-        )
-    return {
-        "filters": _filters_option(options),
-        "char_embedding_dim": _get(
-            options, "char_cnn.embedding.dim", kind=int, minimum=1
-        ),
-        "activation": activation,
-        "num_highway_layers": _get(
-            options, "char_cnn.n_highway", 0, kind=int, minimum=0
-        ),
-        **_lstm_options_to_config(options),
-    }
-
-
-def _lstm_options_to_config(options):
-    return {
-        "units": _get(options, "lstm.dim", kind=int, minimum=1),
-        "projection_dim": _get(
-            options, "lstm.projection_dim", kind=int, minimum=1
-        ),
-        "num_layers": _get(options, "lstm.n_layers", kind=int, minimum=1),
-        "cell_clip": _get(options, "lstm.cell_clip", None, float, 0),
-        "proj_clip": _get(options, "lstm.proj_clip", None, float, 0),
-        "use_skip_connections": bool(
-            _get(options, "lstm.use_skip_connections", False)
-        ),
-    }
-
-
-def _word_options_to_config(options):
-    config = {"token_encoder": "words", **_lstm_options_to_config(options)}
-    # The table's size comes from the weight file (as in bilm-tf), which
-    # `read_bilm` checks against `n_tokens_vocab` when the options have it.
-    if _get(options, "n_tokens_vocab", None) is not None:
-        config["vocabulary_size"] = _get(
-            options, "n_tokens_vocab", kind=int, minimum=3
-        )
-    return config
-
-
-def config_to_options(bilm):
-    """The official (inference) options dict of a `BiLM`."""
-    if bilm.token_encoder not in _ENCODER_DATASETS:
-        raise WeightFileError(
-            f"A BiLM with token_encoder={bilm.token_encoder!r} has no "
-            "official bilm-tf weight format; save it with model.save "
-            "(.keras) instead."
-        )
-    options = {
-        "lstm": {
-            "dim": bilm.units,
-            "projection_dim": bilm.projection_dim,
-            "n_layers": bilm.num_layers,
-            "cell_clip": bilm.cell_clip,
-            "proj_clip": bilm.proj_clip,
-            "use_skip_connections": bilm.use_skip_connections,
-        },
-    }
-    if bilm.token_encoder == "words":
-        # No char_cnn section: bilm-tf then reads the table `embedding`.
-        options["n_tokens_vocab"] = bilm.vocabulary_size
-        return options
-    options["char_cnn"] = {
-        "embedding": {"dim": bilm.char_embedding_dim},
-        "filters": [list(f) for f in bilm.filters],
-        "n_highway": bilm.num_highway_layers,
-        "activation": bilm.activation,
-        "n_characters": NUM_CHARACTER_IDS,
-        "max_characters_per_token": bilm.max_characters_per_token,
-    }
-    return options
 
 
 def _lstm_prefix(direction, index):
@@ -312,7 +102,7 @@ def _file_shape(variables, axis):
 
 def _open_hdf5(weight_file, mode):
     if mode == "r":
-        _check_file(
+        check_input(
             weight_file,
             "Weight file",
             "the hdf5 file that came with the options (e.g. ..._weights.hdf5)",
@@ -326,15 +116,16 @@ def _open_hdf5(weight_file, mode):
         ) from None
 
 
-def options_file_config(options_file):
-    """`options_to_config` of a file; its errors name the file."""
-    options = read_options(options_file)
-    try:
-        return options_to_config(options)
-    except WeightFileError as error:
-        if isinstance(options_file, dict):
-            raise
-        raise WeightFileError(f"{options_file}: {error}") from None
+def _blamed(error, kwargs):
+    """The error of `BiLM(**config)`, blamed on the caller's own argument
+    (one of `kwargs`) when it is about one, else on the file."""
+    if error.argument in kwargs:
+        return KerasElmoError(
+            f"load_bilm({error.argument}=...): {error.message}",
+            error.argument,
+            received=error.received,
+        )
+    return error.within("options.json describes no valid biLM", WeightFileError)
 
 
 def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
@@ -377,14 +168,12 @@ def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
         config.update(kwargs)
         try:
             bilm = BiLM(**config)
-        except ValueError as e:
-            given = [name for name in kwargs if f"`{name}`" in str(e)]
-            if given:
-                # The caller's own argument, not the file, is wrong.
-                raise KerasElmoError(
-                    f"load_bilm({given[0]}=...): {e}"
-                ) from None
-            raise WeightFileError(f"options.json describes no valid biLM: {e}")
+        except KerasElmoError as error:
+            raise _blamed(error, kwargs) from None
+        except ValueError as error:
+            raise WeightFileError(
+                f"options.json describes no valid biLM: {error}"
+            ) from None
         if vocabulary is not None:
             check_bilm_vocabulary(
                 bilm.encoder, vocabulary, f"weights {weight_file}"
@@ -573,6 +362,16 @@ def save_bilm(bilm, options_file, weight_file, extra_datasets=None):
         weight_file: str, path to write the hdf5 weights to.
         extra_datasets: optional dict `name -> array` written beside the
             biLM weights (e.g. the softmax of a trained language model).
+
+    Example:
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> keras_elmo.save_bilm(bilm, os.path.join(folder, "options.json"),
+    ...                      os.path.join(folder, "weights.hdf5"))
+    >>> keras_elmo.load_bilm(folder).count_params() == bilm.count_params()
+    True
     """
     if not bilm.built:
         bilm.build()

@@ -25,7 +25,6 @@ from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
-from keras_elmo.errors import received
 from keras_elmo.version import __version__
 
 METADATA_KEY = "keras_elmo"
@@ -34,6 +33,14 @@ FORMAT_VERSION = 1
 INPUT_NAME = "character_ids"
 MASK_NAME = "mask"
 MIX_NAME = "elmo"
+# What a file holds (metadata `CONTENTS_KEY`; a biLM's files, written
+# before whole models were, have no such entry): a biLM, or a whole Keras
+# model (`keras_elmo.formats.exported_model`). The runtime class of each
+# is the format's title and this name (`ONNXBiLM`, `LiteRTModel`).
+CONTENTS_KEY = "contents"
+BILM = "bilm"
+MODEL = "model"
+RUNTIME_CLASSES = {BILM: "BiLM", MODEL: "Model"}
 
 # One kind of exported file: `name` is the metadata's "format" and the
 # runtime's name, `title` names it in messages, `command` writes it.
@@ -68,15 +75,22 @@ def output_names(num_layers, has_mix):
     return names
 
 
-def metadata(
-    kind, precision, num_layers, projection_dim, bilm_options, **options
-):
-    """The metadata dict of an export (stored as `metadata_json`)."""
+def common_metadata(kind, precision):
+    """The metadata entries every exported file has, whatever it holds."""
     return {
         "format": kind.name,
         "format_version": FORMAT_VERSION,
         "keras_elmo_version": __version__,
         "precision": precision,
+    }
+
+
+def metadata(
+    kind, precision, num_layers, projection_dim, bilm_options, **options
+):
+    """The metadata dict of a biLM export (stored as `metadata_json`)."""
+    return {
+        **common_metadata(kind, precision),
         "input": INPUT_NAME,
         # LSTM layers per direction, as `BiLM.num_layers`; the outputs are
         # layer_0 ... layer_{num_layers}.
@@ -91,13 +105,16 @@ def metadata_json(value):
     return json.dumps(value, sort_keys=True)
 
 
-def parse_metadata(text, path, kind):
-    """The metadata dict of an exported file of `kind`, checked."""
+def parse_metadata(text, path, kind, contents=BILM):
+    """The metadata dict of an exported file of `kind` holding `contents`
+    (`BILM` or `MODEL`), checked (for a whole model, its own entries are
+    checked by `keras_elmo.formats.exported_model`)."""
     if text is None:
         raise KerasElmoError(
             f"{path} is a {kind.title} model without keras_elmo metadata; "
-            f"it was not written by keras-elmo {kind.command}. Export the "
-            f"biLM with keras-elmo {kind.command}."
+            f"it was not written by keras-elmo {kind.command} (nor "
+            f"keras_elmo.export.to_{kind.name}). Export the biLM or the "
+            f"model with keras-elmo {kind.command}."
         )
     try:
         info = json.loads(text)
@@ -117,27 +134,55 @@ def parse_metadata(text, path, kind):
             f"version {FORMAT_VERSION}. Export it again with this version, "
             "or install the version that wrote it."
         )
-    _check_metadata_values(info, path, kind.command)
+    _check_contents(info.get(CONTENTS_KEY, BILM), contents, path, kind)
+    if contents == BILM:
+        _check_metadata_values(info, path, kind.command)
     return info
+
+
+def _check_contents(found, expected, path, kind):
+    """Refuses a file that holds a biLM where a whole model is expected,
+    or the reverse, naming the runtime class that opens it."""
+    if found == expected:
+        return
+    if found not in RUNTIME_CLASSES:
+        raise KerasElmoError(
+            f"{path}: its keras_elmo metadata is damaged: its `{CONTENTS_KEY}`"
+            " is neither a biLM nor a model. Export it again.",
+            received=found,
+        )
+    what = "a biLM" if found == BILM else "a whole Keras model"
+    raise KerasElmoError(
+        f"{path} holds {what}; open it with keras_elmo.runtime."
+        f"{kind.title}{RUNTIME_CLASSES[found]}."
+    )
 
 
 def _check_metadata_values(info, path, command):
     """The values the runtime reads from the metadata, each of its kind."""
     try:
         for key in ("num_layers", "projection_dim"):
-            check_integer(info.get(key), f"`{key}`", minimum=1, maximum=2**20)
+            check_integer(
+                info.get(key), where=f"`{key}`", minimum=1, maximum=2**20
+            )
         for key in ("precision", "input"):
-            check_strings([info.get(key)], f"`{key}`")
+            if not isinstance(info.get(key), str):
+                raise KerasElmoError(
+                    f"`{key}` must be a string.", received=info.get(key)
+                )
         options = info.get("export_options")
         if not isinstance(options, dict):
             raise KerasElmoError(
-                f"`export_options` is {received(options)}, not an object."
+                "`export_options` must be an object.", received=options
             )
-        check_strings(options.get("outputs", []), "`export_options.outputs`")
+        outputs = options.get("outputs", [])
+        check_strings(outputs, where="`export_options.outputs`")
     except KerasElmoError as error:
         raise KerasElmoError(
-            f"{path}: its keras_elmo metadata is damaged ({error}); export "
-            f"it again with keras-elmo {command}."
+            f"{path}: its keras_elmo metadata is damaged "
+            f"({error.message.rstrip('.')}); export it again with "
+            f"keras-elmo {command}.",
+            received=error.received,
         ) from None
 
 
@@ -178,7 +223,7 @@ def _signature_problem(role, found, expected):
     return None
 
 
-def check_signature(path, info, inputs, outputs, kind):
+def check_signature(path, info, inputs, outputs, kind, expected=None):
     """Checks the inputs and outputs a runtime found in a file of `kind`
     against those its metadata `info` declares (names, dtypes, ranks,
     fixed sizes), so that a graph carrying borrowed metadata is refused
@@ -187,8 +232,10 @@ def check_signature(path, info, inputs, outputs, kind):
     Args:
         inputs, outputs: `{name: (dtype name, shape)}` as the runtime
             reports them, None for a dynamic size.
+        expected: `(inputs, outputs)` in that form, as the metadata
+            declares them; defaults to a biLM's (`expected_signature`).
     """
-    want_inputs, want_outputs = expected_signature(info)
+    want_inputs, want_outputs = expected or expected_signature(info)
     problem = _signature_problem(
         "input", inputs, want_inputs
     ) or _signature_problem("output", outputs, want_outputs)
@@ -196,8 +243,8 @@ def check_signature(path, info, inputs, outputs, kind):
         raise KerasElmoError(
             f"{path}: its {kind.title} graph does not match its keras_elmo "
             f"metadata ({problem}); it was not written by keras-elmo "
-            f"{kind.command}, or was changed since. Export the biLM again "
-            f"with keras-elmo {kind.command}."
+            f"{kind.command}, or was changed since. Export it again with "
+            f"keras-elmo {kind.command}."
         )
 
 

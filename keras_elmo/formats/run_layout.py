@@ -56,7 +56,7 @@ def read_json(path, default=None):
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except InputPathError as error:
-        raise RunDirectoryError(str(error)) from None
+        raise error.within(kind=RunDirectoryError) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise RunDirectoryError(
             f"{path} is not valid JSON ({error}); the file is damaged. "
@@ -87,7 +87,7 @@ def read_softmax(path):
                 for name in ("softmax/W", "softmax/b")
             )
     except InputPathError as error:
-        raise WeightFileError(str(error)) from None
+        raise error.within(kind=WeightFileError) from None
     except (OSError, KeyError) as error:
         raise WeightFileError(
             f"{path} is not a softmax file of an export (datasets softmax/W "

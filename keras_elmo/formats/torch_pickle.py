@@ -13,17 +13,17 @@ layouts PyTorch writes, with NumPy only:
   storage keys), then each storage as an int64 element count followed by
   its raw bytes, in the order of that list.
 
-Unpickling runs code named by the file, so the unpickler here resolves only
-the few names a state dict needs (`collections.OrderedDict`, PyTorch's
-tensor-rebuild functions and storage types), each mapped to a NumPy
-stand-in; any other name is refused with `WeightFileError`. Nothing from
-the file is imported or called. The unpickler bounds depth, object count
+Unpickling runs code named by the file, so the unpickler
+(`keras_elmo.formats.torch_unpickler`) resolves only the few names a state
+dict needs (`collections.OrderedDict`, PyTorch's tensor-rebuild functions
+and storage types), each mapped to a NumPy stand-in; any other name is
+refused with `WeightFileError`. Nothing from the file is imported or
+called. The unpickler bounds depth, object count
 and integer size (`bounded_unpickler`), and every value of the file a
-message shows is formatted within a bound (`errors.shown`). Tensors of
+message shows is formatted within a bound (`keras_elmo.shown`). Tensors of
 floats must hold finite values.
 """
 
-import collections
 import io
 import math
 import os
@@ -33,12 +33,17 @@ import zipfile
 
 import numpy as np
 
+from keras_elmo.errors import Described
 from keras_elmo.errors import InputPathError
 from keras_elmo.errors import WeightFileError
-from keras_elmo.errors import received
-from keras_elmo.errors import shown
-from keras_elmo.formats.bounded_unpickler import BoundedUnpickler
+from keras_elmo.formats.torch_unpickler import BoundedReader
+from keras_elmo.formats.torch_unpickler import StorageRef
+from keras_elmo.formats.torch_unpickler import TensorRef
+from keras_elmo.formats.torch_unpickler import TorchUnpickler
+from keras_elmo.formats.torch_unpickler import check_count
+from keras_elmo.formats.torch_unpickler import storage_key
 from keras_elmo.paths import check_input_file
+from keras_elmo.shown import shown
 
 # torch.save's legacy header: magic number and protocol version.
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
@@ -48,163 +53,6 @@ _BYTE_ORDERS = {"little": "<", "big": ">"}
 # size (PyTorch stores its members uncompressed; float weights compress
 # by less than 2x), so a small hostile zip cannot become gigabytes.
 MAX_COMPRESSION_RATIO = 20
-
-_STORAGE_DTYPES = {
-    "FloatStorage": "f4",
-    "DoubleStorage": "f8",
-    "HalfStorage": "f2",
-    "LongStorage": "i8",
-    "IntStorage": "i4",
-    "ShortStorage": "i2",
-    "CharStorage": "i1",
-    "ByteStorage": "u1",
-    "BoolStorage": "?",
-    # Read as its raw 16 bits, then widened to float32 (`_storage_array`):
-    # NumPy has no bfloat16.
-    "BFloat16Storage": "u2",
-}
-_BFLOAT16 = "BFloat16Storage"
-
-
-class _StorageType:
-    def __init__(self, name):
-        self.name = name
-        self.dtype = np.dtype(_STORAGE_DTYPES[name])
-        self.bfloat16 = name == _BFLOAT16
-
-
-class _StorageRef:
-    """A storage named by the pickle; its bytes are read afterwards."""
-
-    def __init__(self, storage_type, key, numel, view=None):
-        self.dtype = storage_type.dtype
-        self.bfloat16 = storage_type.bfloat16
-        self.key = key
-        self.numel = numel
-        self.view = view  # (offset, numel) into the root storage
-
-
-class _TensorRef:
-    """A tensor named by the pickle; its values are checked (`_layout`)
-    and read once the storages are."""
-
-    def __init__(self, storage, offset, size, stride):
-        self.storage = storage
-        self.offset = offset
-        self.size = size
-        self.stride = stride
-
-
-def _rebuild_tensor(storage, storage_offset, size, stride, *unused):
-    # Stand-in for torch._utils._rebuild_tensor(_v2): the arguments after
-    # the stride (requires_grad, backward hooks, metadata) do not matter
-    # for the values.
-    return _TensorRef(storage, storage_offset, size, stride)
-
-
-def _rebuild_parameter(data, *unused):
-    return data
-
-
-_ALLOWED = {
-    ("collections", "OrderedDict"): collections.OrderedDict,
-    ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
-    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
-    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-}
-
-
-class _BoundedReader:
-    """A file opened for the unpickler whose reads never ask for more
-    bytes than the file has left: a length declared in the pickle is not
-    allocated before it is known to be there."""
-
-    def __init__(self, file):
-        self.file = file
-        self.size = os.fstat(file.fileno()).st_size
-
-    def left(self):
-        return max(0, self.size - self.file.tell())
-
-    def read(self, n=-1):
-        n = self.left() if n is None or n < 0 else min(n, self.left())
-        return self.file.read(n)
-
-    def readline(self, limit=-1):
-        return self.file.readline(limit)
-
-    def readinto(self, buffer):
-        return self.file.readinto(buffer)
-
-
-class _Unpickler(BoundedUnpickler):
-    # The Python unpickler (not the C one), so that every length in the
-    # pickle goes through `read`, which gets no more than the file holds.
-
-    def find_class(self, module, name):
-        if (module, name) in _ALLOWED:
-            return _ALLOWED[(module, name)]
-        if module == "torch" and name in _STORAGE_DTYPES:
-            return _StorageType(name)
-        if module == "torch" and name.endswith("Storage"):
-            raise WeightFileError(
-                f"{self.path} holds tensors of type torch.{name[:60]}, which "
-                "keras_elmo does not read (it reads "
-                f"{', '.join(_STORAGE_DTYPES)}). Convert the weights to "
-                "float32 in PyTorch (state = {k: v.float() for k, v in "
-                "state.items()}) and save them again."
-            )
-        raise WeightFileError(
-            f"{self.path} names `{module}.{name}`, which a PyTorch state "
-            "dict of tensors never needs; refusing to load it (unpickling "
-            "can run code). Is it an ELMoForManyLangs weight file?"
-        )
-
-    def persistent_load(self, saved_id):
-        if not isinstance(saved_id, tuple) or saved_id[:1] != ("storage",):
-            raise WeightFileError(
-                f"{self.path} holds an unexpected object reference "
-                f"{shown(saved_id)}; expected PyTorch tensor storages."
-            )
-        storage_type, key, _, numel = saved_id[1:5]
-        if not isinstance(storage_type, _StorageType):
-            raise WeightFileError(
-                f"{self.path} names storage type {shown(storage_type)}; "
-                "expected a PyTorch storage class such as FloatStorage."
-            )
-        key = _storage_key(key, self.path)
-        numel = _count(numel, f"storage {key!r} size", self.path)
-        view = None
-        if len(saved_id) > 5 and saved_id[5] is not None:
-            # Legacy layout: (view key, offset, size) of a view into the
-            # root storage `key`.
-            _, offset, size = saved_id[5]
-            what = f"view of storage {key!r}"
-            view = (
-                _count(offset, f"{what} offset", self.path),
-                _count(size, f"{what} size", self.path),
-            )
-        return _StorageRef(storage_type, key, numel, view)
-
-
-def _storage_key(key, path):
-    """A storage key as str: PyTorch writes str (zip) or int (legacy)."""
-    if isinstance(key, bool) or not isinstance(key, (str, int)):
-        raise WeightFileError(
-            f"{path}: a storage key is {received(key)}; expected a string "
-            "or an integer. The file is damaged."
-        )
-    return str(key)[:100]
-
-
-def _count(value, what, path):
-    """A size, offset or stride read from the file: an int >= 0."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise WeightFileError(
-            f"{path}: {what} is {shown(value)}; expected an integer >= 0. "
-            "The file is damaged or not a PyTorch weight file."
-        )
-    return value
 
 
 def read_state_dict(path):
@@ -228,7 +76,7 @@ def read_state_dict(path):
             "folder holds token_embedder.pkl and encoder.pkl)",
         )
     except InputPathError as error:
-        raise WeightFileError(str(error)) from None
+        raise error.within(kind=WeightFileError) from None
     try:
         if zipfile.is_zipfile(path):
             state, storages = _read_zip(path)
@@ -263,11 +111,11 @@ def read_state_dict(path):
         )
     arrays = {}
     for name, value in state.items():
-        if not isinstance(name, str) or not isinstance(value, _TensorRef):
+        if not isinstance(name, str) or not isinstance(value, TensorRef):
             raise WeightFileError(
-                f"{path}: entry {received(name)} is a "
-                f"{type(value).__name__}; expected parameter names (str) "
-                "mapped to tensors."
+                f"{path}: each entry must map a parameter name (str) to a "
+                "tensor.",
+                received={name: Described(type(value).__name__)},
             )
         arrays[name] = _finite(
             _tensor_values(value, storages, path, name), path, name
@@ -303,7 +151,7 @@ def _read_zip(path):
             byteorder = text.decode("ascii", "replace").strip()
         _check_byteorder(byteorder, path)
         pickled = _member(archive, pickles[0], path)
-        state = _Unpickler(io.BytesIO(pickled), path).load()
+        state = TorchUnpickler(io.BytesIO(pickled), path).load()
         storages = {}
         for ref in _storage_refs(state):
             if ref.key not in storages:
@@ -358,29 +206,29 @@ def _check_byteorder(byteorder, path):
 
 def _read_legacy(path):
     with open(path, "rb") as raw:
-        f = _BoundedReader(raw)
-        magic = _Unpickler(f, path).load()
+        f = BoundedReader(raw)
+        magic = TorchUnpickler(f, path).load()
         if magic != _LEGACY_MAGIC:
             raise WeightFileError(
                 f"{path} is neither a zip nor a legacy PyTorch file (its "
                 "first pickle is not torch.save's magic number). Is it a "
                 "complete download of an ELMoForManyLangs .pkl file?"
             )
-        protocol = _Unpickler(f, path).load()
+        protocol = TorchUnpickler(f, path).load()
         if protocol != _LEGACY_PROTOCOL:
             raise WeightFileError(
                 f"{path} has PyTorch file protocol {shown(protocol)}; "
                 f"expected {_LEGACY_PROTOCOL}."
             )
-        info = _Unpickler(f, path).load()
+        info = TorchUnpickler(f, path).load()
         little = (
             info.get("little_endian", True) if isinstance(info, dict) else True
         )
         if not isinstance(little, bool):
             _check_byteorder(little, path)
         byteorder = "little" if little else "big"
-        state = _Unpickler(f, path).load()
-        keys = _Unpickler(f, path).load()
+        state = TorchUnpickler(f, path).load()
+        keys = TorchUnpickler(f, path).load()
         if not isinstance(keys, list):
             raise WeightFileError(
                 f"{path}: its storage list is a {type(keys).__name__}, not "
@@ -391,7 +239,7 @@ def _read_legacy(path):
             refs.setdefault(ref.key, ref)
         storages = {}
         for key in keys:
-            ref = refs.get(_storage_key(key, path))
+            ref = refs.get(storage_key(key, path))
             if ref is None or ref.key in storages:
                 raise WeightFileError(
                     f"{path} stores data for storage {shown(key)} that no "
@@ -426,8 +274,8 @@ def _read_legacy(path):
 def _storage_refs(state):
     if isinstance(state, dict):
         for value in state.values():
-            if isinstance(value, _TensorRef):
-                if not isinstance(value.storage, _StorageRef):
+            if isinstance(value, TensorRef):
+                if not isinstance(value.storage, StorageRef):
                     raise WeightFileError(
                         "a tensor's storage is a "
                         f"{type(value.storage).__name__}, not a PyTorch "
@@ -462,9 +310,11 @@ def _layout(tensor, path, name):
             f"{path}: {what} has size {shown(tensor.size)} and stride "
             f"{shown(tensor.stride)}; expected tuples of integers."
         )
-    offset = _count(tensor.offset, f"{what} storage offset", path)
-    size = tuple(_count(n, f"{what} size", path) for n in tensor.size)
-    stride = tuple(_count(s, f"{what} stride", path) for s in tensor.stride)
+    offset = check_count(tensor.offset, f"{what} storage offset", path)
+    size = tuple(check_count(n, f"{what} size", path) for n in tensor.size)
+    stride = tuple(
+        check_count(s, f"{what} stride", path) for s in tensor.stride
+    )
     if len(size) != len(stride):
         raise WeightFileError(
             f"{path}: {what} has {len(size)} sizes but {len(stride)} "

@@ -7,6 +7,8 @@ line's `--help` and the weight readers use) import without TensorFlow.
 
 import importlib
 
+from keras_elmo.lazy import lazy_exports
+
 # Public name -> the module that defines it.
 _EXPORTS = {
     "BiLM": "keras_elmo.layers.bilm",
@@ -18,18 +20,16 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(
-        f"module 'keras_elmo.layers' has no attribute {name!r}"
-    )
+def register_serializables():
+    """Imports every layer module, so that Keras finds each class by its
+    registered name (`keras_elmo>BiLM`) when it loads a `.keras` file."""
+    for module in sorted(set(_EXPORTS.values())):
+        importlib.import_module(module)
 
 
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
-
+# One name loads them all, as before.
+__getattr__, __dir__ = lazy_exports(
+    globals(), _EXPORTS, on_first_use=register_serializables
+)
 
 __all__ = sorted(_EXPORTS)

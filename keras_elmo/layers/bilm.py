@@ -3,10 +3,13 @@ import numpy as np
 from keras import ops
 
 from keras_elmo.data.host_ids import host_inputs
+from keras_elmo.errors import Described
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_fraction
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.layers import backends
+from keras_elmo.layers.keras_export import refuse_keras_export
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
 from keras_elmo.layers.token_encoders import get_token_encoder
@@ -162,21 +165,23 @@ class BiLM(keras.layers.Layer):
         encoder_class = get_token_encoder(token_encoder)
         encoder_kwargs = _encoder_arguments(encoder_class, kwargs)
         super().__init__(**kwargs)
-        self.units = check_integer(units, "`units`")
-        self.projection_dim = check_integer(projection_dim, "`projection_dim`")
-        self.num_layers = check_integer(num_layers, "`num_layers`")
-        dropout = check_number(dropout, "`dropout`")
+        self.units = check_integer(units, "units", minimum=1)
+        self.projection_dim = check_integer(
+            projection_dim, "projection_dim", minimum=1
+        )
+        self.num_layers = check_integer(num_layers, "num_layers", minimum=1)
+        dropout = check_fraction(dropout, "dropout")
         for name, clip in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
             if clip is not None:
-                check_number(clip, f"`{name}`", minimum=0.0)
-        _check_sizes(self, dropout)
+                check_number(clip, name, minimum=0.0)
+        _check_sizes(self)
         self.cell_clip = cell_clip
         self.proj_clip = proj_clip
         self.use_skip_connections = bool(use_skip_connections)
         self.dropout = float(dropout)
         self.stateful = bool(stateful)
         self.max_batch_size = check_integer(
-            max_batch_size, "`max_batch_size`", minimum=1
+            max_batch_size, "max_batch_size", minimum=1
         )
 
         # === Token encoder ===
@@ -257,6 +262,7 @@ class BiLM(keras.layers.Layer):
                     variable.assign(ops.zeros(variable.shape, variable.dtype))
 
     def __call__(self, inputs, *args, **kwargs):
+        refuse_keras_export(self)
         if backends.takes_host_tokens(inputs):
             inputs = host_inputs(self.encoder, inputs)
         check_batch_structure(inputs, "BiLM")
@@ -369,8 +375,9 @@ class BiLM(keras.layers.Layer):
         if name not in inputs:
             raise KerasElmoError(
                 f"This BiLM (token_encoder={self.token_encoder!r}) reads "
-                f"the input {name!r}; received a dict with keys "
-                f"{sorted(inputs)}."
+                f"the input {name!r}; `inputs` has no such key.",
+                "inputs",
+                received=Described(f"a dict with keys {sorted(inputs)}"),
             )
         return inputs[name]
 
@@ -474,31 +481,19 @@ def _encoder_arguments(encoder_class, kwargs):
                 f"`{name}` is an argument of token_encoder "
                 f"{' or '.join(repr(k) for k in owners[name])}; this BiLM "
                 f"reads token_encoder={encoder_class.name!r}{hint}. Pass "
-                f"the token_encoder it belongs to, or drop it. Received: "
-                f"{name}={value!r}"
+                "the token_encoder it belongs to, or drop it.",
+                name,
+                received=value,
             )
     return arguments
 
 
-def _check_sizes(bilm, dropout):
-    for name in ("units", "projection_dim"):
-        # Each size under its own name, before they are compared.
-        if getattr(bilm, name) < 1:
-            raise KerasElmoError(
-                f"`{name}` must be >= 1. Received: {name}={getattr(bilm, name)}"
-            )
+def _check_sizes(bilm):
     if bilm.projection_dim > bilm.units:
         raise KerasElmoError(
             "`projection_dim` must not exceed `units` (the LSTM output "
-            "is projected down, or used as is when they are equal). "
-            f"Received: projection_dim={bilm.projection_dim}, "
-            f"units={bilm.units}"
-        )
-    if bilm.num_layers < 1:
-        raise KerasElmoError(
-            f"`num_layers` must be >= 1. Received: num_layers={bilm.num_layers}"
-        )
-    if not 0.0 <= float(dropout) < 1.0:
-        raise KerasElmoError(
-            f"`dropout` must be in [0, 1). Received: dropout={dropout}"
+            "is projected down, or used as is when they are equal; "
+            f"`units` is {bilm.units}).",
+            "projection_dim",
+            received=bilm.projection_dim,
         )

@@ -61,13 +61,12 @@ SIZE_ARGUMENTS = {
 
 
 def check_size_value(name, value, where=None):
-    """Checks one size value under its own name (`where` names it for
-    the user otherwise, e.g. the options key)."""
-    where = where or f"`{name}`"
+    """Checks one size value: the argument `name`, or a value of a file
+    that `where` names (e.g. the options key)."""
+    argument = None if where else name
     kind, smallest = SIZE_ARGUMENTS[name]
-    if kind is int:
-        return check_integer(value, where, minimum=smallest)
-    return check_number(value, where, minimum=smallest)
+    check = check_integer if kind is int else check_number
+    return check(value, argument, where=where, minimum=smallest)
 
 
 # The bound where the machine's memory cannot be read.
@@ -158,7 +157,9 @@ def check_bilm_config(config, where):
             )
     if checked.get("vocabulary_size") is not None:
         checked["vocabulary_size"] = check_integer(
-            checked["vocabulary_size"], f"{where}: `vocabulary_size`", 1
+            checked["vocabulary_size"],
+            where=f"{where}: `vocabulary_size`",
+            minimum=1,
         )
     if checked.get("filters") is not None:
         try:
@@ -169,7 +170,7 @@ def check_bilm_config(config, where):
                 )
             ]
         except KerasElmoError as error:
-            raise KerasElmoError(f"{where}: {error}") from None
+            raise error.within(where, KerasElmoError) from None
     counts = {
         "num_layers": checked.get("num_layers"),
         "num_highway_layers": checked.get("num_highway_layers"),

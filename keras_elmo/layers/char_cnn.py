@@ -6,6 +6,7 @@ from keras_elmo.characters import DEFAULT_FILTERS
 from keras_elmo.characters import NUM_CHARACTER_IDS
 from keras_elmo.characters import check_filters
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_integer
 from keras_elmo.layers import backends
 from keras_elmo.layers.validation import check_character_ids
 
@@ -81,15 +82,15 @@ class CharCNN(keras.layers.Layer):
                 f"Unknown activation {activation!r} for CharCNN; expected one "
                 f"of {_ACTIVATIONS} (the activations ELMo models use)."
             )
-        if int(char_embedding_dim) < 1:
-            raise KerasElmoError(
-                "`char_embedding_dim` must be a positive integer. Received: "
-                f"char_embedding_dim={char_embedding_dim}"
-            )
+        char_embedding_dim = check_integer(
+            char_embedding_dim, "char_embedding_dim", minimum=1
+        )
         if int(num_characters) < 2:
             raise KerasElmoError(
                 "`num_characters` must be >= 2 (the padding id and at least "
-                f"one character). Received: num_characters={num_characters}"
+                "one character).",
+                "num_characters",
+                received=num_characters,
             )
         self.num_characters = int(num_characters)
         self.max_characters_per_token = int(max_characters_per_token)
@@ -167,7 +168,9 @@ class CharCNN(keras.layers.Layer):
             raise KerasElmoError(
                 f"`characters` must lie in {widest}..."
                 f"{self.max_characters_per_token} (the widest filter .. "
-                f"the token length). Received: characters={characters}"
+                "the token length).",
+                "characters",
+                received=characters,
             )
         return int(characters)
 

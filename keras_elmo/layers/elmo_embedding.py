@@ -10,9 +10,10 @@ from keras_elmo.errors import check_fraction
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.errors import check_numbers
-from keras_elmo.errors import shown
+from keras_elmo.errors import tensor
 from keras_elmo.layers import backends
 from keras_elmo.layers.bilm import BiLM
+from keras_elmo.layers.keras_export import refuse_keras_export
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.validation import check_batch_structure
 
@@ -36,13 +37,13 @@ def _as_bilm(bilm):
 
         bilm = _load_source(load_bilm, bilm)
     if not isinstance(bilm, BiLM):
-        received = shown(bilm) if isinstance(bilm, str) else type(bilm).__name__
         raise KerasElmoError(
             "`bilm` must be a keras_elmo.layers.BiLM, e.g. "
             "keras_elmo.load_bilm(options_file, weight_file), or a "
             'pretrained model name such as "original" (`keras-elmo '
-            "presets` lists them). "
-            f"Received: {received}"
+            "presets` lists them).",
+            "bilm",
+            received=bilm,
         )
     return bilm
 
@@ -69,8 +70,10 @@ def _load_source(load_bilm, source):
         raise BiLMSourceError(
             "`bilm` must be a keras_elmo.layers.BiLM, e.g. "
             "keras_elmo.load_bilm(options_file, weight_file), or a biLM "
-            f"source keras_elmo.load_bilm accepts. Received: {source!r}: "
-            f"{error}"
+            "source keras_elmo.load_bilm accepts; as a source: "
+            f"{error.message}",
+            "bilm",
+            received=source,
         ) from None
 
 
@@ -168,24 +171,24 @@ class ELMoEmbedding(keras.layers.Layer):
         self.bilm = bilm
         self.num_output_representations = check_integer(
             num_output_representations,
-            "`num_output_representations`",
+            "num_output_representations",
             minimum=1,
         )
-        self.dropout = check_fraction(dropout, "`dropout`")
-        self.l2_coef = check_number(l2_coef, "`l2_coef`", minimum=0.0)
-        self.do_layer_norm = check_flag(do_layer_norm, "`do_layer_norm`")
-        self.top_layer_only = check_flag(top_layer_only, "`top_layer_only`")
+        self.dropout = check_fraction(dropout, "dropout")
+        self.l2_coef = check_number(l2_coef, "l2_coef", minimum=0.0)
+        self.do_layer_norm = check_flag(do_layer_norm, "do_layer_norm")
+        self.top_layer_only = check_flag(top_layer_only, "top_layer_only")
         self.scalar_mix_weights = None
         if scalar_mix_weights is not None:
             # Checked here under its own name (the mixes call it
             # `initial_scalar_weights`): one weight per biLM layer.
             self.scalar_mix_weights = check_numbers(
                 scalar_mix_weights,
-                "`scalar_mix_weights`",
+                "scalar_mix_weights",
                 count=bilm.num_layers + 1,
                 one_per="biLM layer (token layer included)",
             )
-        self.fine_tune = check_flag(fine_tune, "`fine_tune`")
+        self.fine_tune = check_flag(fine_tune, "fine_tune")
         self.layer_norm_rule = layer_norm_rule
         self.bilm.trainable = self.fine_tune
         self.vocabulary, self.word_lookup = _word_lookup(bilm, vocabulary)
@@ -215,6 +218,7 @@ class ELMoEmbedding(keras.layers.Layer):
         self.dropout_layer.build(layer)
 
     def __call__(self, inputs, *args, **kwargs):
+        refuse_keras_export(self)
         if backends.takes_host_tokens(inputs):
             inputs = host_inputs(
                 self.bilm.encoder, inputs, self._host_vocabulary()
@@ -238,9 +242,10 @@ class ELMoEmbedding(keras.layers.Layer):
             if len(shape) != 2:
                 raise KerasElmoError(
                     "ELMoEmbedding expects string tokens of shape (batch, "
-                    f"time) padded with ''; received `inputs` of shape "
-                    f"{shape} (rank {len(shape)}). Split "
-                    "sentences into tokens first (e.g. tf.strings.split)."
+                    "time) padded with ''. Split sentences into tokens first "
+                    "(e.g. tf.strings.split).",
+                    "inputs",
+                    received=tensor("string", shape),
                 )
             if encoder.needs_vocabulary and self.word_lookup is None:
                 raise KerasElmoError(
@@ -252,9 +257,10 @@ class ELMoEmbedding(keras.layers.Layer):
             return encoder.tokens_to_inputs(inputs, self.word_lookup)
         if len(shape) == 2 and encoder.input_shape:
             raise KerasElmoError(
-                f"ELMoEmbedding received `inputs` of shape {shape}, dtype "
-                f"{inputs.dtype}; expected tf.string tokens (batch, time) or "
-                "integer character ids (batch, time, 50)."
+                "ELMoEmbedding expects tf.string tokens (batch, time) or "
+                "integer character ids (batch, time, 50) as `inputs`.",
+                "inputs",
+                received=tensor(inputs.dtype, shape),
             )
         return encoder.check(inputs)
 
@@ -302,10 +308,11 @@ class ELMoEmbedding(keras.layers.Layer):
         if named:
             key, value = next(iter(named.items()))
             raise KerasElmoError(
-                f"This ELMoEmbedding config names its `{key}` as "
-                f"{shown(value)} instead of holding it; loading a saved "
-                "model reads only the model file (no download, no other "
-                "file). Build ELMoEmbedding(source) in code instead."
+                f"This ELMoEmbedding config names its `{key}` instead of "
+                "holding it; loading a saved model reads only the model file "
+                "(no download, no other file). Build ELMoEmbedding(source) "
+                "in code instead.",
+                received=value,
             )
         return super().from_config(config)
 

@@ -52,8 +52,9 @@ class Highway(keras.layers.Layer):
         dim = input_shape[-1]
         if dim is None:
             raise KerasElmoError(
-                "Highway needs a known last dimension; received input shape "
-                f"{input_shape}."
+                "Highway needs a known last dimension.",
+                "input_shape",
+                received=tuple(input_shape),
             )
         # bilm-tf initialises both kernels with stddev sqrt(1 / dim).
         stddev = (1.0 / dim) ** 0.5

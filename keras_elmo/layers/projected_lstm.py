@@ -82,27 +82,14 @@ class ProjectedLSTM(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        units = check_integer(units, "`units`")
+        units = check_integer(units, "units", minimum=1)
         if projection_dim is not None:
-            projection_dim = check_integer(projection_dim, "`projection_dim`")
-        for name, value in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
-            if value is not None:
-                check_number(value, f"`{name}`")
-        if int(units) < 1:
-            raise KerasElmoError(
-                f"`units` must be a positive integer. Received: units={units}"
-            )
-        if projection_dim is not None and int(projection_dim) < 1:
-            raise KerasElmoError(
-                "`projection_dim` must be a positive integer or None. "
-                f"Received: projection_dim={projection_dim}"
+            projection_dim = check_integer(
+                projection_dim, "projection_dim", minimum=1
             )
         for name, value in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
-            if value is not None and float(value) <= 0:
-                raise KerasElmoError(
-                    f"`{name}` must be positive or None (no clipping). "
-                    f"Received: {name}={value}"
-                )
+            if value is not None:  # None: no clipping
+                check_number(value, name, minimum=0.0, above=True)
         self.units = int(units)
         self.projection_dim = (
             None if projection_dim is None else int(projection_dim)
@@ -119,8 +106,9 @@ class ProjectedLSTM(keras.layers.Layer):
         input_dim = input_shape[-1]
         if input_dim is None:
             raise KerasElmoError(
-                "ProjectedLSTM needs a known input feature dimension; "
-                f"received input shape {input_shape}."
+                "ProjectedLSTM needs a known input feature dimension.",
+                "input_shape",
+                received=tuple(input_shape),
             )
         gates = 4 * self.units
         self.kernel = self.add_weight(

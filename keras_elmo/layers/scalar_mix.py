@@ -2,6 +2,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_elmo.errors import Described
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_flag
 from keras_elmo.errors import check_number
@@ -97,34 +98,38 @@ class ScalarMix(keras.layers.Layer):
         super().__init__(**kwargs)
         if layer_norm_rule not in LAYER_NORM_RULES:
             raise KerasElmoError(
-                f"`layer_norm_rule` must be one of {LAYER_NORM_RULES}. "
-                f"Received: layer_norm_rule={layer_norm_rule!r}"
+                f"`layer_norm_rule` must be one of {LAYER_NORM_RULES}.",
+                "layer_norm_rule",
+                received=layer_norm_rule,
             )
         if initial_scalar_weights is not None:
             initial_scalar_weights = check_numbers(
-                initial_scalar_weights, "`initial_scalar_weights`"
+                initial_scalar_weights, "initial_scalar_weights"
             )
         self.initial_scalar_weights = initial_scalar_weights
-        self.l2_coef = check_number(l2_coef, "`l2_coef`", minimum=0.0)
-        self.do_layer_norm = check_flag(do_layer_norm, "`do_layer_norm`")
-        self.top_layer_only = check_flag(top_layer_only, "`top_layer_only`")
+        self.l2_coef = check_number(l2_coef, "l2_coef", minimum=0.0)
+        self.do_layer_norm = check_flag(do_layer_norm, "do_layer_norm")
+        self.top_layer_only = check_flag(top_layer_only, "top_layer_only")
         self.layer_norm_rule = layer_norm_rule
         self.supports_masking = True
 
     def __call__(self, inputs, *args, **kwargs):
         if isinstance(inputs, (list, tuple)) and not inputs:
             raise KerasElmoError(
-                "ScalarMix received an empty list as `inputs`; expected the "
-                'list of biLM layers to mix, e.g. bilm(ids)["layer_outputs"] '
-                "(num_layers + 1 tensors of shape (batch, time, dim))."
+                "ScalarMix takes as `inputs` the list of biLM layers to mix, "
+                'e.g. bilm(ids)["layer_outputs"] (num_layers + 1 tensors of '
+                "shape (batch, time, dim)).",
+                "inputs",
+                received=inputs,
             )
         if isinstance(inputs, (list, tuple)):
             shapes = [tuple(getattr(x, "shape", ())) for x in inputs]
             if len(set(shapes)) > 1:
                 raise KerasElmoError(
-                    "ScalarMix received `inputs` of different shapes "
-                    f"{shapes}; every layer to mix must have the same shape "
-                    "(batch, time, dim)."
+                    "Every layer ScalarMix mixes (`inputs`) must have the "
+                    "same shape (batch, time, dim).",
+                    "inputs",
+                    received=Described(f"tensors of shapes {shapes}"),
                 )
         if self.layer_norm_rule == "allennlp":
             _check_boundaries(inputs, kwargs.get("mask", (*args, None)[0]))
@@ -136,15 +141,18 @@ class ScalarMix(keras.layers.Layer):
         ):
             raise KerasElmoError(
                 "ScalarMix expects a list of layer tensors, e.g. "
-                'bilm(ids)["layer_outputs"]; received a single input of '
-                f"shape {input_shape}."
+                'bilm(ids)["layer_outputs"].',
+                "inputs",
+                received=Described(f"a single input of shape {input_shape}"),
             )
         num_layers = len(input_shape)
         initial = self.initial_scalar_weights
         if initial is not None and len(initial) != num_layers:
             raise KerasElmoError(
-                f"`initial_scalar_weights` has {len(initial)} values but the "
-                f"mix received {num_layers} layers; give one per layer."
+                f"`initial_scalar_weights` must be {num_layers} numbers, one "
+                f"per layer: the mix is given {num_layers} layers.",
+                "initial_scalar_weights",
+                received=initial,
             )
         self.scalar_weights = self.add_weight(
             name="scalar_weights",

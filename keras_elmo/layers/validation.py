@@ -1,7 +1,7 @@
 """Input checks shared by the layers that take character ids.
 
-User mistakes must surface as a message that says what was received and what
-was expected, not as an error from deep inside a gather or a matmul.
+User mistakes must surface as a message that says what is expected and
+what was received, not as an error from deep inside a gather or a matmul.
 """
 
 import keras
@@ -9,13 +9,13 @@ import numpy as np
 
 from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import shown
+from keras_elmo.errors import tensor
 from keras_elmo.layers import backends
 
 
 def _range_message(argument, max_id=MAX_CHARACTER_ID):
     return (
-        f"{argument}: character ids must lie in 0..{max_id} (0 is "
+        f"`{argument}`: character ids must lie in 0..{max_id} (0 is "
         "the padding token); found a value outside that range. Build the ids "
         "with keras_elmo.batch_to_ids or keras_elmo.tokens_to_char_ids."
     )
@@ -40,22 +40,25 @@ def check_character_ids(
         dtype = keras.backend.standardize_dtype(ids.dtype)
     except (AttributeError, ValueError):
         dtype = type(ids).__name__
+    shape = tuple(getattr(ids, "shape", ()))
     if "int" not in dtype:
         raise KerasElmoError(
-            f"{argument}: character ids must be an integer tensor (int32 or "
-            f"int64); received dtype {dtype}. Build them with "
-            "keras_elmo.batch_to_ids or keras_elmo.tokens_to_char_ids, or "
-            "pass token strings to ELMoEmbedding."
+            f"`{argument}`: character ids must be an integer tensor (int32 "
+            "or int64). Build them with keras_elmo.batch_to_ids or "
+            "keras_elmo.tokens_to_char_ids, or pass token strings to "
+            "ELMoEmbedding.",
+            argument,
+            received=tensor(dtype, shape),
         )
-    shape = tuple(ids.shape)
     wrong_rank = len(shape) < 2 if rank is None else len(shape) != rank
     if wrong_rank or shape[-1] != max_characters_per_token:
         raise KerasElmoError(
-            f"{argument}: character ids must have shape (batch, time, "
-            f"{max_characters_per_token}); received shape {shape} "
-            f"(rank {len(shape)}). Each token is {max_characters_per_token} "
-            "character ids; keras_elmo.batch_to_ids(list_of_token_lists) "
-            "builds them."
+            f"`{argument}`: character ids must have shape (batch, time, "
+            f"{max_characters_per_token}). Each token is "
+            f"{max_characters_per_token} character ids; "
+            "keras_elmo.batch_to_ids(list_of_token_lists) builds them.",
+            argument,
+            received=tensor(dtype, shape),
         )
     return backends.checked_range(ids, max_id, _range_message(argument, max_id))
 
@@ -64,8 +67,10 @@ def check_batch_structure(inputs, layer_name, argument="inputs"):
     """Rejects None and nested Python lists (ragged batches) clearly."""
     if inputs is None:
         raise KerasElmoError(
-            f"{layer_name} received None as `{argument}`; expected token "
-            "strings (batch, time) or character ids (batch, time, 50)."
+            f"{layer_name} takes as `{argument}` token strings (batch, time) "
+            "or character ids (batch, time, 50).",
+            argument,
+            received=inputs,
         )
     if isinstance(inputs, (list, tuple)):
         try:
@@ -74,29 +79,28 @@ def check_batch_structure(inputs, layer_name, argument="inputs"):
             array = None  # ragged
         if array is not None and array.dtype.kind in "US":
             raise KerasElmoError(
-                f"{layer_name} received a Python list of strings as "
-                f"`{argument}` (shape {array.shape}); expected a tf.string "
-                "tensor (batch, time), '' for padding. Wrap it: "
-                f"tf.constant({_preview(inputs)})."
+                f"{layer_name} takes token strings as a tf.string tensor "
+                f"(batch, time), '' for padding, not a Python list as "
+                f"`{argument}`. Wrap it: tf.constant({argument}).",
+                argument,
+                received=inputs,
             )
         if array is not None and array.dtype.kind in "iu":
             # Keras takes tensors and arrays only, and would blame the
             # first number of the list.
             raise KerasElmoError(
-                f"{layer_name} received a Python list as `{argument}` "
-                f"(shape {array.shape}); expected a tensor or NumPy array "
-                "of character ids (batch, time, 50). Wrap it: "
-                f"np.asarray({argument}, 'int32'), or build the ids with "
-                "keras_elmo.batch_to_ids(list_of_token_lists)."
+                f"{layer_name} takes character ids as a tensor or NumPy "
+                f"array (batch, time, 50), not a Python list as `{argument}`. "
+                f"Wrap it: np.asarray({argument}, 'int32'), or build the ids "
+                "with keras_elmo.batch_to_ids(list_of_token_lists).",
+                argument,
+                received=inputs,
             )
         raise KerasElmoError(
-            f"{layer_name} received a Python list as `{argument}` that "
-            "is not a rectangular array of integers (a ragged batch?). "
-            "Pad it first: keras_elmo.batch_to_ids(list_of_token_lists) "
-            "returns a zero-padded (batch, time, 50) array, or pass a "
-            "tf.RaggedTensor."
+            f"{layer_name} takes no Python list as `{argument}` that is not a "
+            "rectangular array of integers (a ragged batch?). Pad it first: "
+            "keras_elmo.batch_to_ids(list_of_token_lists) returns a "
+            "zero-padded (batch, time, 50) array, or pass a tf.RaggedTensor.",
+            argument,
+            received=inputs,
         )
-
-
-def _preview(inputs):
-    return shown(inputs)

@@ -228,31 +228,31 @@ class ELMoLanguageModel(keras.Model):
             bilm = keras.saving.deserialize_keras_object(bilm)
         if not isinstance(bilm, BiLM):
             raise KerasElmoError(
-                "`bilm` must be a keras_elmo.layers.BiLM. Received: "
-                f"{type(bilm).__name__}"
+                "`bilm` must be a keras_elmo.layers.BiLM.",
+                "bilm",
+                received=bilm,
             )
         if bilm.stateful:
             raise KerasElmoError(
                 "Train a stateless BiLM (stateful=False): training reads "
                 "shuffled sentences, each from a zero state."
             )
-        vocabulary_size = check_integer(vocabulary_size, "`vocabulary_size`")
-        num_sampled = check_integer(num_sampled, "`num_sampled`")
-        dropout = check_fraction(dropout, "`dropout`")
+        # <S>, </S>, <UNK> and a word.
+        vocabulary_size = check_integer(
+            vocabulary_size, "vocabulary_size", minimum=4
+        )
+        num_sampled = check_integer(num_sampled, "num_sampled", minimum=1)
+        dropout = check_fraction(dropout, "dropout")
         if seed is not None:
-            seed = check_integer(seed, "`seed`", minimum=0)
+            seed = check_integer(seed, "seed", minimum=0)
         table = getattr(bilm, "vocabulary_size", None)
         if table is not None and int(table) != int(vocabulary_size):
             raise KerasElmoError(
-                f"The word-input BiLM has a table of {table} words but the "
-                f"softmax has vocabulary_size={vocabulary_size}; a word "
-                "language model reads and predicts the same vocabulary."
-            )
-        if int(vocabulary_size) < 4 or int(num_sampled) < 1:
-            raise KerasElmoError(
-                "Need vocabulary_size >= 4 (<S>, </S>, <UNK> and a word) and "
-                f"num_sampled >= 1. Received: vocabulary_size="
-                f"{vocabulary_size}, num_sampled={num_sampled}"
+                f"`vocabulary_size` must be {table}, the size of the "
+                "word-input BiLM's table: a word language model reads and "
+                "predicts the same vocabulary.",
+                "vocabulary_size",
+                received=vocabulary_size,
             )
         self.bilm = bilm
         self.vocabulary_size = int(vocabulary_size)

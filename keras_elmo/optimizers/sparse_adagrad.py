@@ -57,18 +57,17 @@ class SparseAdagrad(SparseOptimizer):
         **kwargs,
     ):
         super().__init__(
+            dict(
+                initial_accumulator_value=initial_accumulator_value,
+                epsilon=epsilon,
+            ),
             learning_rate=learning_rate,
             global_clipnorm=global_clipnorm,
             name=name,
             **kwargs,
         )
-        self.initial_accumulator_value = float(initial_accumulator_value)
-        self.epsilon = float(epsilon)
 
-    def build(self, var_list):
-        if self.built:
-            return
-        super().build(var_list)
+    def build_slots(self, var_list):
         self._accumulators = self.add_optimizer_variables(
             var_list,
             "accumulator",
@@ -96,13 +95,3 @@ class SparseAdagrad(SparseOptimizer):
         self.assign_sub(
             variable, lr * gradient / ops.sqrt(accumulator + self.epsilon)
         )
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "initial_accumulator_value": self.initial_accumulator_value,
-                "epsilon": self.epsilon,
-            }
-        )
-        return config

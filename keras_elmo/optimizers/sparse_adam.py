@@ -16,7 +16,7 @@ class SparseAdam(SparseOptimizer):
     keep their moments instead of decaying them. As in `SparseAdagrad`,
     gradients are clipped to `global_clipnorm` (after the sum over the
     replicas of a `tf.distribute` strategy). Use it for short pretraining
-    runs, where Adagrad's small early steps are too slow (the README's CPU
+    runs, where Adagrad's small early steps are too slow (the main job's CPU
     demo); the original recipe is `SparseAdagrad`.
 
     Args:
@@ -53,19 +53,14 @@ class SparseAdam(SparseOptimizer):
         **kwargs,
     ):
         super().__init__(
+            dict(beta_1=beta_1, beta_2=beta_2, epsilon=epsilon),
             learning_rate=learning_rate,
             global_clipnorm=global_clipnorm,
             name=name,
             **kwargs,
         )
-        self.beta_1 = float(beta_1)
-        self.beta_2 = float(beta_2)
-        self.epsilon = float(epsilon)
 
-    def build(self, var_list):
-        if self.built:
-            return
-        super().build(var_list)
+    def build_slots(self, var_list):
         self._momentums, self._velocities = self.add_optimizer_variables(
             var_list, ["momentum", "velocity"]
         )
@@ -93,14 +88,3 @@ class SparseAdam(SparseOptimizer):
         self.assign_add(m, (g - m) * (1.0 - self.beta_1))
         self.assign_add(v, (ops.square(g) - v) * (1.0 - self.beta_2))
         self.assign_sub(variable, lr * m / (ops.sqrt(v) + self.epsilon))
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "beta_1": self.beta_1,
-                "beta_2": self.beta_2,
-                "epsilon": self.epsilon,
-            }
-        )
-        return config

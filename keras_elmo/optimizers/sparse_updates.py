@@ -86,7 +86,34 @@ def _scale(gradient, scale):
 class SparseOptimizer(keras.optimizers.Optimizer):
     """The base of the sparse optimizers: merges duplicate rows of
     `IndexedSlices` gradients and clips the global norm without densifying
-    them, on the summed gradient under a `tf.distribute` strategy."""
+    them, on the summed gradient under a `tf.distribute` strategy.
+
+    A kind passes its own arguments (besides Keras's) as `hyperparameters`:
+    each is kept as a float attribute of its name and saved by
+    `get_config`.
+    """
+
+    def __init__(self, hyperparameters, **kwargs):
+        super().__init__(**kwargs)
+        self._hyperparameters = tuple(hyperparameters)
+        for key, value in hyperparameters.items():
+            setattr(self, key, float(value))
+
+    def build(self, var_list):
+        """Builds once (Keras may call it again on a built optimizer)."""
+        if not self.built:
+            super().build(var_list)
+            self.build_slots(var_list)
+
+    def build_slots(self, var_list):
+        """Creates the kind's variables of each of `var_list`."""
+        raise NotImplementedError
+
+    def get_config(self):
+        config = super().get_config()
+        names = self._hyperparameters
+        config.update({key: getattr(self, key) for key in names})
+        return config
 
     # Private Keras hooks (TF backend), overridden because Keras clips before
     # the replicas' gradients are summed; a public "clip after all-reduce"

@@ -36,6 +36,20 @@ def cached_file(url, expected=None, progress=True, command=None, verify=False):
 
     Returns:
         str, the path of the file (of the unpacked folder for an archive).
+
+    Example (a file already in the cache: no download):
+
+    >>> import os, shutil, tempfile, unittest.mock
+    >>> cache = {keras_elmo.pretrained.CACHE_VARIABLE: tempfile.mkdtemp()}
+    >>> url = "https://example.org/elmo/options.json"
+    >>> with unittest.mock.patch.dict(os.environ, cache):
+    ...     path = keras_elmo.pretrained.cache_path(url)  # put there by hand
+    ...     os.makedirs(os.path.dirname(path))
+    ...     _ = shutil.copy("tests/fixtures/bilm-tf/model/options.json", path)
+    ...     found = keras_elmo.pretrained.cached_file(
+    ...         url, keras_elmo.pretrained.PresetFile(url))
+    >>> found == path
+    True
     """
     expected = expected or presets.known_file(url)
     target = local_path(url, expected)
@@ -73,7 +87,17 @@ def _obtain(url, expected, target, problem, progress):
 
 def local_file(path_or_url, progress=True):
     """A local path unchanged; an `http(s)://` URL as its cached copy
-    (another scheme is refused)."""
+    (`cached_file`, whose example shows one); another scheme is refused.
+
+    Example:
+
+    >>> keras_elmo.pretrained.local_file("options.json")
+    'options.json'
+    >>> keras_elmo.pretrained.local_file("ftp://example.org/options.json")
+    Traceback (most recent call last):
+    ...
+    keras_elmo.errors.KerasElmoError: The file ... unsupported scheme ...
+    """
     check_url_scheme(path_or_url, f"The file {path_or_url[:80]!r}")
     if is_url(path_or_url):
         return cached_file(path_or_url, progress=progress)
@@ -94,6 +118,28 @@ def fetch(preset, progress=True, verify=False):
 
     Returns:
         `{role: local path}`.
+
+    Example (files already in the cache: no download):
+
+    >>> import os, shutil, tempfile, unittest.mock
+    >>> files = keras_elmo.pretrained.PresetFile
+    >>> preset = keras_elmo.pretrained.Preset(
+    ...     name="mine", kind="bilm-tf", language="en",
+    ...     description="a model put in the cache by hand",
+    ...     files={"options": files("https://example.org/m/options.json"),
+    ...            "weights": files("https://example.org/m/weights.hdf5")})
+    >>> cache = {keras_elmo.pretrained.CACHE_VARIABLE: tempfile.mkdtemp()}
+    >>> fixture = "tests/fixtures/bilm-tf/model/"
+    >>> with unittest.mock.patch.dict(os.environ, cache):
+    ...     for role, name in (("options", "options.json"),
+    ...                        ("weights", "lm_weights.hdf5")):
+    ...         path = keras_elmo.pretrained.cache_path(
+    ...             preset.files[role].url)
+    ...         os.makedirs(os.path.dirname(path), exist_ok=True)
+    ...         _ = shutil.copy(fixture + name, path)
+    ...     paths = keras_elmo.pretrained.fetch(preset)
+    >>> sorted(paths)
+    ['options', 'weights']
     """
     preset = presets.get_preset(preset)
     paths, missing, failures, offline = {}, [], [], None
@@ -129,7 +175,16 @@ def fetch(preset, progress=True, verify=False):
 
 def cached_files(preset):
     """`{role: local path or None}`: what of a preset is in the cache now
-    (a copy without a record in the index counts, unchecked)."""
+    (a copy without a record in the index counts, unchecked).
+
+    Example (an empty cache; `fetch`'s example fills one):
+
+    >>> import os, tempfile, unittest.mock
+    >>> cache = {keras_elmo.pretrained.CACHE_VARIABLE: tempfile.mkdtemp()}
+    >>> with unittest.mock.patch.dict(os.environ, cache):
+    ...     keras_elmo.pretrained.cached_files("original")
+    {'options': None, 'weights': None}
+    """
     preset = presets.get_preset(preset)
     paths = {}
     for role, record in preset.files.items():

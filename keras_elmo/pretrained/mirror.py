@@ -75,7 +75,17 @@ def describe_mirror():
 
 
 def mirror_url(url):
-    """Where `url` is fetched from: its mirrored address, or itself."""
+    """Where `url` is fetched from: its mirrored address, or itself.
+
+    Example (a mirror given by `$KERAS_ELMO_MIRROR`, `MIRROR_VARIABLE`):
+
+    >>> import os, unittest.mock
+    >>> url = keras_elmo.pretrained.PRESETS["small"].files["options"].url
+    >>> mirror = {keras_elmo.pretrained.MIRROR_VARIABLE: "/srv/elmo-files"}
+    >>> with unittest.mock.patch.dict(os.environ, mirror):
+    ...     print(keras_elmo.pretrained.mirror_url(url)[:45])
+    file:///srv/elmo-files/allennlp.s3.amazonaws.
+    """
     mapping = current_mirror()
     for publisher, base in mapping.items():
         if publisher != EVERY_HOST and url.startswith(publisher + "/"):

@@ -26,6 +26,12 @@ class PresetFile:
         approximate_size: int or None. Bytes, for display only (never
             checked), where the exact size is not confirmed, e.g. 4 bytes
             per published parameter. Defaults to `None`.
+
+    Example:
+
+    >>> options = keras_elmo.pretrained.PRESETS["small"].files["options"]
+    >>> options.url.rsplit("/", 1)[1], options.extract
+    ('elmo_2x1024_128_2048cnn_1xhighway_options.json', None)
     """
 
     url: str

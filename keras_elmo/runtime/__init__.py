@@ -1,11 +1,16 @@
-"""Run exported biLMs without TensorFlow: ONNX Runtime and LiteRT.
+"""Run exported biLMs and models without TensorFlow: ONNX Runtime and
+LiteRT.
 
-`ONNXBiLM` runs a file from `keras_elmo.export.to_onnx` (or `keras-elmo
-export-onnx`), `LiteRTBiLM` one from `to_litert` (`keras-elmo
+`ONNXBiLM` runs a biLM's file from `keras_elmo.export.to_onnx` (or
+`keras-elmo export-onnx`), `LiteRTBiLM` one from `to_litert` (`keras-elmo
 export-litert`). Both take token lists (or character ids from
 `batch_to_ids`) and return the dict of `keras_elmo.layers.BiLM`, as NumPy
-arrays. This package imports neither TensorFlow nor Keras: it needs NumPy
-and the runtime (`pip install "keras-elmo[onnx]"` or `"keras-elmo[litert]"`).
+arrays. `ONNXModel` and `LiteRTModel` run the file of a whole Keras model
+holding ELMo (a tagger: `to_onnx(model, ...)`, `keras-elmo export-onnx
+--model tagger.keras`): they take the model's inputs by name, token lists
+where the model took string tokens, and return its outputs. This package
+imports neither TensorFlow nor Keras: it needs NumPy and the runtime (`pip
+install "keras-elmo[onnx]"` or `"keras-elmo[litert]"`).
 
 Example (with a file exported earlier):
 
@@ -17,6 +22,8 @@ Example (with a file exported earlier):
 
 from keras_elmo.characters import batch_to_ids
 from keras_elmo.runtime.litert import LiteRTBiLM
+from keras_elmo.runtime.litert_model import LiteRTModel
 from keras_elmo.runtime.onnx import ONNXBiLM
+from keras_elmo.runtime.onnx_model import ONNXModel
 
-__all__ = ["LiteRTBiLM", "ONNXBiLM", "batch_to_ids"]
+__all__ = ["LiteRTBiLM", "LiteRTModel", "ONNXBiLM", "ONNXModel", "batch_to_ids"]

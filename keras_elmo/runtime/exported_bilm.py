@@ -7,7 +7,9 @@ import numpy as np
 from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import batch_to_ids
+from keras_elmo.errors import Described
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import tensor
 from keras_elmo.formats.exported_file import MASK_NAME
 from keras_elmo.formats.exported_file import MIX_NAME
 from keras_elmo.formats.exported_file import layer_name
@@ -32,24 +34,26 @@ def character_ids(inputs):
         ids = inputs
         if ids.ndim != 3 or ids.shape[-1] != MAX_CHARACTERS_PER_TOKEN:
             raise KerasElmoError(
-                "character ids must have shape (batch, time, "
-                f"{MAX_CHARACTERS_PER_TOKEN}); received {ids.shape}. "
+                "Character ids must have shape (batch, time, "
+                f"{MAX_CHARACTERS_PER_TOKEN}). "
                 "keras_elmo.runtime.batch_to_ids(list_of_token_lists) "
-                "builds them, or pass the token lists themselves."
+                "builds them, or pass the token lists themselves.",
+                received=tensor(ids.dtype, ids.shape),
             )
         if ids.size and (ids.min() < 0 or ids.max() > MAX_CHARACTER_ID):
+            found = f"values from {ids.min()} to {ids.max()}"
             raise KerasElmoError(
-                f"character ids must lie in 0..{MAX_CHARACTER_ID}; received "
-                f"min {ids.min()}, max {ids.max()}. Build them with "
-                "keras_elmo.runtime.batch_to_ids."
+                f"Character ids must lie in 0..{MAX_CHARACTER_ID}. Build them "
+                "with keras_elmo.runtime.batch_to_ids.",
+                received=Described(found),
             )
         return ids.astype(np.int32, copy=False)
     if hasattr(inputs, "dtype") and hasattr(inputs, "shape"):
         raise KerasElmoError(
-            "character ids must be an integer array (int32) of shape "
-            f"(batch, time, {MAX_CHARACTERS_PER_TOKEN}); received dtype "
-            f"{inputs.dtype}, shape {tuple(inputs.shape)}. Build them with "
-            "keras_elmo.runtime.batch_to_ids, or pass the token lists."
+            "Character ids must be an integer array (int32) of shape "
+            f"(batch, time, {MAX_CHARACTERS_PER_TOKEN}). Build them with "
+            "keras_elmo.runtime.batch_to_ids, or pass the token lists.",
+            received=tensor(inputs.dtype, inputs.shape),
         )
     return batch_to_ids(inputs)
 
@@ -84,9 +88,29 @@ def bilm_outputs(named, num_layers, projection_dim):
 
 class ExportedBiLM:
     """What `ONNXBiLM` and `LiteRTBiLM` share: the file check, the
-    attributes read from the metadata, the call and the repr. A subclass
-    loads its runtime in `__init__` (after `_check_file`, ending with
-    `_read_metadata`) and runs one batch of ids in `_run`."""
+    attributes read from the metadata, the call and the repr.
+
+    An exported biLM takes what `keras_elmo.layers.BiLM` takes (character
+    ids, or token lists, which it converts with
+    `keras_elmo.runtime.batch_to_ids`) and returns the same dict, as NumPy
+    arrays. Stateless: every sentence starts from a zero state.
+
+    Call arguments:
+        inputs: list of token lists, or int array `(batch, time, 50)`.
+
+    Returns:
+        A dict with `"layer_outputs"` (`num_layers + 1` float32 arrays
+        `(batch, time, 2 * projection_dim)`), `"token_embeddings"`
+        `(batch, time, projection_dim)`, `"mask"` bool `(batch, time)`,
+        and `"elmo"` when the export has a scalar mix.
+
+    Attributes:
+        metadata: dict. The options the file was exported with.
+        num_layers, projection_dim, precision: from the metadata.
+
+    A subclass loads its runtime in `__init__` (after `_check_file`,
+    ending with `_read_metadata`) and runs one batch of ids in `_run`.
+    """
 
     stateful = False
     encoder = CharacterInputs()

@@ -42,6 +42,39 @@ def _signature(details):
     }
 
 
+def signature(runner):
+    """`(inputs, outputs)` of a signature runner, as `check_signature`
+    takes them."""
+    return (
+        _signature(runner.get_input_details()),
+        _signature(runner.get_output_details()),
+    )
+
+
+def read_file_metadata(path):
+    """The keras_elmo metadata text of the `.tflite` file `path` (checked
+    to exist), or None; refuses a file that is not one."""
+    _, schema = _import_litert()
+    return read_metadata(path, schema)
+
+
+def open_runner(path, num_threads):
+    """`(interpreter, its default signature runner)` of the `.tflite` file
+    `path`, whose metadata was read (`read_file_metadata`), checked whole
+    first; `num_threads` threads a call (None: LiteRT chooses)."""
+    Interpreter, schema = _import_litert()
+    _check_complete(path, schema)
+    try:
+        interpreter = Interpreter(model_path=path, num_threads=num_threads)
+        return interpreter, interpreter.get_signature_runner()
+    except (ValueError, RuntimeError) as error:
+        raise KerasElmoError(
+            f"{path} could not be loaded by LiteRT "
+            f"({str(error).strip()[:300]}); export it again with "
+            "keras-elmo export-litert."
+        ) from None
+
+
 def read_metadata(path, schema):
     """The keras_elmo metadata text of a `.tflite` file, or None; raises
     KerasElmoError when the file is not a TFLite flatbuffer."""
@@ -57,14 +90,10 @@ def read_metadata(path, schema):
                     "file written by keras-elmo export-litert."
                 )
             return _metadata_text(schema, data)
-        except (IndexError, ValueError, TypeError, struct.error) as error:
+        except _DAMAGED as error:
             # flatbuffers reads offsets from the file: a damaged or
             # truncated file points outside it.
-            raise KerasElmoError(
-                f"{path} is a damaged or truncated LiteRT (.tflite) file "
-                f"({type(error).__name__}: {str(error)[:100]}); export it "
-                "again with keras-elmo export-litert."
-            ) from None
+            raise _damaged(path, error) from None
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
@@ -95,69 +124,56 @@ def _check_complete(path, schema):
                 raise ValueError(f"buffer {i} ends past the file")
         for i in range(model.SubgraphsLength()):
             model.Subgraphs(i).TensorsLength()
-    except (IndexError, ValueError, TypeError, struct.error) as error:
-        raise KerasElmoError(
-            f"{path} is a damaged or truncated LiteRT (.tflite) file "
-            f"({str(error)[:100]}); export it again with keras-elmo "
-            "export-litert."
-        ) from None
+    except _DAMAGED as error:
+        raise _damaged(path, error) from None
+
+
+# What flatbuffers raises on offsets that point outside the file.
+_DAMAGED = (IndexError, ValueError, TypeError, struct.error)
+
+
+def _damaged(path, error):
+    return KerasElmoError(
+        f"{path} is a damaged or truncated LiteRT (.tflite) file "
+        f"({type(error).__name__}: {str(error)[:100]}); export it again "
+        "with keras-elmo export-litert."
+    )
 
 
 class LiteRTBiLM(ExportedBiLM):
     """A biLM exported to LiteRT (TensorFlow Lite), run by its interpreter.
 
-    Takes what `keras_elmo.layers.BiLM` takes (character ids, or token
-    lists, which it converts with `keras_elmo.runtime.batch_to_ids`) and
-    returns the same dict, as NumPy arrays. Stateless: every sentence
-    starts from a zero state. One instance is not thread-safe (the
-    interpreter holds its tensors); use one per thread.
+    Called as every `ExportedBiLM` is: on what `keras_elmo.layers.BiLM`
+    takes, returning the same dict as NumPy arrays; its call arguments,
+    outputs and attributes are documented there. One instance is not
+    thread-safe (the interpreter holds its tensors); use one per thread.
 
     Args:
         path: str. A `.tflite` file from `keras_elmo.export.to_litert`.
         num_threads: int or None. Threads of one call; None lets LiteRT
             choose. Defaults to `None`.
 
-    Call arguments:
-        inputs: list of token lists, or int array `(batch, time, 50)`.
+    Example:
 
-    Returns:
-        A dict with `"layer_outputs"` (`num_layers + 1` float32 arrays
-        `(batch, time, 2 * projection_dim)`), `"token_embeddings"`
-        `(batch, time, projection_dim)`, `"mask"` bool `(batch, time)`,
-        and `"elmo"` when the export has a scalar mix.
-
-    Attributes:
-        metadata: dict. The options the file was exported with.
-        num_layers, projection_dim, precision: from the metadata.
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo-int8.tflite")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.to_litert(bilm, path, precision="int8")
+    >>> elmo = keras_elmo.runtime.LiteRTBiLM(path)
+    >>> elmo.precision, elmo.num_layers, elmo.projection_dim
+    ('int8', 2, 16)
+    >>> elmo([["Hello", "world"]])["layer_outputs"][1].shape
+    (1, 2, 32)
     """
 
     kind = LITERT
 
     def __init__(self, path, num_threads=None):
         num_threads = check_threads(num_threads)
-        Interpreter, schema = _import_litert()
         path = self._check_file(path)
-        text = read_metadata(path, schema)
-        metadata = parse_metadata(text, path, self.kind)
-        _check_complete(path, schema)
-        try:
-            self.interpreter = Interpreter(
-                model_path=path, num_threads=num_threads
-            )
-            self.runner = self.interpreter.get_signature_runner()
-        except (ValueError, RuntimeError) as error:
-            raise KerasElmoError(
-                f"{path} could not be loaded by LiteRT "
-                f"({str(error).strip()[:300]}); export it again with "
-                "keras-elmo export-litert."
-            ) from None
-        check_signature(
-            path,
-            metadata,
-            _signature(self.runner.get_input_details()),
-            _signature(self.runner.get_output_details()),
-            self.kind,
-        )
+        metadata = parse_metadata(read_file_metadata(path), path, self.kind)
+        self.interpreter, self.runner = open_runner(path, num_threads)
+        check_signature(path, metadata, *signature(self.runner), self.kind)
         self._read_metadata(path, metadata)
 
     def _run(self, ids):

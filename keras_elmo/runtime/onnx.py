@@ -24,12 +24,18 @@ def _import_onnxruntime():
 # ONNX Runtime's tensor types -> NumPy dtype names.
 _ONNX_DTYPES = {
     "tensor(float)": "float32",
+    "tensor(float16)": "float16",
+    "tensor(double)": "float64",
+    "tensor(int8)": "int8",
+    "tensor(uint8)": "uint8",
+    "tensor(int16)": "int16",
     "tensor(int32)": "int32",
+    "tensor(int64)": "int64",
     "tensor(bool)": "bool",
 }
 
 
-def _signature(tensors):
+def _tensors(tensors):
     """`{name: (dtype name, shape)}` of ONNX Runtime's `NodeArg`s (a
     symbolic size becomes None)."""
     return {
@@ -41,13 +47,50 @@ def _signature(tensors):
     }
 
 
+def signature(session):
+    """`(inputs, outputs)` of a session, as `check_signature` takes them."""
+    return _tensors(session.get_inputs()), _tensors(session.get_outputs())
+
+
+def onnxruntime_run_options(fatal_only):
+    """ONNX Runtime's `RunOptions`, logging fatal errors only (or its
+    default)."""
+    options = _import_onnxruntime().RunOptions()
+    if fatal_only:
+        options.log_severity_level = 4
+    return options
+
+
+def open_session(path, num_threads):
+    """`(ONNX Runtime session on the CPU, keras_elmo metadata text or
+    None)` of the file `path` (checked to exist), with `num_threads`
+    threads a call (None: ONNX Runtime chooses)."""
+    ort = _import_onnxruntime()
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # errors only: its warnings are ours
+    if num_threads is not None:
+        options.intra_op_num_threads = num_threads
+        options.inter_op_num_threads = 1
+    try:
+        session = ort.InferenceSession(
+            path, options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as error:  # onnxruntime raises its own types
+        raise KerasElmoError(
+            f"{path} is not an ONNX model that ONNX Runtime can load "
+            f"({str(error).strip()[:300]}); expected a file written by "
+            "keras-elmo export-onnx."
+        ) from None
+    custom = session.get_modelmeta().custom_metadata_map
+    return session, custom.get(METADATA_KEY)
+
+
 class ONNXBiLM(ExportedBiLM):
     """A biLM exported to ONNX, run by ONNX Runtime on the CPU.
 
-    Takes what `keras_elmo.layers.BiLM` takes (character ids, or token
-    lists, which it converts with `keras_elmo.runtime.batch_to_ids`) and
-    returns the same dict, as NumPy arrays. Stateless: every sentence
-    starts from a zero state.
+    Called as every `ExportedBiLM` is: on what `keras_elmo.layers.BiLM`
+    takes, returning the same dict as NumPy arrays; its call arguments,
+    outputs and attributes are documented there.
 
     Args:
         path: str. A `.onnx` file from `keras_elmo.export.to_onnx`.
@@ -55,50 +98,30 @@ class ONNXBiLM(ExportedBiLM):
             intra-op threads); None lets ONNX Runtime choose. Defaults to
             `None`.
 
-    Call arguments:
-        inputs: list of token lists, or int array `(batch, time, 50)`.
+    Example:
 
-    Returns:
-        A dict with `"layer_outputs"` (`num_layers + 1` float32 arrays
-        `(batch, time, 2 * projection_dim)`), `"token_embeddings"`
-        `(batch, time, projection_dim)`, `"mask"` bool `(batch, time)`,
-        and `"elmo"` when the export has a scalar mix.
-
-    Attributes:
-        metadata: dict. The options the file was exported with.
-        num_layers, projection_dim, precision: from the metadata.
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo.onnx")
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
+    >>> _ = keras_elmo.export.to_onnx(bilm, path)
+    >>> elmo = keras_elmo.runtime.ONNXBiLM(path, num_threads=1)
+    >>> out = elmo([["The", "cat", "sat"], ["Hello"]])
+    >>> out["layer_outputs"][2].shape, out["mask"].tolist()[1]
+    ((2, 3, 32), [True, False, False])
+    >>> ids = keras_elmo.batch_to_ids([["The", "cat", "sat"]])
+    >>> expected = np.asarray(bilm(ids)["layer_outputs"][2])
+    >>> float(np.abs(out["layer_outputs"][2][:1] - expected).max()) < 1e-5
+    True
     """
 
     kind = ONNX
 
     def __init__(self, path, num_threads=None):
         num_threads = check_threads(num_threads)
-        ort = _import_onnxruntime()
         path = self._check_file(path)
-        options = ort.SessionOptions()
-        options.log_severity_level = 3  # errors only: its warnings are ours
-        if num_threads is not None:
-            options.intra_op_num_threads = num_threads
-            options.inter_op_num_threads = 1
-        try:
-            self.session = ort.InferenceSession(
-                path, options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as error:  # onnxruntime raises its own types
-            raise KerasElmoError(
-                f"{path} is not an ONNX model that ONNX Runtime can load "
-                f"({str(error).strip()[:300]}); expected a file written by "
-                "keras-elmo export-onnx."
-            ) from None
-        custom = self.session.get_modelmeta().custom_metadata_map
-        metadata = parse_metadata(custom.get(METADATA_KEY), path, self.kind)
-        check_signature(
-            path,
-            metadata,
-            _signature(self.session.get_inputs()),
-            _signature(self.session.get_outputs()),
-            self.kind,
-        )
+        self.session, text = open_session(path, num_threads)
+        metadata = parse_metadata(text, path, self.kind)
+        check_signature(path, metadata, *signature(self.session), self.kind)
         self._read_metadata(path, metadata)
         self._outputs = [o.name for o in self.session.get_outputs()]
 

@@ -6,13 +6,16 @@ softmax, the vocabulary), `inputs()` (every file it reads) and a
 `description`. The kinds: official files (`OfficialFiles`), an export
 folder (`ExportFolder`), a training run (`RunFolder`), an ELMoForManyLangs
 model folder (`ELMoForManyLangsFolder`), a `.keras` file (`KerasFile`) and
-a pretrained model name (`PretrainedModel`). `keras_elmo.loading` picks
-one; the kinds import the formats inside their methods and never call
-back up, so importing them does not load TensorFlow.
+a pretrained model name (`PretrainedModel`). Each registers itself
+(`register_source_kind`) with the order `keras_elmo.loading` tries it in;
+the kinds import the formats inside their methods and never call back
+up, so importing them does not load TensorFlow.
 """
 
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
+from keras_elmo.sources.bilm_source import register_source_kind
+from keras_elmo.sources.bilm_source import source_kinds
 from keras_elmo.sources.elmo_for_many_langs_folder import ELMoForManyLangsFolder
 from keras_elmo.sources.export_folder import ExportFolder
 from keras_elmo.sources.keras_file import KerasFile
@@ -29,4 +32,6 @@ __all__ = [
     "OfficialFiles",
     "PretrainedModel",
     "RunFolder",
+    "register_source_kind",
+    "source_kinds",
 ]

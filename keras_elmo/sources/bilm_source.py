@@ -1,17 +1,27 @@
-"""`BiLMSource`: the contract every kind of biLM source follows."""
+"""`BiLMSource`: the contract every kind of biLM source follows, and the
+registry of the kinds.
+
+A new kind is one subclass in one file of `keras_elmo.sources`,
+registered with `register_source_kind`; `keras_elmo.loading.classify`
+tries the registered kinds in their `order` and builds the first that
+matches.
+"""
 
 import os
 
 from keras_elmo.errors import KerasElmoError
+
+# The registered kinds, in the order `keras_elmo.loading.classify` tries
+# them (their `order`).
+_KINDS = []
 
 
 class BiLMSource:
     """Base class of the biLM source kinds (like keras-hub's
     `PresetLoader`): where a biLM's weights are, and how to read them.
 
-    `keras_elmo.loading.classify` picks the kind (trying their `matches`
-    in its order) and builds it; each kind is one small subclass in one
-    file of `keras_elmo.sources`.
+    Each kind is one small subclass in one file of `keras_elmo.sources`,
+    registered with `register_source_kind`.
 
     Class attributes every kind sets:
         kind: str. The format its files are read as, in the one vocabulary
@@ -19,8 +29,12 @@ class BiLMSource:
             `"bilm-tf"` (options.json + hdf5 weights),
             `"elmo_for_many_langs"`, `"run"` (a training run directory) or
             `"keras"` (a `.keras` file).
-        summary: str. What the kind accepts, in words, for the "nothing
-            matches" error.
+        summary: str or None. What the kind accepts, in words, for the
+            "nothing matches" error (None: said by another kind's).
+        order: int. Where the resolver tries it: lower first.
+        local: bool. Whether it matches a local file or folder that
+            exists (True), or a string that names one elsewhere (a
+            pretrained model name, a pair of paths or URLs).
 
     Methods a kind implements:
         matches(source): classmethod. Whether the str `source` (a path, or
@@ -30,11 +44,18 @@ class BiLMSource:
             whole or looks into, as real paths (for output checks: no
             command writes over, or into, one of them).
 
+    Methods a kind may override: `open` (the source of a str that
+    matches), `near_miss` (why a path that matches no kind is not of
+    this one, if it nearly is) and `load_bilm` (a format that reads
+    straight into a `BiLM` of other arguments).
+
     Instance attribute: `description`, the source in words for messages.
     """
 
     kind = None
     summary = None
+    order = None
+    local = True
 
     def __init__(self, description):
         self.description = description
@@ -43,6 +64,21 @@ class BiLMSource:
     @classmethod
     def matches(cls, source):
         raise NotImplementedError
+
+    @classmethod
+    def open(cls, source, progress=True, argument=None):
+        """The source of the str `source`, which `matches`; `progress`:
+        print download progress; `argument`: the Python argument it came
+        in, for messages."""
+        return cls(source)
+
+    @classmethod
+    def near_miss(cls, path):
+        """Why the local `path`, which no kind matches, is not of this
+        kind although it nearly is (what it is, and how to fix it), as a
+        message that follows the argument's name; None if it is not
+        near."""
+        return None
 
     def _read(self):
         raise NotImplementedError
@@ -57,11 +93,16 @@ class BiLMSource:
             self._data = self._read()
         return self._data
 
-    def load_bilm(self, vocabulary=None, **kwargs):
-        """A `BiLM` of the source built with extra `BiLM` arguments
-        (`stateful=True`, `dtype`, ...); `vocabulary` is checked against a
-        word-input biLM's table."""
-        bilm = with_arguments(self.read().bilm, kwargs)
+    def load_bilm(self, vocabulary=None, **arguments):
+        """A `BiLM` of the source built with other `BiLM` arguments
+        (`stateful=True`, `dtype`, ...): here a new `BiLM` of the same
+        sizes, holding the weights read (matched by the layers that hold
+        them, `keras_elmo.layers.bilm_weights`); a kind whose format reads
+        straight into a `BiLM` of other arguments does that instead.
+        `vocabulary` is checked against a word-input biLM's table."""
+        bilm = self.read().bilm
+        if arguments:
+            bilm = _with_arguments(bilm, arguments, self.description)
         if vocabulary is not None:
             from keras_elmo.layers.token_encoders.word_encoder import (
                 check_bilm_vocabulary,
@@ -76,6 +117,29 @@ class BiLMSource:
         from keras_elmo.training.sizes import size_of
 
         return size_of(self.read().bilm.get_config())
+
+
+def register_source_kind(kind):
+    """Registers a `BiLMSource` subclass, to be tried in its `order`;
+    usable as a class decorator. Returns `kind`."""
+    if not (isinstance(kind, type) and issubclass(kind, BiLMSource)):
+        raise KerasElmoError(
+            "register_source_kind takes a BiLMSource subclass.",
+            "kind",
+            received=kind,
+        )
+    if not isinstance(kind.order, int):
+        raise KerasElmoError(f"{kind.__name__} needs an integer `order`.")
+    _KINDS[:] = sorted(
+        [k for k in _KINDS if k is not kind] + [kind], key=lambda k: k.order
+    )
+    return kind
+
+
+def source_kinds(local=None):
+    """The registered kinds in their order: all of them, or those that
+    match a local path (`local=True`) or a string (`local=False`)."""
+    return [k for k in _KINDS if local is None or k.local == local]
 
 
 def real_files(*paths):
@@ -96,27 +160,26 @@ def real_files(*paths):
     return list(dict.fromkeys(os.path.realpath(path) for path in found))
 
 
-def with_arguments(bilm, kwargs):
-    """`bilm`, or a copy built with other `BiLM` arguments and its
-    weights."""
-    if not kwargs:
-        return bilm
+def _with_arguments(bilm, arguments, description):
+    """A new `BiLM` of `bilm`'s config with other `arguments`, holding
+    its weights."""
     from keras_elmo.layers.bilm import BiLM
+    from keras_elmo.layers.bilm_weights import copy_bilm_weights
 
     try:
-        copy = BiLM.from_config({**bilm.get_config(), **kwargs})
+        copy = BiLM.from_config({**bilm.get_config(), **arguments})
+    except KerasElmoError:
+        raise  # it names the argument
     except (TypeError, ValueError) as error:
-        raise KerasElmoError(f"Invalid BiLM arguments {kwargs}: {error}")
+        raise KerasElmoError(
+            f"Invalid BiLM arguments {arguments}: {error}"
+        ) from None
     copy.build()
-    values = {_below(w.path, bilm.name): w for w in bilm.weights}
-    for weight in copy.weights:
-        value = values.get(_below(weight.path, copy.name))
-        if value is not None and tuple(value.shape) == tuple(weight.shape):
-            weight.assign(value.numpy())
+    misfit = copy_bilm_weights(copy, bilm)
+    if misfit is not None:
+        raise KerasElmoError(
+            f"The BiLM arguments {sorted(arguments)} change the sizes of "
+            f"{description}: {misfit} with them. Leave out the arguments "
+            "that set sizes."
+        )
     return copy
-
-
-def _below(path, name):
-    """A weight path below the layer `name` (`.../bi_lm/char_cnn/...` ->
-    `char_cnn/...`), so that copies of a layer match."""
-    return path.split(f"{name}/", 1)[-1]

@@ -4,8 +4,10 @@ from keras_elmo.errors import WeightFileError
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files
+from keras_elmo.sources.bilm_source import register_source_kind
 
 
+@register_source_kind
 class ELMoForManyLangsFolder(BiLMSource):
     """An ELMoForManyLangs model folder (`config.json`, `char.dic`,
     `*.pkl`), or a folder holding just one: a biLM without a softmax,
@@ -19,6 +21,8 @@ class ELMoForManyLangsFolder(BiLMSource):
 
     kind = "elmo_for_many_langs"
     summary = "an ELMoForManyLangs model folder (config.json, char.dic, *.pkl)"
+    # Before a run folder: both hold a config.json.
+    order = 10
 
     def __init__(self, path, description=None):
         super().__init__(description or f"the ELMoForManyLangs model in {path}")
@@ -26,23 +30,18 @@ class ELMoForManyLangsFolder(BiLMSource):
 
     @classmethod
     def matches(cls, source):
-        from keras_elmo.formats.elmo_for_many_langs import is_model_dir
+        from keras_elmo.formats.elmo_for_many_langs_files import is_model_dir
 
         return is_model_dir(source)
 
-    @classmethod
-    def inside(cls, path):
-        """The source of the one model folder inside the folder `path` (an
-        archive unpacked with its folder), or None."""
-        from keras_elmo.formats.elmo_for_many_langs import inner_model_dir
-
-        inner = inner_model_dir(path)
-        return None if inner is None else cls(inner)
-
     def inputs(self):
-        from keras_elmo.formats.elmo_for_many_langs import PACKAGED_CONFIGS
-        from keras_elmo.formats.elmo_for_many_langs import find_model_dir
-        from keras_elmo.formats.elmo_for_many_langs import read_network_config
+        from keras_elmo.formats.elmo_for_many_langs_files import (
+            PACKAGED_CONFIGS,
+        )
+        from keras_elmo.formats.elmo_for_many_langs_files import find_model_dir
+        from keras_elmo.formats.elmo_for_many_langs_files import (
+            read_network_config,
+        )
 
         try:
             _, network = read_network_config(find_model_dir(self.path))
@@ -63,11 +62,37 @@ class ELMoForManyLangsFolder(BiLMSource):
         )
 
     def load_bilm(self, vocabulary=None, **kwargs):
-        if vocabulary is not None:
-            return super().load_bilm(vocabulary, **kwargs)
         from keras_elmo.formats.elmo_for_many_langs import (
             load_elmo_for_many_langs,
         )
+        from keras_elmo.layers.token_encoders.word_encoder import (
+            check_bilm_vocabulary,
+        )
 
         # Read with the arguments at once (no second copy of the weights).
-        return load_elmo_for_many_langs(self.path, **kwargs)
+        bilm = load_elmo_for_many_langs(self.path, **kwargs)
+        if vocabulary is not None:
+            check_bilm_vocabulary(bilm.encoder, vocabulary, self.description)
+        return bilm
+
+
+@register_source_kind
+class _FolderAroundOne(ELMoForManyLangsFolder):
+    """A folder holding just one ELMoForManyLangs model folder (an archive
+    unpacked with its folder): that model, once no other kind matches the
+    folder itself."""
+
+    summary = None
+    order = 50
+
+    @classmethod
+    def matches(cls, source):
+        from keras_elmo.formats.elmo_for_many_langs_files import inner_model_dir
+
+        return inner_model_dir(source) is not None
+
+    @classmethod
+    def open(cls, source, progress=True, argument=None):
+        from keras_elmo.formats.elmo_for_many_langs_files import inner_model_dir
+
+        return ELMoForManyLangsFolder(inner_model_dir(source))

@@ -3,9 +3,11 @@ file."""
 
 import os
 
+from keras_elmo.sources.bilm_source import register_source_kind
 from keras_elmo.sources.official_files import OfficialFiles
 
 
+@register_source_kind
 class ExportFolder(OfficialFiles):
     """A folder of official files: `options.json` + `weights.hdf5` (what
     `keras-elmo export-weights` writes), or exactly one `*options*.json`
@@ -21,6 +23,8 @@ class ExportFolder(OfficialFiles):
         "an export directory (options.json + weights.hdf5, or one "
         "*options*.json and one *weights*.hdf5 file)"
     )
+    order = 30
+    local = True
 
     def __init__(self, path):
         options, weights = self.find_files(path)
@@ -34,6 +38,25 @@ class ExportFolder(OfficialFiles):
     @classmethod
     def matches(cls, source):
         return os.path.isdir(source) and None not in cls.find_files(source)
+
+    @classmethod
+    def open(cls, source, progress=True, argument=None):
+        return cls(source)
+
+    @classmethod
+    def near_miss(cls, path):
+        """A folder of more than one options or weights file."""
+        if not os.path.isdir(path):
+            return None
+        options, weights = cls.candidates(path)
+        if len(options) > 1 or len(weights) > 1:
+            return (
+                f"holds more than one export: options {', '.join(options)} "
+                f"and weights {', '.join(weights)}. Which one? Pass its "
+                "pair as OPTIONS.json,WEIGHTS.hdf5, or keep each export in "
+                "a folder of its own."
+            )
+        return None
 
     @staticmethod
     def find_files(path):

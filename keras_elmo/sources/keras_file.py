@@ -25,12 +25,14 @@ import os
 import zipfile
 
 from keras_elmo.errors import BiLMSourceError
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
-from keras_elmo.errors import shown
 from keras_elmo.formats.json_text import parse_json
+from keras_elmo.shown import shown
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files
+from keras_elmo.sources.bilm_source import register_source_kind
 from keras_elmo.zip_archive import MAX_COMPRESSION_RATIO
 from keras_elmo.zip_archive import read_member
 from keras_elmo.zip_archive import zip_problem
@@ -48,6 +50,7 @@ _SIGNATURES = (
 _ZIP_SIGNATURE = b"PK\x03\x04"
 
 
+@register_source_kind
 class KerasFile(BiLMSource):
     """A `.keras` file (`keras.Model.save`) whose model holds exactly one
     `BiLM` (at any depth, an `ELMoEmbedding`'s included).
@@ -58,6 +61,7 @@ class KerasFile(BiLMSource):
 
     kind = "keras"
     summary = "a .keras file holding one BiLM"
+    order = 40
 
     def __init__(self, path):
         super().__init__(f"the Keras file {path}")
@@ -68,17 +72,41 @@ class KerasFile(BiLMSource):
         # A regular file: a pipe or device so named is refused by kind.
         return source.endswith(".keras") and os.path.isfile(source)
 
+    @classmethod
+    def near_miss(cls, path):
+        """An exported model file (`.onnx`, `.tflite`): a model too, but
+        one the runtimes load."""
+        from keras_elmo.formats.exported_file import KINDS
+
+        if os.path.isdir(path):
+            return None
+        suffix = os.path.splitext(path)[1].lower()
+        for kind in KINDS.values():
+            if suffix == kind.suffix:
+                # The runtime classes are named after the kinds' titles.
+                return (
+                    f"is an exported {kind.title} model (keras-elmo "
+                    f"{kind.command}), not weights to build a Keras BiLM "
+                    "from; it runs without TensorFlow in keras_elmo.runtime: "
+                    f"keras_elmo.runtime.{kind.title}BiLM({path!r}) "
+                    "(`keras-elmo embed` runs it too)."
+                )
+        return None
+
     def inputs(self):
         return real_files(self.path)
 
-    def _read(self):
+    def load_model(self):
+        """The model the file holds, loaded by Keras after the audit of
+        the module docstring (for the export of the whole model)."""
         import keras
 
-        from keras_elmo.layers.bilm import BiLM
+        from keras_elmo.layers import register_serializables
 
         _check_file(self.path)
+        register_serializables()
         try:
-            model = keras.saving.load_model(self.path)
+            return keras.saving.load_model(self.path)
         except (
             OSError,
             ValueError,
@@ -91,6 +119,11 @@ class KerasFile(BiLMSource):
                 f"Could not load {self.path} as a Keras model file: "
                 f"{shown(str(error), 300)}"
             ) from None
+
+    def _read(self):
+        from keras_elmo.layers.bilm import BiLM
+
+        model = self.load_model()
         found = [x for x in _layers_of(model) if isinstance(x, BiLM)]
         if len(found) != 1:
             raise BiLMSourceError(
@@ -221,6 +254,9 @@ def _check_bilm(config, path):
     arguments = {k: v for k, v in config.items() if k != "dtype"}
     try:
         BiLM(**arguments)
+    except KerasElmoError as error:
+        context = f"{path}: config.json describes no valid BiLM"
+        raise error.within(context, WeightFileError) from None
     except (ValueError, TypeError) as error:
         raise WeightFileError(
             f"{path}: config.json describes no valid BiLM: "

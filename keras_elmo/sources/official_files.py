@@ -6,8 +6,10 @@ from keras_elmo.errors import BiLMSourceError
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files
+from keras_elmo.sources.bilm_source import register_source_kind
 
 
+@register_source_kind
 class OfficialFiles(BiLMSource):
     """Official `options.json` + hdf5 weights (bilm-tf's format).
 
@@ -25,6 +27,8 @@ class OfficialFiles(BiLMSource):
 
     kind = "bilm-tf"
     summary = "OPTIONS.json,WEIGHTS.hdf5 (official files, paths or URLs)"
+    order = 60
+    local = False
 
     def __init__(self, options, weights, description):
         super().__init__(description)
@@ -35,6 +39,13 @@ class OfficialFiles(BiLMSource):
     def matches(cls, source):
         """Two paths or URLs in one string, split at the first comma."""
         return "," in source
+
+    @classmethod
+    def open(cls, source, progress=True, argument=None):
+        """The source of the str `OPTIONS,WEIGHTS` (paths or URLs)."""
+        name = f"`{argument or 'source'}` {source!r}"
+        options, weights = cls.split(source, name, argument)
+        return cls.fetch(options, weights, progress)
 
     @staticmethod
     def split(source, name, argument=None):

@@ -5,10 +5,12 @@ import os
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.sources.bilm_source import BiLMSource
+from keras_elmo.sources.bilm_source import register_source_kind
 from keras_elmo.sources.elmo_for_many_langs_folder import ELMoForManyLangsFolder
 from keras_elmo.sources.official_files import OfficialFiles
 
 
+@register_source_kind
 class PretrainedModel(BiLMSource):
     """A pretrained model name (`keras_elmo.pretrained.PRESETS`): its files
     are downloaded once into the cache (`open`), then read as the kind
@@ -21,6 +23,9 @@ class PretrainedModel(BiLMSource):
     """
 
     summary = "a pretrained model name (`keras-elmo presets` lists them)"
+    # After `OPTIONS,WEIGHTS`, which is no path either.
+    order = 70
+    local = False
 
     def __init__(self, files, description):
         super().__init__(description)
@@ -32,14 +37,16 @@ class PretrainedModel(BiLMSource):
 
     @classmethod
     def matches(cls, source):
-        """A preset name, or a string that cannot be a path (the name is
-        then checked, with close names suggested for a typo)."""
+        """A preset name, or a string that cannot be a path or a URL (the
+        name is then checked, with close names suggested for a typo)."""
         from keras_elmo import pretrained
 
-        return source in pretrained.PRESETS or not looks_like_path(source)
+        if source in pretrained.PRESETS:
+            return True
+        return not (looks_like_path(source) or pretrained.is_url(source))
 
     @classmethod
-    def open(cls, name, progress=True):
+    def open(cls, name, progress=True, argument=None):
         """The source of the preset `name`, its files in the cache
         (downloaded if needed)."""
         from keras_elmo import pretrained
@@ -75,8 +82,9 @@ class PretrainedModel(BiLMSource):
             return self.files.load_bilm(vocabulary, **kwargs)
         except WeightFileError as error:
             raise WeightFileError(
-                f"{error} ({self.description}, read from the cache. Delete "
-                "its files there to download them again.)"
+                f"{error.message} ({self.description}, read from the cache. "
+                "Delete its files there to download them again.)",
+                received=error.received,
             ) from None
 
 

@@ -5,12 +5,13 @@ import os
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files
+from keras_elmo.sources.bilm_source import register_source_kind
 
 
+@register_source_kind
 class RunFolder(BiLMSource):
     """A training run directory (what `keras_elmo.training.train` writes):
-    its latest
-    checkpoint, with the softmax and the vocabulary of the run.
+    its latest checkpoint, with the softmax and the vocabulary of the run.
 
     Args:
         path: str. The run directory.
@@ -18,6 +19,8 @@ class RunFolder(BiLMSource):
 
     kind = "run"
     summary = "a training run directory (config.json and checkpoint/)"
+    # After an ELMoForManyLangs folder: both hold a config.json.
+    order = 20
 
     def __init__(self, path):
         super().__init__(f"the run in {path}")

@@ -2,6 +2,7 @@
 
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.layers.bilm_weights import copy_bilm_weights
 
 
 def initialize(model, vocabulary, source):
@@ -59,17 +60,11 @@ def _check_table_rows(vocabulary, source):
 
 
 def _copy_bilm(model, bilm):
-    ours = [w for w in model.bilm.weights if w.trainable]
-    theirs = [w for w in bilm.weights if w.trainable]
-    for mine, other in zip(ours, theirs):
-        if tuple(mine.shape) != tuple(other.shape):
-            name = other.path.split("/", 1)[-1]
-            raise WeightFileError(
-                f"`init_from` weights do not fit the model: {name} has "
-                f"shape {tuple(other.shape)} there but "
-                f"{tuple(mine.shape)} in the model of this run's size. "
-                "Give the size of the source (or no size at all, to take "
-                "its size).",
-                "init_from",
-            )
-        mine.assign(other.numpy())
+    misfit = copy_bilm_weights(model.bilm, bilm)
+    if misfit is not None:
+        raise WeightFileError(
+            f"`init_from` weights do not fit the model: {misfit} in the "
+            "model of this run's size. Give the size of the source (or no "
+            "size at all, to take its size).",
+            "init_from",
+        )

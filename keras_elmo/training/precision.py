@@ -4,7 +4,7 @@
 bfloat16 mixed precision on a CPU that multiplies bfloat16 natively (the
 `avx512_bf16` or `amx_bf16` instructions), and in float32 everywhere else:
 on the bundled corpus's `cpu` size a step took a quarter less time there
-(README, "Training recipe and time budget"). Without those instructions
+(docs/benchmarks.md, "The main job"). Without those instructions
 there is no measured gain to count on (with oneDNN held to AVX2 on that
 CPU, `ONEDNN_MAX_CPU_ISA=AVX2`, TensorFlow's bfloat16 convolution did not
 run at all). Weights, the LSTM cell state, the softmax and the loss stay

@@ -14,7 +14,7 @@ user gives always wins. Two recipes:
   tokens, 8,192 negatives) and one epoch.
 
 The small-corpus values are those that measurably paid on the bundled
-1M-token corpus (README, "Training recipe and time budget").
+1M-token corpus (docs/benchmarks.md, "Training recipe").
 TensorFlow-free: `--help` reads it.
 """
 

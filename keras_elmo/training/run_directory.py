@@ -171,8 +171,10 @@ class RunDirectory:
             return _check_plan(plan)
         except KerasElmoError as error:
             raise RunDirectoryError(
-                f"{path} is damaged ({error}); delete it to plan the rest "
-                "of the run again, or start the run in a new directory."
+                f"{path} is damaged ({error.message.rstrip('.')}); delete it "
+                "to plan the rest of the run again, or start the run in a "
+                "new directory.",
+                received=error.received,
             ) from None
 
     def write_plan(self, total_steps, spent_s, schedule_state=None):
@@ -273,7 +275,7 @@ class RunDirectory:
             with open(state_file, "rb") as f, np.load(f) as state:
                 return {key: state[f"v{i}"] for i, key in enumerate(keys)}
         except InputPathError as error:
-            raise RunDirectoryError(str(error)) from None
+            raise error.within(kind=RunDirectoryError) from None
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
             raise self._damaged(path, "state.npz cannot be read") from None
 
@@ -326,14 +328,18 @@ class RunDirectory:
 def _check_plan(plan):
     if not isinstance(plan, dict):
         raise KerasElmoError(f"not a JSON object but {type(plan).__name__}")
-    total = check_integer(plan.get("total_steps"), "total_steps", minimum=1)
-    spent = check_number(plan.get("spent_s"), "spent_s", minimum=0.0)
+    total = check_integer(
+        plan.get("total_steps"), where="`total_steps`", minimum=1
+    )
+    spent = check_number(plan.get("spent_s"), where="`spent_s`", minimum=0.0)
     schedule = plan.get("schedule")
     if schedule is not None:
         if not isinstance(schedule, dict):
             raise KerasElmoError("schedule is not a JSON object")
         schedule = {
-            key: check_number(schedule.get(key), f"schedule.{key}", 0.0)
+            key: check_number(
+                schedule.get(key), where=f"`schedule.{key}`", minimum=0.0
+            )
             for key in ("anchor_step", "anchor_rate", "end_step")
         }
     return {"total_steps": total, "spent_s": spent, "schedule": schedule}
@@ -351,9 +357,9 @@ def export_weights(model_dir, output_dir):
     if os.path.abspath(model_dir) == os.path.abspath(output_dir):
         raise KerasElmoError(
             "`output_dir` is the run directory itself (`model_dir`); its "
-            "files are the input of the export. Choose another directory. "
-            f"Received: output_dir={output_dir!r}.",
+            "files are the input of the export. Choose another directory.",
             "output_dir",
+            received=output_dir,
         )
     model, vocabulary, _ = load_run(model_dir)
     os.makedirs(output_dir, exist_ok=True)

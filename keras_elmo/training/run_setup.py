@@ -34,9 +34,9 @@ def run_vocabulary(
     existing = os.path.join(output, VOCAB_FILE)
     if vocab and build_vocab:
         raise KerasElmoError(
-            "Give either `vocab` or `build_vocab`, not both. Received: "
-            f"vocab={vocab!r}, build_vocab={build_vocab!r}.",
+            "Give either `vocab` or `build_vocab`, not both.",
             "vocab",
+            received=vocab,
         )
     if vocab:
         return Vocabulary.from_file(vocab)
@@ -73,26 +73,23 @@ def size_flags(values):
     return flags
 
 
-def run_size(
-    size=None,
-    options=None,
-    flags=None,
-    source_size=None,
-    token_encoder=None,
-    vocabulary_size=None,
-):
-    """The `BiLM` arguments of a new run: a training size name
-    (`keras_elmo.training.sizes.SIZES`), an official options file
-    (`options`, its path), single `flags`, or `source_size()`, the size of
-    the weights it starts from; see `keras_elmo.training.sizes.bilm_size`."""
-    from keras_elmo.formats.bilm_tf import options_file_config
+def run_size(values, source_size=None, vocabulary_size=None):
+    """The `BiLM` arguments of a new run, from the flag values `values` (a
+    dict, e.g. `vars(args)`; None: not given): a training size name
+    (`size`, one of `keras_elmo.training.sizes.SIZES`), an official options
+    file (`options`, its path), single values (`size_flags`) and the
+    `token_encoder`; with none of them, `source_size()`, the size of the
+    weights the run starts from. See `keras_elmo.training.sizes.bilm_size`.
+    """
+    from keras_elmo.formats.bilm_tf_options import options_file_config
 
+    options = values.get("options")
     return bilm_size(
-        size,
+        values.get("size"),
         options_file_config(options) if options else None,
-        flags,
+        size_flags(values),
         source_size,
-        token_encoder=token_encoder,
+        token_encoder=values.get("token_encoder"),
         vocabulary_size=vocabulary_size,
     )
 

@@ -32,7 +32,7 @@ _PUBLISHED = dict(
     num_layers=2,
 )
 # The published ELMo configurations (SPEC §1), and "cpu", a small biLM that
-# trains on a laptop CPU in minutes (the README's demo).
+# trains on a laptop CPU in minutes (the main job's biLM).
 SIZES = {
     "cpu": dict(
         _PUBLISHED,
@@ -74,8 +74,7 @@ def check_bilm_size(
     memory, checked before anything is allocated."""
     if not isinstance(size, dict):
         raise KerasElmoError(
-            f"{where} must be a dict of BiLM arguments; received "
-            f"{type(size).__name__}."
+            f"{where} must be a dict of BiLM arguments.", received=size
         )
     checked = dict(size)
     for name in SIZE_ARGUMENTS:
@@ -184,10 +183,9 @@ def bilm_size(
     size_name = size
     if token_encoder not in (None, *TRAINABLE_TOKEN_ENCODERS):
         raise KerasElmoError(
-            "`token_encoder` must be one of "
-            f"{list(TRAINABLE_TOKEN_ENCODERS)}. Received: "
-            f"token_encoder={token_encoder!r}.",
+            f"`token_encoder` must be one of {list(TRAINABLE_TOKEN_ENCODERS)}.",
             "token_encoder",
+            received=token_encoder,
         )
     flags = dict(flags or {})
     _check_options_kind(options_config, token_encoder)

@@ -35,7 +35,6 @@ import re
 import time
 
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import shown
 
 # Duration units of `--time-budget`.
 UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
@@ -67,18 +66,19 @@ def parse_duration(text):
     match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([smh]?)\s*", str(text))
     if not match:
         raise KerasElmoError(
-            "`time_budget` must be a duration such as 15m, 900s or 1.5h. "
-            f"Received: time_budget={shown(text)}",
+            "`time_budget` must be a duration such as 15m, 900s or 1.5h.",
             "time_budget",
+            received=text,
+            expected="a duration such as 15m, 900s or 1.5h",
         )
     seconds = float(match.group(1)) * UNITS[match.group(2) or "s"]
     if not math.isfinite(seconds) or seconds < MINIMUM_BUDGET_S:
         raise KerasElmoError(
-            f"`time_budget` {text} is too short: the run needs at least "
+            "`time_budget` is too short: the run needs at least "
             f"{MINIMUM_BUDGET_S:.0f}s to measure its speed and train. Give "
-            "a longer budget, or `steps` for a fixed number of steps. "
-            f"Received: time_budget={shown(text)}",
+            "a longer budget, or `steps` for a fixed number of steps.",
             "time_budget",
+            received=text,
         )
     return seconds
 

@@ -11,6 +11,7 @@ import dataclasses
 
 from keras_elmo.data.text import ON_BAD_LINE
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_fraction
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
@@ -77,20 +78,20 @@ class TrainingConfig:
         _choice(self, "learning_rate_schedule", LEARNING_RATE_SCHEDULES)
         _choice(self, "on_bad_line", ON_BAD_LINE)
         _choice(self, "mixed_precision", MIXED_PRECISION)
-        self.dropout = check_fraction(self.dropout, "`dropout`")
+        self.dropout = check_fraction(self.dropout, "dropout")
         if self.learning_rate is not None:
             self.learning_rate = check_number(
                 self.learning_rate,
-                "`learning_rate`",
+                "learning_rate",
                 minimum=0.0,
                 above=True,
             )
         for name in ("initial_accumulator_value", "clip_norm"):
-            value = check_number(getattr(self, name), f"`{name}`", minimum=0.0)
+            value = check_number(getattr(self, name), name, minimum=0.0)
             setattr(self, name, value)
         # NumPy's and TensorFlow's seeds are 32-bit and not negative.
         self.seed = check_integer(
-            self.seed, "`seed`", minimum=0, maximum=2**31 - 1
+            self.seed, "seed", minimum=0, maximum=2**31 - 1
         )
         check_bilm_size(
             self.bilm,
@@ -126,30 +127,16 @@ class TrainingConfig:
         except TypeError as error:
             raise KerasElmoError(f"{source}: {error}") from None
         except KerasElmoError as error:
-            raise KerasElmoError(f"{source}: {error}") from None
+            raise error.within(source, KerasElmoError) from None
 
 
 def _at_least(config, name, smallest):
-    value = getattr(config, name)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise KerasElmoError(
-            f"`{name}` must be an integer. Received: {name}={value!r}.", name
-        )
-    if value < smallest:
-        raise KerasElmoError(
-            f"`{name}` must be >= {smallest}. Received: {name}={value!r}.",
-            name,
-        )
+    value = check_integer(getattr(config, name), name, minimum=smallest)
+    setattr(config, name, value)
 
 
 def _choice(config, name, choices):
-    value = getattr(config, name)
-    if value not in choices:
-        raise KerasElmoError(
-            f"`{name}` must be one of {sorted(choices, key=str)}. Received: "
-            f"{name}={value!r}.",
-            name,
-        )
+    check_choice(getattr(config, name), name, choices=choices)
 
 
 def learning_rate_schedule(config, total_steps=None):

@@ -42,6 +42,7 @@ import importlib
 import keras
 import numpy as np
 
+from keras_elmo.errors import Described
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.backends.cell import Cell
 
@@ -95,9 +96,8 @@ def checked_range(x, maximum, message, minimum=0):
     if values is None:
         return _backend.checked_in_graph(x, minimum, maximum, message)
     if values.size and (values.min() < minimum or (values > maximum).any()):
-        raise KerasElmoError(
-            f"{message} Received min {values.min()}, max {values.max()}."
-        )
+        found = f"values from {values.min()} to {values.max()}"
+        raise KerasElmoError(message, received=Described(found))
     return x
 
 
@@ -115,4 +115,4 @@ def check_at_most(value, limit, message, argument):
             return
         value = int(known)
     if int(value) > limit:
-        raise KerasElmoError(f"{message} Received: {argument}={value}")
+        raise KerasElmoError(message, argument, received=int(value))

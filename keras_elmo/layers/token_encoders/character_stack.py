@@ -1,7 +1,7 @@
 """The character stack the character kinds share: a char CNN and its
 highway layers, created and built the same way (SPEC §2-3)."""
 
-from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import check_integer
 from keras_elmo.layers.char_cnn import CharCNN
 from keras_elmo.layers.highway import Highway
 
@@ -16,11 +16,9 @@ def character_stack(
     num_characters=None,
 ):
     """`(char_cnn, highway_layers)`, named `char_cnn` and `highway_{k}`."""
-    if int(num_highway_layers) < 0:
-        raise KerasElmoError(
-            "`num_highway_layers` must be >= 0. Received: "
-            f"num_highway_layers={num_highway_layers}"
-        )
+    num_highway_layers = check_integer(
+        num_highway_layers, "num_highway_layers", minimum=0
+    )
     extra = {} if num_characters is None else {"num_characters": num_characters}
     char_cnn = CharCNN(
         filters=filters,

@@ -14,6 +14,7 @@ from keras_elmo.data.elmo_for_many_langs_ids import EOS
 from keras_elmo.data.elmo_for_many_langs_ids import WORD_SPECIALS
 from keras_elmo.data.elmo_for_many_langs_ids import ELMoForManyLangsIds
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors import tensor
 from keras_elmo.layers import backends
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
 from keras_elmo.layers.token_encoders.character_stack import (
@@ -78,16 +79,18 @@ class ELMoForManyLangsEncoder(TokenEncoder):
         super().__init__(projection_dim, dtype)
         if words is None and word_embedding_dim:
             raise KerasElmoError(
-                "`word_embedding_dim` needs `words`, the word vocabulary"
-                f". Received: word_embedding_dim={word_embedding_dim}"
+                "`word_embedding_dim` needs `words`, the word vocabulary.",
+                "word_embedding_dim",
+                received=word_embedding_dim,
             )
         if words is not None and (
             word_embedding_dim is None or int(word_embedding_dim) < 1
         ):
             raise KerasElmoError(
                 "`words` needs `word_embedding_dim` >= 1 (the width of "
-                "the word table). Received: word_embedding_dim="
-                f"{word_embedding_dim}"
+                "the word table).",
+                "word_embedding_dim",
+                received=word_embedding_dim,
             )
         self.ids = ELMoForManyLangsIds(
             characters, words, max_characters_per_token
@@ -175,9 +178,9 @@ class ELMoForManyLangsEncoder(TokenEncoder):
         if "int" not in dtype or len(shape) != 3 or shape[-1] != width:
             raise KerasElmoError(
                 "An ELMoForManyLangs biLM takes integer ids (batch, time, "
-                f"{width}); received dtype {dtype}, shape {shape}. Build "
-                "them with bilm.encoder.batch_to_inputs(sentences), or pass "
-                "token strings to ELMoEmbedding."
+                f"{width}). Build them with bilm.encoder.batch_to_inputs("
+                "sentences), or pass token strings to ELMoEmbedding.",
+                received=tensor(dtype, shape),
             )
         limits = np.full((width,), self.char_cnn.num_characters - 1, "int64")
         if self.words is not None:

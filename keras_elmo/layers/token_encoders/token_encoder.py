@@ -101,8 +101,9 @@ def register_token_encoder(kind):
     `aliases`); usable as a class decorator. Returns `kind`."""
     if not (isinstance(kind, type) and issubclass(kind, TokenEncoder)):
         raise KerasElmoError(
-            "register_token_encoder takes a TokenEncoder subclass; received "
-            f"{kind!r}."
+            "register_token_encoder takes a TokenEncoder subclass.",
+            "kind",
+            received=kind,
         )
     if not kind.name or not kind.input_name:
         raise KerasElmoError(
@@ -119,8 +120,9 @@ def get_token_encoder(name):
     name = _ALIASES.get(name, name)
     if name not in TOKEN_ENCODERS:
         raise KerasElmoError(
-            f"`token_encoder` must be one of {sorted(TOKEN_ENCODERS)}. "
-            f"Received: token_encoder={name!r}"
+            f"`token_encoder` must be one of {sorted(TOKEN_ENCODERS)}.",
+            "token_encoder",
+            received=name,
         )
     return TOKEN_ENCODERS[name]
 

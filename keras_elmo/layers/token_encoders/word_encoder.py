@@ -8,6 +8,7 @@ from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.errors import tensor
 from keras_elmo.layers import backends
 from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
 from keras_elmo.layers.token_encoders.token_encoder import (
@@ -35,8 +36,9 @@ class WordEncoder(TokenEncoder):
             raise KerasElmoError(
                 "A word-input BiLM (token_encoder='words') needs "
                 "`vocabulary_size`, the number of vocabulary lines (>= 3: "
-                f"<S>, </S>, <UNK>, ...). Received: vocabulary_size="
-                f"{vocabulary_size}"
+                "<S>, </S>, <UNK>, ...).",
+                "vocabulary_size",
+                received=vocabulary_size,
             )
         super().__init__(projection_dim, dtype)
         self.vocabulary_size = int(vocabulary_size)
@@ -70,9 +72,10 @@ class WordEncoder(TokenEncoder):
         if "int" not in dtype or len(shape) != 2:
             raise KerasElmoError(
                 "A word-input BiLM takes token ids: an integer tensor (batch, "
-                f"time); received dtype {dtype}, shape {shape}. Build them "
-                "with keras_elmo.data.Vocabulary(...).batch_to_ids(sentences),"
-                " or pass token strings to ELMoEmbedding with its vocabulary."
+                "time). Build them with keras_elmo.data.Vocabulary(...)."
+                "batch_to_ids(sentences), or pass token strings to "
+                "ELMoEmbedding with its vocabulary.",
+                received=tensor(dtype, shape),
             )
         message = (
             f"token ids must lie in 0..{self.vocabulary_size} (vocabulary "
@@ -91,7 +94,10 @@ class WordEncoder(TokenEncoder):
         """Rows `id - 1` of the table, zeros for id 0: `(..., P)`."""
         ids = ops.cast(ids, "int32")
         x = self.word_embedding(ops.maximum(ids - 1, 0))
-        return x * ops.cast(ops.not_equal(ids, 0), x.dtype)[..., None]
+        # expand_dims, not [..., None]: a strided slice with a new axis is
+        # no builtin LiteRT op (the export of a model holding this biLM).
+        present = ops.cast(ops.not_equal(ids, 0), x.dtype)
+        return x * ops.expand_dims(present, -1)
 
     def batch_to_inputs(self, sentences, vocabulary=None):
         return check_vocabulary(vocabulary, self).batch_to_ids(sentences)
@@ -112,4 +118,4 @@ def check_bilm_vocabulary(encoder, vocabulary, where):
     try:
         return check_vocabulary(vocabulary, encoder)
     except KerasElmoError as e:
-        raise WeightFileError(f"{e} ({where})") from None
+        raise e.within(where, WeightFileError) from None

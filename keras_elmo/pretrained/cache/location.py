@@ -12,7 +12,18 @@ CACHE_VARIABLE = "KERAS_ELMO_HOME"
 
 
 def cache_dir():
-    """The cache directory (see the module docstring for the rules)."""
+    """The cache directory: `$KERAS_ELMO_HOME` (`CACHE_VARIABLE`), else
+    `$KERAS_HOME/keras_elmo`, else `~/.keras/keras_elmo`.
+
+    Example:
+
+    >>> import os, tempfile, unittest.mock
+    >>> folder = tempfile.mkdtemp()
+    >>> cache = {keras_elmo.pretrained.CACHE_VARIABLE: folder}
+    >>> with unittest.mock.patch.dict(os.environ, cache):
+    ...     print(keras_elmo.pretrained.cache_dir() == folder)
+    True
+    """
     if os.environ.get(CACHE_VARIABLE):
         return os.path.abspath(os.path.expanduser(os.environ[CACHE_VARIABLE]))
     home = os.environ.get("KERAS_HOME") or os.path.join(
@@ -30,7 +41,15 @@ def cache_dir():
 
 
 def is_url(value):
-    """Whether `value` is an `http://` or `https://` URL."""
+    """Whether `value` is an `http://` or `https://` URL.
+
+    Example:
+
+    >>> keras_elmo.pretrained.is_url("https://example.org/options.json")
+    True
+    >>> keras_elmo.pretrained.is_url("options.json")
+    False
+    """
     return isinstance(value, str) and value.startswith(("http://", "https://"))
 
 
@@ -44,7 +63,17 @@ def check_url_scheme(value, name, argument=None):
     `data:`, `file:`...): keras_elmo downloads http(s) only, and such a
     string is no path either. `name` says how the user gave it, value
     included ("`source` 'ftp://...'"); `argument`, the Python argument it
-    came in, is carried on the error."""
+    came in, is carried on the error.
+
+    Example:
+
+    >>> keras_elmo.pretrained.check_url_scheme("options.json", "`source`")
+    >>> try:
+    ...     keras_elmo.pretrained.check_url_scheme("s3://b/o.json", "`source`")
+    ... except keras_elmo.KerasElmoError as error:
+    ...     print(str(error)[:44])
+    `source` is a URL of unsupported scheme 's3'
+    """
     if not isinstance(value, str) or is_url(value):
         return
     match = _SCHEME.match(value)
@@ -61,7 +90,16 @@ def check_url_scheme(value, name, argument=None):
 
 
 def cache_path(url):
-    """Where `url` is (or will be) cached: `<cache>/host/path/of/file`."""
+    """Where `url` is (or will be) cached: `<cache>/host/path/of/file`.
+
+    Example:
+
+    >>> import os
+    >>> path = keras_elmo.pretrained.cache_path(
+    ...     "https://example.org/elmo/options.json")
+    >>> os.path.relpath(path, keras_elmo.pretrained.cache_dir())
+    'example.org/elmo/options.json'
+    """
     parts = urllib.parse.urlsplit(url)
     segments = [urllib.parse.unquote(s) for s in parts.path.split("/") if s]
     if (

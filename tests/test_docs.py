@@ -1,0 +1,455 @@
+"""The documentation runs as written: README.md and every page of docs/.
+
+Each page's blocks run in order, Python in one namespace a page and
+`keras-elmo` commands in this process (`keras_elmo.cli.main`), in a
+fresh directory that holds the files the pages name: options.json /
+weights.hdf5 (the bilm-tf fixture), vocab.txt, sentences.txt,
+heldout.txt, corpus/, runs/mylm (a training run), with the pretrained
+names "original" and "zh" served from 127.0.0.1 (the bilm-tf and
+ELMoForManyLangs fixtures). Blocks that pick JAX or PyTorch run in
+tests/test_backends.py; blocks marked illustrative say why in the page.
+Every `keras-elmo` command of every page, run or not, is parsed by the
+real parser, every `--flag` a page names exists, and `--help` of each
+command ends with examples that parse.
+"""
+
+import os
+import re
+import shlex
+import shutil
+
+import pytest
+
+from keras_elmo.cli import build_parser
+from keras_elmo.cli import main
+from tests import docs_blocks
+from tests.docs_blocks import PAGES
+from tests.docs_blocks import ROOT
+from tests.docs_blocks import blocks
+from tests.docs_blocks import read_page
+
+SENTENCES = "The cat sat on the mat .\nHello world\n"
+
+
+# === The files the pages name ===
+
+
+def _zipped_folder(folder):
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name in sorted(os.listdir(folder)):
+            archive.write(os.path.join(folder, name), name)
+    return buffer.getvalue()
+
+
+def _serve_zh(monkeypatch, server):
+    from keras_elmo import pretrained
+    from keras_elmo.pretrained import Preset
+    from keras_elmo.pretrained import PresetFile
+    from tests import model_server
+
+    folder = os.path.join(ROOT, "tests/fixtures/elmo_for_many_langs/char_model")
+    monkeypatch.setitem(model_server.FILES, "/m/zh.zip", _zipped_folder(folder))
+    preset = Preset(
+        name="zh",
+        kind="elmo_for_many_langs",
+        language="zh",
+        description="the ELMoForManyLangs fixture model",
+        files={"model": PresetFile(server.url + "/m/zh.zip", extract="zip")},
+        source="tests/fixtures/elmo_for_many_langs",
+    )
+    monkeypatch.setitem(pretrained.PRESETS, "zh", preset)
+
+
+def _work_files(directory):
+    from tests.helpers import OPTIONS
+    from tests.helpers import WEIGHTS
+
+    os.symlink(os.path.join(ROOT, "tests"), os.path.join(directory, "tests"))
+    shutil.copy(OPTIONS, os.path.join(directory, "options.json"))
+    shutil.copy(WEIGHTS, os.path.join(directory, "weights.hdf5"))
+    vocab = os.path.join(ROOT, "tests/fixtures/bilm-tf/model/vocab_test.txt")
+    shutil.copy(vocab, os.path.join(directory, "vocab.txt"))
+    for name in ("sentences.txt", "heldout.txt"):
+        with open(os.path.join(directory, name), "w") as f:
+            f.write(SENTENCES)
+    os.mkdir(os.path.join(directory, "corpus"))
+    for name in ("a.txt", "b.txt"):
+        with open(os.path.join(directory, "corpus", name), "w") as f:
+            f.write(SENTENCES)
+    shutil.copytree(
+        os.path.join(ROOT, "tests", "fixtures", "compat", "run"),
+        os.path.join(directory, "runs", "mylm"),
+    )
+
+
+# === Commands in bash blocks ===
+
+
+def _command_lines(code):
+    """The commands of a bash block: continuations joined (and lines
+    inside an open quote), comments and blank lines left out."""
+    commands, pending = [], ""
+    for line in code.replace("\\\n", " ").splitlines():
+        pending += line
+        try:
+            words = shlex.split(pending, comments=True)
+        except ValueError:  # a quote spans lines
+            pending += "\n"
+            continue
+        pending = ""
+        if words:
+            commands.append(words)
+    assert not pending, f"unclosed quote in {code!r}"
+    return commands
+
+
+def _keras_elmo_commands(words):
+    """The `keras-elmo` invocations in one command line (after `&&`,
+    `|` or `;` too), as argument lists."""
+    found, current = [], []
+    for word in words + ["&&"]:
+        if word in ("&&", "|", ";", "||"):
+            if current and current[0] == "keras-elmo":
+                found.append(current[1:])
+            current = []
+        else:
+            current.append(word)
+    return found
+
+
+def _page_blocks():
+    return [(page, block) for page in PAGES for block in blocks(page)]
+
+
+def _run_bash(block, capsys):
+    for words in _command_lines(block.code):
+        assert (
+            words[0] == "keras-elmo" and len(_keras_elmo_commands(words)) == 1
+        ), (
+            f"{block.where}: `{shlex.join(words)}` is not one keras-elmo "
+            "command; mark the block <!-- illustrative: REASON -->"
+        )
+        status = main(words[1:])
+        output = capsys.readouterr()
+        assert status == 0, (
+            f"{block.where}: `{shlex.join(words)}` exited {status}: "
+            f"{output.err[-2000:]}"
+        )
+
+
+# === Every page runs ===
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs(page, tmp_path, monkeypatch, capsys):
+    from tests.model_server import serve_fixture_as
+
+    work = tmp_path / "work"
+    work.mkdir()
+    _work_files(str(work))
+    monkeypatch.chdir(work)
+    namespace = {}
+    with serve_fixture_as(monkeypatch, tmp_path / "cache", "original") as s:
+        _serve_zh(monkeypatch, s)
+        for block in blocks(page):
+            if block.reason or block.backend != "tensorflow":
+                continue
+            if block.language == "python":
+                docs_blocks.run_python(block, namespace)
+            elif block.language == "bash":
+                _run_bash(block, capsys)
+
+
+def test_the_readme_example_prints_what_it_says(capsys, monkeypatch):
+    # The first block, run alone from a clone, as a new user does.
+    first = blocks("README.md")[0]
+    monkeypatch.chdir(ROOT)
+    exec(compile(first.code, "README.md", "exec"), {})  # noqa: S102
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == ["3 (2, 3, 32)", "(2, 2)"]
+    assert len(first.code.strip().splitlines()) <= 10
+
+
+def test_promises_are_checked():
+    code = "print(39)  # 39: the mix\nprint(3)  # 39\n"
+    block = docs_blocks.Block("x.md", 1, "python", code, None)
+    docs_blocks.check_promises(block, ["39", "progress", "39"])
+    with pytest.raises(AssertionError, match="no printed line says '39'"):
+        docs_blocks.check_promises(block, ["39", "3"])
+    with pytest.raises(AssertionError):  # in order
+        docs_blocks.check_promises(block, ["3", "39"])
+
+
+def test_illustrative_blocks_say_why():
+    for page, block in _page_blocks():
+        if block.reason is not None:
+            assert len(block.reason) > 15, f"{block.where}: {block.reason}"
+
+
+def test_every_runnable_bash_block_is_keras_elmo_commands():
+    # A bash block that is not run says why; one that runs holds only
+    # keras-elmo commands (which run in this process).
+    for page, block in _page_blocks():
+        if block.language != "bash" or block.reason:
+            continue
+        for words in _command_lines(block.code):
+            assert words[0] == "keras-elmo", f"{block.where}: {words}"
+
+
+# === Commands and flags agree with the parsers ===
+
+
+def test_every_keras_elmo_command_parses():
+    # Run or illustrative, each command's flags, values and choices are
+    # what the parser takes (argparse exits on a mistake).
+    parser = build_parser()
+    for page, block in _page_blocks():
+        if block.language != "bash":
+            continue
+        for words in _command_lines(block.code):
+            for argv in _keras_elmo_commands(words):
+                try:
+                    parser.parse_args(argv)
+                except SystemExit:
+                    pytest.fail(f"{block.where}: keras-elmo {shlex.join(argv)}")
+
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_-]*[a-z0-9]")
+# Flags of other programs that the pages name: pytest, Beam pipeline
+# options (after `--`), XLA's, pip's and mkdocs'.
+OTHER_PROGRAMS = {
+    "--run_large",
+    "--dist",
+    "--doctest-modules",
+    "--direct_running_mode",
+    "--direct_num_workers",
+    "--project",
+    "--region",
+    "--temp_location",
+    "--requirements_file",
+    "--setup_file",
+    "--sdk_container_image",
+    "--flink_master",
+    "--environment_type",
+    "--spark_master_url",
+    "--xla_cpu_use_onednn",
+    "--xla_cpu_use_xnnpack",
+    "--strict",
+}
+
+
+def _parser_flags():
+    flags = set()
+    parser = build_parser()
+    for command in [parser, *parser.commands.values()]:
+        for action in command.actions():
+            flags.update(s for s in action.option_strings if s.startswith("--"))
+    return flags
+
+
+def _script_flags():
+    """The flags of examples/ and benchmarks/ scripts (their argparse
+    `add_argument("--name"`)."""
+    flags = set()
+    for folder in ("examples", "benchmarks"):
+        for path in os.listdir(os.path.join(ROOT, folder)):
+            if path.endswith(".py"):
+                with open(os.path.join(ROOT, folder, path)) as f:
+                    flags.update(re.findall(r'"(--[a-z][\w-]*)"', f.read()))
+    return flags
+
+
+def test_every_flag_a_page_names_exists():
+    known = _parser_flags() | _script_flags() | OTHER_PROGRAMS
+    for page in PAGES:
+        for number, line in enumerate(read_page(page).splitlines(), 1):
+            for flag in FLAG.findall(line):
+                assert flag in known, f"{page}:{number}: {flag} is no flag"
+
+
+def test_the_command_line_page_has_a_section_per_command():
+    sections = set(re.findall(r"^### `keras-elmo ([\w-]+)`", read_page(
+        "docs/cli.md"), re.M))  # fmt: skip
+    assert sections == set(build_parser().commands)
+
+
+def test_help_ends_with_examples_that_parse(capsys):
+    parser = build_parser()
+    for name, command in [("", parser), *parser.commands.items()]:
+        help_text = command.format_help()
+        assert "\nexamples:\n" in help_text, name
+        examples = help_text.split("\nexamples:\n", 1)[1]
+        commands = [
+            shlex.split(line, comments=True)
+            for line in examples.replace("\\\n", " ").splitlines()
+        ]
+        commands = [words for words in commands if words]
+        assert commands, name
+        for words in commands:
+            assert words[0] == "keras-elmo", (name, words)
+            if name:
+                assert words[1] == name, (name, words)
+            parser.parse_args(words[1:])
+
+
+# === The guides describe the package as it is ===
+
+# Narrative that belongs to a changelog or a benchmark record, not to a
+# guide: "this version", "the version before", "two versions before", and
+# a machine's load average (the benchmarks page records the machine).
+HISTORY = re.compile(
+    r"this version|versions? before|previous version|version before",
+    re.I,
+)
+LOAD = re.compile(r"load average", re.I)
+
+
+def test_no_version_history_or_machine_diary_in_the_guides():
+    for page in PAGES:
+        text = read_page(page)
+        assert not HISTORY.search(text), (page, HISTORY.search(text).group())
+        if page != "docs/benchmarks.md":
+            assert not LOAD.search(text), page
+
+
+def test_the_readme_is_a_front_page():
+    assert len(read_page("README.md").splitlines()) <= 250
+
+
+def test_every_docs_page_is_in_the_site_navigation():
+    with open(os.path.join(ROOT, "mkdocs.yml"), encoding="utf-8") as f:
+        config = f.read()
+    for page in PAGES[1:]:
+        name = os.path.relpath(page, "docs")
+        assert f": {name}\n" in config, f"{page} is not in mkdocs.yml's nav"
+
+
+def test_doctest_blocks_become_code_on_the_api_pages():
+    import sys
+
+    sys.path.insert(0, os.path.join(ROOT, "docs"))
+    try:
+        from griffe_doctests import fence_examples
+    finally:
+        sys.path.pop(0)
+    text = "Example:\n\n>>> 1 + 1\n2\n\nDone."
+    assert fence_examples(text) == (
+        "Example:\n\n```pycon\n>>> 1 + 1\n2\n```\n\nDone."
+    )
+
+
+# === The API reference: every public name, with an example ===
+
+API = os.path.join(ROOT, "docs", "api")
+# The public packages: keras_elmo and the subpackages of its __all__,
+# keras_elmo.beam (the beam extra) and the error family.
+PUBLIC_PACKAGES = ("keras_elmo", "keras_elmo.beam", "keras_elmo.errors")
+
+
+def _public():
+    """`[(package, name, object)]` of the public API."""
+    import importlib
+    import inspect
+
+    import keras_elmo
+    from keras_elmo.errors import KerasElmoError
+
+    packages = list(PUBLIC_PACKAGES) + [
+        f"keras_elmo.{name}"
+        for name in keras_elmo.__all__
+        if inspect.ismodule(getattr(keras_elmo, name))
+    ]
+    found = []
+    for package in packages:
+        module = importlib.import_module(package)
+        if package == "keras_elmo.errors":
+            names = [
+                name
+                for name, value in vars(module).items()
+                if isinstance(value, type) and issubclass(value, KerasElmoError)
+            ]
+        else:
+            names = [
+                name
+                for name in module.__all__
+                if not inspect.ismodule(getattr(module, name))
+            ]
+        found += [(package, name, getattr(module, name)) for name in names]
+    return found
+
+
+def _resolve(path):
+    import importlib
+
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:]:
+            value = getattr(value, part)
+        return value
+    raise ImportError(path)
+
+
+def _api_pages():
+    """`{page: (text, [rendered object, ...])}` of docs/api/."""
+    pages = {}
+    for name in sorted(os.listdir(API)):
+        with open(os.path.join(API, name), encoding="utf-8") as f:
+            text = f.read()
+        targets = re.findall(r"^::: ([\w.]+)$", text, re.M)
+        pages[name] = (text, [_resolve(target) for target in targets])
+    return pages
+
+
+def _examples(value):
+    """The `>>>` and `...` lines of `value`'s own docstring."""
+    lines = (getattr(value, "__doc__", None) or "").splitlines()
+    return [x.strip() for x in lines if x.strip().startswith((">>>", "..."))]
+
+
+def _shows(entry, name, value):
+    """Whether an API entry renders `value`: the object itself, or the
+    module (its docstring and members) that defines the constant `name`."""
+    import inspect
+
+    if entry is value:
+        return True
+    return inspect.ismodule(entry) and getattr(entry, name, None) is value
+
+
+def test_every_public_name_has_an_api_entry_with_an_example():
+    import inspect
+
+    pages = _api_pages()
+    for package, name, value in _public():
+        where = [page for page, (_, shown) in pages.items() if any(
+            _shows(other, name, value) for other in shown)]  # fmt: skip
+        assert len(where) == 1, f"{package}.{name} is rendered on {where}"
+        text, shown = pages[where[0]]
+        home = pages[f"{package.rsplit('.', 1)[-1]}.md"][0]
+        assert f"{package}.{name}" in home, f"{package}.{name} not on its page"
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert _examples(value), f"{package}.{name} has no example"
+        else:  # a constant: used in an example of its page
+            used = [
+                line
+                for other in shown
+                for line in _examples(other)
+                if name in line
+            ]
+            assert used, f"{package}.{name}: no example on {where[0]} uses it"
+
+
+def test_the_api_index_lists_every_page():
+    with open(os.path.join(API, "index.md"), encoding="utf-8") as f:
+        index = f.read()
+    for name in os.listdir(API):
+        if name != "index.md":
+            assert f"]({name})" in index, name
