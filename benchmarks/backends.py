@@ -40,7 +40,8 @@ small fine-tuning step, AMD EPYC [avx2,avx512_vnni,avx512f], 2 cores).
   `loss.backward()`.
 - long sequence (`--long` residues, original size unless `--long-size`):
   one random protein sequence, one residue a token, batch of one, as
-  SeqVec embeds it; a fresh process per backend, one warm-up sequence of
+  SeqVec embeds it (TensorFlow: in a `tf.function`, and as the plain
+  eager `bilm(ids)` call); a fresh process per backend, one warm-up sequence of
   the same length, then one timed; residues/s and the process's peak
   resident memory (weights included).
 
@@ -67,6 +68,8 @@ SIZES = {
     "original": (4096, 512, 2),
 }
 BACKENDS = ("tensorflow", "jax", "torch")
+# The long sequence through the plain eager call on TensorFlow.
+LONG_PLAIN = "tensorflow bilm(ids)"
 BATCH = 32
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 
@@ -327,6 +330,9 @@ def _interleaved(size, phase, workers, args):
 def _measure_long(files, allennlp, args):
     rows = []
     names = args.backends.split(",") + (["allennlp"] if allennlp else [])
+    if "tensorflow" in names:
+        # The plain eager call too, as a user writes it.
+        names.insert(names.index("tensorflow") + 1, LONG_PLAIN)
     for backend in names:
         command = _child_command(
             args,
@@ -339,7 +345,7 @@ def _measure_long(files, allennlp, args):
         )
         done = subprocess.run(
             command,
-            env=environment(backend, args),
+            env=environment(backend.split(" ")[0], args),
             capture_output=True,
             text=True,
         )
@@ -677,6 +683,11 @@ def _long_embedder(backend, options, weights, source):
 
         torch.set_num_threads(len(os.sched_getaffinity(0)))
     bilm = keras_elmo.load_bilm(options, weights)
+    if backend == LONG_PLAIN:
+        return lambda s: [
+            y.numpy()
+            for y in bilm(keras_elmo.batch_to_ids([s]))["layer_outputs"]
+        ]
     if backend == "tensorflow":
         import tensorflow as tf
 
