@@ -40,7 +40,8 @@ small fine-tuning step, AMD EPYC [avx2,avx512_vnni,avx512f], 2 cores).
   `loss.backward()`.
 - long sequence (`--long` residues, original size unless `--long-size`):
   one random protein sequence, one residue a token, batch of one, as
-  SeqVec embeds it; a fresh process per backend, one warm-up sequence of
+  SeqVec embeds it (TensorFlow: in a `tf.function`, and as the plain
+  eager `bilm(ids)` call); a fresh process per backend, one warm-up sequence of
   the same length, then one timed; residues/s and the process's peak
   resident memory (weights included).
 
@@ -67,6 +68,8 @@ SIZES = {
     "original": (4096, 512, 2),
 }
 BACKENDS = ("tensorflow", "jax", "torch")
+# The long sequence through the plain eager call on TensorFlow.
+LONG_PLAIN = "tensorflow bilm(ids)"
 BATCH = 32
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 
@@ -101,12 +104,12 @@ def main(argv=None):
         )
     with tempfile.TemporaryDirectory() as folder:
         for size in args.sizes.split(","):
-            files = _write_weights(size, folder, args)
+            files = write_weights(size, folder, args)
             rows = _measure_size(size, files, allennlp, args)
             results["runs"] += rows
             _print_rows(size, rows)
         if args.long:
-            files = _write_weights(args.long_size, folder, args)
+            files = write_weights(args.long_size, folder, args)
             rows = _measure_long(files, allennlp, args)
             results["long"] = rows
             _print_long(rows)
@@ -165,7 +168,7 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
-def _environment(backend, args):
+def environment(backend, args):
     path = os.environ.get("PYTHONPATH")
     return dict(
         os.environ,
@@ -193,7 +196,7 @@ def _child_command(args, *extra):
     ]
 
 
-def _write_weights(size, folder, args):
+def write_weights(size, folder, args):
     """`(options, weights)` of `size`, random, written once."""
     files = (
         os.path.join(folder, f"{size}_options.json"),
@@ -204,7 +207,7 @@ def _write_weights(size, folder, args):
         command.append(json.dumps([size, *files]))
         done = subprocess.run(
             command,
-            env=_environment("torch", args),
+            env=environment("torch", args),
             capture_output=True,
             text=True,
         )
@@ -231,7 +234,7 @@ class _Worker:
         self.log = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(
             _child_command(args, "--worker", backend),
-            env=_environment(backend, args),
+            env=environment(backend, args),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,
@@ -327,6 +330,9 @@ def _interleaved(size, phase, workers, args):
 def _measure_long(files, allennlp, args):
     rows = []
     names = args.backends.split(",") + (["allennlp"] if allennlp else [])
+    if "tensorflow" in names:
+        # The plain eager call too, as a user writes it.
+        names.insert(names.index("tensorflow") + 1, LONG_PLAIN)
     for backend in names:
         command = _child_command(
             args,
@@ -339,7 +345,7 @@ def _measure_long(files, allennlp, args):
         )
         done = subprocess.run(
             command,
-            env=_environment(backend, args),
+            env=environment(backend.split(" ")[0], args),
             capture_output=True,
             text=True,
         )
@@ -677,6 +683,11 @@ def _long_embedder(backend, options, weights, source):
 
         torch.set_num_threads(len(os.sched_getaffinity(0)))
     bilm = keras_elmo.load_bilm(options, weights)
+    if backend == LONG_PLAIN:
+        return lambda s: [
+            y.numpy()
+            for y in bilm(keras_elmo.batch_to_ids([s]))["layer_outputs"]
+        ]
     if backend == "tensorflow":
         import tensorflow as tf
 

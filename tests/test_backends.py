@@ -20,6 +20,7 @@ import pytest
 
 import keras_elmo
 from tests.backend_checks import distinct_tokens
+from tests.backend_checks import empty_batches
 from tests.backend_checks import gradients
 from tests.backend_checks import recurrence
 from tests.helpers import ROOT
@@ -47,6 +48,7 @@ def reference(tmp_path_factory):
     gradients.save_reference(str(folder / "gradients.npz"))
     distinct_tokens.save_reference(str(folder / "distinct_tokens.npz"))
     recurrence.save_reference(str(folder / "recurrence.npz"))
+    empty_batches.save_reference(str(folder / "empty_batches.npz"))
     return str(folder / "gradients.npz")
 
 
@@ -129,8 +131,19 @@ def test_lstm_loop_with_clipping_matches_tensorflow(backend_run):
     value = _value(results, "recurrence")
     assert value["outputs"] <= ATOL, value
     assert value["gradients_relative"] <= gradients.RELATIVE_TOLERANCE, value
-    # Two LSTMs, five arguments each.
-    assert value["gradients"] == 10, value
+    # Two LSTMs, seven arguments each.
+    assert value["gradients"] == 2 * len(recurrence.ARGUMENTS) == 14, value
+
+
+def test_empty_batches_match_tensorflow(backend_run):
+    """No rows, empty rows only, empty rows among others
+    (`empty_batches.COMPARED`): inference, the training call and its
+    gradients, a stateful biLM around them, as on TensorFlow
+    (`tests/test_empty_batches.py`)."""
+    results, _ = backend_run
+    value = _value(results, "empty_batches")
+    assert value["outputs"] <= ATOL, value
+    assert value["gradients_relative"] <= gradients.RELATIVE_TOLERANCE, value
 
 
 def test_backend_fine_tuning(backend_run):

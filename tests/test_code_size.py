@@ -15,13 +15,7 @@ MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 100
 # (module path below keras_elmo/, qualified function name) allowed to be
 # longer, each with its reason.
-EXCEPTIONS = {
-    # The LSTM recurrence with its hand-written gradient: the forward loop,
-    # the backward loop and the weight gradients share the activations
-    # saved in one `tf.custom_gradient` closure, so they are one function.
-    ("layers/backends/tensorflow_recurrence.py", "_make_recurrence"),
-    ("layers/backends/tensorflow_recurrence.py", "_make_recurrence.run"),
-}
+EXCEPTIONS = {}
 
 
 def _modules():

@@ -442,6 +442,7 @@ def to_onnx(
         graph = _quantize(onnx, quantization, graph, per_channel)
         if whole:
             _store_int8(graph)
+        onnx_graph.sort_topologically(graph.graph)
     info = describe(
         precision,
         deduplicate_tokens=bool(deduplicate_tokens),

@@ -8,7 +8,9 @@ protobufs only (no TensorFlow session, no ONNX Runtime):
   its own graph copies) peak at 16.4 GB resident for the 357 MB original
   size; without them the conversion holds only the graph structure.
 - `hoist_loop_invariants`: what the quantizer needs to see the LSTM
-  weights inside `Loop` bodies.
+  weights inside `Loop` bodies; `sort_topologically` puts each loop
+  after the values its body reads from outside (the quantizer reorders
+  nodes without looking inside bodies).
 - `name_dimensions`: `batch` / `time` for the dynamic axes of the inputs
   and outputs instead of tf2onnx's `unk__NNNN`.
 """
@@ -99,7 +101,43 @@ def hoist_loop_invariants(graph):
             del node.input[k + 2]
             del node.output[k]
         removed += len(invariant)
+    if removed:
+        # A loop now reads values computed in this graph (not only
+        # weights) without naming them as inputs: it must come after
+        # their nodes.
+        sort_topologically(graph)
     return removed
+
+
+def _names_read(node):
+    """Every value `node` reads: its inputs and, in its subgraphs, the
+    inputs of their nodes (outer-scope references among them)."""
+    names = set(node.input)
+    for subgraph in _subgraphs(node):
+        for inner in subgraph.node:
+            names |= _names_read(inner)
+    return names
+
+
+def sort_topologically(graph):
+    """Reorders `graph.node` so that every node comes after the nodes
+    whose values it reads (subgraph references included), otherwise
+    keeping their order."""
+    nodes = list(graph.node)
+    producer = {name: i for i, node in enumerate(nodes) for name in node.output}
+    needs = [
+        {producer[n] for n in _names_read(node) if n in producer} - {i}
+        for i, node in enumerate(nodes)
+    ]
+    done, order = set(), []
+    while len(order) < len(nodes):
+        ready = next(
+            i for i in range(len(nodes)) if i not in done and needs[i] <= done
+        )
+        done.add(ready)
+        order.append(ready)
+    del graph.node[:]
+    graph.node.extend(nodes[i] for i in order)
 
 
 def _set_dims(value, names):

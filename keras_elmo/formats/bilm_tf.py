@@ -9,6 +9,7 @@ import json
 import os
 
 import h5py
+import keras
 import numpy as np
 
 from keras_elmo.errors import KerasElmoError
@@ -176,7 +177,7 @@ def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
                 bilm.encoder, vocabulary, f"weights {weight_file}"
             )
         check_bilm_memory(bilm.get_config(), f"The biLM of {weight_file}")
-        bilm.build()
+        _build_for_loading(bilm)
         for name, variables, axis in _weight_datasets(bilm):
             expected = _file_shape(variables, axis)
             item = checked_dataset(f, name, weight_file)
@@ -195,6 +196,20 @@ def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
                 )
             _assign(variables, axis, read_weights(item, name, weight_file))
     return bilm
+
+
+def _build_for_loading(bilm):
+    """Builds `bilm` with zeros in its LSTM weights, which the file
+    overwrites: drawing those 80 % of the weights at random first, only
+    to replace them, was most of the time a load took before the file
+    was read."""
+    lstms = bilm.forward_layers + bilm.backward_layers
+    initializers = [layer.kernel_initializer for layer in lstms]
+    for layer in lstms:
+        layer.kernel_initializer = keras.initializers.Zeros()
+    bilm.build()
+    for layer, initializer in zip(lstms, initializers):
+        layer.kernel_initializer = initializer
 
 
 def _check_sizes_against_file(config, f, weight_file):

@@ -157,6 +157,17 @@ class ProjectedLSTM(keras.layers.Layer):
             return [outputs[0], *states[0]]
         return outputs[0]
 
+    def cell(self):
+        """The layer's weights and clips as one `backends.Cell`."""
+        return backends.Cell(
+            self.kernel,
+            self.bias,
+            self.recurrent_kernel,
+            self.projection_kernel,
+            self.cell_clip,
+            self.proj_clip,
+        )
+
     def compute_mask(self, inputs, mask=None):
         if self.return_state:
             return [mask, None, None]
@@ -230,19 +241,14 @@ def run_lstms(layers, inputs, mask, initial_states=None, training=None):
         x = ops.cast(x, layer.compute_dtype)
         if layer.go_backwards:
             x = backends.reverse_sequences(x, lengths)
-        # Input products for all timesteps at once, time-major: (T, B, 4H).
-        products = backends.input_products(
-            ops.transpose(x, (1, 0, 2)), layer.kernel, layer.bias, time_mask
-        )
+        # Time-major (T, B, D): the backend computes the input products of
+        # all timesteps at once, before its time loop.
         runs.append(
             (
-                products,
+                ops.transpose(x, (1, 0, 2)),
                 ops.cast(c, "float32"),
                 ops.cast(h, layer.compute_dtype),
-                layer.recurrent_kernel,
-                layer.projection_kernel,
-                layer.cell_clip,
-                layer.proj_clip,
+                layer.cell(),
             )
         )
     results = backends.lstm_recurrences(runs, time_mask, training=training)

@@ -11,7 +11,8 @@ stateless and stateful, the word-input fixture, the ELMoForManyLangs
 fixtures, the `.keras` files saved on TensorFlow), the half-precision
 policies, the gradients of a fine-tuned `ELMoEmbedding` and of the LSTM
 loop alone with its clips binding (compared with TensorFlow's
-hand-written ones, saved beside REFERENCE.npz), and writes
+hand-written ones, saved beside REFERENCE.npz), batches with empty rows
+or none (`empty_batches.py`, also against TensorFlow's), and writes
 OUT_DIR/results.json (the largest difference of each check, or the error
 it raised) and a `.keras` file saved on this backend with its outputs,
 which the parent loads on TensorFlow.
@@ -33,6 +34,7 @@ import numpy as np  # noqa: E402
 
 import keras_elmo  # noqa: E402
 from tests.backend_checks import distinct_tokens  # noqa: E402
+from tests.backend_checks import empty_batches  # noqa: E402
 from tests.backend_checks import gradients  # noqa: E402
 from tests.backend_checks import recurrence  # noqa: E402
 from tests.test_bilm import _fixture_batches  # noqa: E402
@@ -338,6 +340,8 @@ def main(reference, out_dir):
     tasks.append(("distinct_tokens", lambda: distinct_tokens.compare(rows)))
     loops = os.path.join(os.path.dirname(reference), "recurrence.npz")
     tasks.append(("recurrence", lambda: recurrence.compare(loops)))
+    empty = os.path.join(os.path.dirname(reference), "empty_batches.npz")
+    tasks.append(("empty_batches", lambda: empty_batches.compare(empty)))
     if results["backend"] == "torch":
         gradients.pack_every_torch_weight()
         unpacked = gradients.torch_unpacked_gradients

@@ -11,16 +11,25 @@ is padding in every row: the JAX loop stops at the last valid one; it
 runs steps 0-3 on all 8 rows, 4-8 on the 4 longest and 9-10 on the
 longest alone), a carried initial state, and a loss on the outputs and
 both final states.
-TensorFlow's outputs and the gradients of every argument (input products,
-initial states, recurrent kernel, projection) are the reference.
+TensorFlow's outputs and the gradients of every argument (inputs, input
+kernel and bias, initial states, recurrent kernel, projection) are the
+reference.
 """
 
 import numpy as np
 
-STEPS, BATCH, UNITS, PROJECTION = 12, 8, 8, 5
+STEPS, BATCH, DEPTH, UNITS, PROJECTION = 12, 8, 6, 8, 5
 LENGTHS = (9, 1, 7, 0, 4, 11, 3, 6)
 CELL_CLIP, PROJ_CLIP = 1.5, 0.8
-ARGUMENTS = ("products", "c0", "h0", "kernel", "projection")
+ARGUMENTS = (
+    "inputs",
+    "c0",
+    "h0",
+    "kernel",
+    "bias",
+    "recurrent_kernel",
+    "projection",
+)
 
 
 def problem():
@@ -34,10 +43,13 @@ def problem():
 
     runs = [
         {
-            "products": normal(STEPS, BATCH, 4 * UNITS, scale=3.0),
+            "inputs": normal(STEPS, BATCH, DEPTH),
             "c0": normal(BATCH, UNITS),
             "h0": normal(BATCH, PROJECTION, scale=0.5),
-            "kernel": normal(PROJECTION, 4 * UNITS),
+            # Input products about 3 wide: the clips bind.
+            "kernel": normal(DEPTH, 4 * UNITS, scale=1.2),
+            "bias": normal(4 * UNITS),
+            "recurrent_kernel": normal(PROJECTION, 4 * UNITS),
             "projection": normal(UNITS, PROJECTION),
         }
         for _ in range(2)
@@ -66,8 +78,19 @@ def _call(mask, tensors):
     from keras_elmo.layers import backends
 
     runs = [
-        (t["products"], t["c0"], t["h0"], t["kernel"], t["projection"])
-        + (CELL_CLIP, PROJ_CLIP)
+        (
+            t["inputs"],
+            t["c0"],
+            t["h0"],
+            backends.Cell(
+                t["kernel"],
+                t["bias"],
+                t["recurrent_kernel"],
+                t["projection"],
+                CELL_CLIP,
+                PROJ_CLIP,
+            ),
+        )
         for t in tensors
     ]
     return backends.lstm_recurrences(runs, mask, training=True)

@@ -29,61 +29,55 @@ padded to a fixed length, as jitted programs often are, costs no steps.
 
 import functools
 
-from keras_elmo.layers.backends.gates import forget_bias
+from keras_elmo.layers.backends.cell import Cell
+from keras_elmo.layers.backends.cell import forget_bias
 
 
-def jax_recurrence(
-    products,
-    time_mask,
-    c0,
-    h0,
-    recurrent_kernel,
-    projection,
-    cell_clip,
-    proj_clip,
-):
-    """Same arguments and results as `backends.lstm_recurrence`.
+def jax_recurrence(products, time_mask, c0, h0, cell):
+    """The loop over input products `(T, B, 4H)` (bias included; the
+    forget bias is added here), `time_mask` `(T, B, 1)`, `c0` float32
+    `(B, H)`, `h0` `(B, P)` and the `Cell` (its recurrent kernel,
+    projection and clips): `(outputs (T, B, P), c_final, h_final)`.
 
-    Compiled once per shape, also when the layer is called eagerly (inside
-    an outer `jax.jit` it is simply part of that program).
+    Compiled once per shape and clips, also when the layer is called
+    eagerly (inside an outer `jax.jit` it is simply part of that
+    program).
     """
     if products.shape[0] == 0:
         import jax.numpy as jnp
 
         return jnp.zeros((0, *h0.shape), h0.dtype), c0, h0
-    return _jitted()(
-        products,
-        time_mask,
-        c0,
-        h0,
-        recurrent_kernel,
-        projection,
-        cell_clip,
-        proj_clip,
-    )
+    loop_cell = cell._replace(kernel=None, bias=None)
+    return _jitted()(products, time_mask, c0, h0, loop_cell)
 
 
 @functools.cache
 def _jitted():
     import jax
 
-    loop = jax.custom_vjp(_loop, nondiff_argnums=(6, 7))
+    # A Cell is a pytree of its weights; its clips are static.
+    jax.tree_util.register_pytree_node(
+        Cell, lambda cell: (tuple(cell[:4]), cell.clips), _cell_from_tree
+    )
+    loop = jax.custom_vjp(_loop)
     loop.defvjp(_loop_keeping, _backward)
-    return jax.jit(loop, static_argnums=(6, 7))
+    return jax.jit(loop)
 
 
-def _loop(products, time_mask, c0, h0, kernel, projection, cell, proj):
-    return _forward(
-        products, time_mask, c0, h0, kernel, projection, cell, proj
-    )[:3]
+def _cell_from_tree(clips, weights):
+    return Cell(*weights, *clips)
 
 
-def _loop_keeping(products, time_mask, c0, h0, kernel, projection, cell, proj):
+def _loop(products, time_mask, c0, h0, cell):
+    return _forward(products, time_mask, c0, h0, cell)[:3]
+
+
+def _loop_keeping(products, time_mask, c0, h0, cell):
     """`_loop` and what its gradient needs."""
     outputs, c, h, saved = _forward(
-        products, time_mask, c0, h0, kernel, projection, cell, proj, keep=True
+        products, time_mask, c0, h0, cell, keep=True
     )
-    return (outputs, c, h), (saved, time_mask, c0, h0, kernel, projection)
+    return (outputs, c, h), (saved, time_mask, c0, h0, cell)
 
 
 def _rows(time_mask):
@@ -151,17 +145,7 @@ def _pass_through(x, limit):
     return (jnp.abs(x) <= limit).astype(x.dtype)
 
 
-def _forward(
-    products,
-    time_mask,
-    c0,
-    h0,
-    kernel,
-    projection,
-    cell_clip,
-    proj_clip,
-    keep=False,
-):
+def _forward(products, time_mask, c0, h0, cell, keep=False):
     """The loop: `(outputs, c_final, h_final, saved)`; with `keep`, saved
     holds per step, in `_rows` order, the gate activations
     (i, tanh j, f, o), the cell and projection before clipping and the
@@ -173,6 +157,7 @@ def _forward(
     products = products + forget_bias(units, products.dtype)
     order, inverse, segments = _rows(time_mask)
     time_mask = _take(time_mask, order, axis=1)
+    kernel, projection = cell.recurrent_kernel, cell.projection
 
     def step(width, t, carry):
         c, h, buffers = carry
@@ -184,11 +169,11 @@ def _forward(
         f = jax.nn.sigmoid(z[:, 2 * units : 3 * units])
         o = jax.nn.sigmoid(z[:, 3 * units :])
         cell_raw = f * c + i * candidate
-        new_c = _clip(cell_raw, cell_clip)
+        new_c = _clip(cell_raw, cell.cell_clip)
         m = (o * jnp.tanh(new_c)).astype(h.dtype)
         proj_raw = m if projection is None else m @ projection
         proj_raw = proj_raw.astype(h.dtype)
-        new_h = _clip(proj_raw, proj_clip)
+        new_h = _clip(proj_raw, cell.proj_clip)
         c = jnp.where(valid, new_c, c)
         h = jnp.where(valid, new_h, h)
         values = [jnp.where(valid, new_h, jnp.zeros_like(new_h))]
@@ -229,14 +214,16 @@ def _write(buffer, t, rows):
     return jax.lax.dynamic_update_slice(buffer, rows[None], (t, 0, 0))
 
 
-def _backward(cell_clip, proj_clip, residuals, cotangents):
-    """The cotangents of `(products, time_mask, c0, h0, kernel,
-    projection)` from those of `(outputs, c_final, h_final)`; computed in
-    the forward loop's row order, put back in the caller's at the end."""
+def _backward(residuals, cotangents):
+    """The cotangents of `(products, time_mask, c0, h0, cell)` from those
+    of `(outputs, c_final, h_final)`; computed in the forward loop's row
+    order, put back in the caller's at the end."""
     import jax
     import jax.numpy as jnp
 
-    saved, time_mask, c0, h0, kernel, projection = residuals
+    saved, time_mask, c0, h0, cell = residuals
+    kernel, projection = cell.recurrent_kernel, cell.projection
+    cell_clip, proj_clip = cell.clips
     gates, cell_raw, proj_raw, cells, states = saved
     order, inverse, segments = _rows(time_mask)
     time_mask, d_outputs = (
@@ -304,13 +291,15 @@ def _backward(cell_clip, proj_clip, residuals, cotangents):
         m = (o * cell_tanh).astype(dtype)
         d_projection = _flat(m).T @ _flat(d_proj_raw)
         d_projection = d_projection.astype(projection.dtype)
+    d_cell = cell._replace(
+        recurrent_kernel=d_kernel.astype(kernel.dtype), projection=d_projection
+    )
     return (
         _take(d_z, inverse, axis=1),
         None,
         _take(d_c, inverse).astype(c0.dtype),
         _take(d_h, inverse).astype(h0.dtype),
-        d_kernel.astype(kernel.dtype),
-        d_projection,
+        d_cell,
     )
 
 

@@ -1,5 +1,5 @@
 """The LSTM time loop on TensorFlow: a `tf.while_loop` with a hand-written
-gradient.
+gradient, on the rows that are still running.
 
 On a CPU the cost of an LSTM time loop is mostly the number of small ops
 each step runs, not their arithmetic; and automatic differentiation through
@@ -11,16 +11,16 @@ gradients one small matmul per step. So:
   projection before clipping;
 - everything that does not depend on the state, or on the gradient flowing
   back through it, is computed before or after the loops on whole
-  `(T, B, ...)` tensors: the input products, the outputs and final states,
-  the gate derivatives, and the weight gradients (single large matmuls,
-  where CPUs and GPUs are fast);
+  tensors: the input products, the outputs, the gate derivatives, and the
+  weight gradients (single large matmuls, where CPUs and GPUs are fast);
 - the backward step does only the two products that must be sequential
   (through the projection and the recurrent kernel) and a few multiplies.
 
-The state is not masked inside the forward loop: the mask is a prefix of
-each sequence (right padding), so the steps past a sequence's end come
-after every step that matters, and the outputs and final states are taken
-from the valid steps afterwards.
+The rows run longest first, and step `t` computes only the rows still
+running (`tensorflow_rows.Rows`): the state of a row that ended stays as
+it was, which makes it the final state; the loop stops at the longest
+row's last step. The input products, the saved activations and the weight
+gradients cover real tokens only ("packed" positions), never padding.
 
 This module uses TensorFlow directly: `keras.ops` has no custom gradients
 with loops, and no TensorArrays.
@@ -31,7 +31,7 @@ import contextvars
 
 import tensorflow as tf
 
-from keras_elmo.layers.backends.gates import FORGET_BIAS
+from keras_elmo.layers.backends.cell import FORGET_BIAS
 
 # Set while tracing for a converter (see `concatenated_outputs`).
 _CONCATENATE_OUTPUTS = contextvars.ContextVar(
@@ -67,91 +67,77 @@ def _pass_through(x, limit):
     return tf.cast(tf.abs(x) <= limit, x.dtype)
 
 
-def _flat(x):
-    return tf.reshape(x, (-1, tf.shape(x)[-1]))
-
-
-def _last_valid(sequence, initial, lengths):
-    """`sequence[length - 1]` of each row, or `initial` for empty rows."""
-    batch = tf.range(tf.shape(lengths)[0])
-    index = tf.stack([tf.maximum(lengths - 1, 0), batch], axis=1)
-    last = tf.gather_nd(sequence, index)
-    return tf.where((lengths > 0)[:, None], last, initial)
-
-
-def _cell(product, c, h, recurrent_kernel, projection, cell_clip, proj_clip):
+def _cell(product, c, h, cell):
     """One LSTM step from `x_t @ kernel + bias` (forget bias included).
 
     Returns the gate sigmoids, the candidate, the unclipped cell, the new
     cell state, its tanh, the unclipped projection and the new output.
     """
     units = tf.shape(c)[1]
-    z = tf.cast(product + tf.matmul(h, recurrent_kernel), tf.float32)
+    z = tf.cast(product + tf.matmul(h, cell.recurrent_kernel), tf.float32)
     sigmoids = tf.sigmoid(z)
     i, _, f, o = tf.split(sigmoids, 4, axis=1)
     candidate = tf.tanh(z[:, units : 2 * units])
     cell_raw = f * c + i * candidate
-    c = _clip(cell_raw, cell_clip)
+    c = _clip(cell_raw, cell.cell_clip)
     cell_tanh = tf.tanh(c)
     m = tf.cast(o * cell_tanh, h.dtype)
-    proj_raw = tf.matmul(m, projection) if projection is not None else m
-    h = _clip(proj_raw, proj_clip)
+    proj_raw = m if cell.projection is None else tf.matmul(m, cell.projection)
+    h = _clip(proj_raw, cell.proj_clip)
     return sigmoids, candidate, cell_raw, c, cell_tanh, proj_raw, h
 
 
-def _with_forget_bias(products, units):
-    # The forget bias joins the input products once, not every step.
+def _products(inputs, rows, cell):
+    """The input products at the packed positions, `(N, 4H)`; the forget
+    bias joins them here, once, not every step."""
+    products = tf.matmul(rows.pack(inputs), cell.kernel) + cell.bias
+    units = tf.shape(products)[1] // 4
     gate = tf.range(4 * units) // units
     return products + tf.cast(
         tf.where(gate == 2, FORGET_BIAS, 0.0), products.dtype
     )
 
 
-def inference_recurrence(
-    products,
-    time_mask,
-    c0,
-    h0,
-    recurrent_kernel,
-    projection,
-    cell_clip,
-    proj_clip,
-):
+def _part(x, offset, size):
+    """Rows `offset .. offset + size - 1` of a packed tensor."""
+    return x[offset : offset + size]
+
+
+def _rejoin(new, old, size):
+    """`old` with its first `size` rows replaced by `new`."""
+    joined = tf.concat([new, old[size:]], 0)
+    joined.set_shape(old.shape)
+    return joined
+
+
+def inference_recurrence(inputs, rows, c0, h0, cell):
     """`recurrence` without the saved activations of the custom gradient:
     the forward pass alone, for inference. Same arguments and results.
 
-    Differentiating it still works (TensorFlow's own loop gradient), only
-    slowly; training uses `recurrence`.
+    Its outputs are collected a step at a time as `(B, P)` rows (zeros
+    past a row's end), which every converter takes. Differentiating it
+    still works (TensorFlow's own loop gradient), only slowly; training
+    uses `recurrence`.
     """
-    num_steps = tf.shape(products)[0]
-    products = _with_forget_bias(products, tf.shape(c0)[1])
+    products = _products(inputs, rows, cell)
+    batch = tf.shape(h0)[0]
 
     def step(t, c, h, outputs):
-        valid = time_mask[t]
+        offset, size = rows.step(t)
         *_, new_c, _, _, new_h = _cell(
-            products[t],
-            c,
-            h,
-            recurrent_kernel,
-            projection,
-            cell_clip,
-            proj_clip,
+            _part(products, offset, size), c[:size], h[:size], cell
         )
-        output = tf.where(valid, new_h, tf.zeros_like(new_h))
+        output = _padded(new_h, batch)
+        output.set_shape(h.shape)
         if concatenate:
             outputs = tf.concat([outputs, tf.expand_dims(output, 0)], 0)
         else:
             outputs = outputs.write(t, output)
-        return (
-            t + 1,
-            tf.where(valid, new_c, c),
-            tf.where(valid, new_h, h),
-            outputs,
-        )
+        return t + 1, _rejoin(new_c, c, size), _rejoin(new_h, h, size), outputs
 
     concatenate = _CONCATENATE_OUTPUTS.get()
     if concatenate:
-        outputs = tf.zeros(tf.concat([[0], tf.shape(h0)], 0), products.dtype)
+        outputs = tf.zeros(tf.concat([[0], tf.shape(h0)], 0), h0.dtype)
         invariants = {
             "shape_invariants": (
                 tf.TensorShape([]),
@@ -161,172 +147,226 @@ def inference_recurrence(
             )
         }
     else:
-        outputs = tf.TensorArray(products.dtype, size=num_steps)
+        outputs = tf.TensorArray(
+            h0.dtype, size=rows.steps, element_shape=h0.shape
+        )
         invariants = {}
     _, c, h, outputs = tf.while_loop(
-        lambda t, *_: t < num_steps,
+        lambda t, *_: t < rows.steps,
         step,
-        (0, c0, h0, outputs),
+        (0, rows.sort(c0), rows.sort(h0), outputs),
         **invariants,
     )
-    return (outputs if concatenate else outputs.stack()), c, h
+    outputs = outputs if concatenate else outputs.stack()
+    outputs = _padded(rows.unsort(outputs, axis=1), tf.shape(inputs)[0])
+    return _results(outputs, c, h, inputs, rows)
 
 
-def recurrence(
-    products,
-    time_mask,
-    c0,
-    h0,
-    recurrent_kernel,
-    projection,
-    cell_clip,
-    proj_clip,
-):
-    """Runs the LSTM recurrence over precomputed input products.
+def _padded(x, length):
+    """The first `length` rows of `x` followed by zero rows (a
+    concatenation: converters keep the other axes' static sizes, which a
+    padding by a computed amount loses)."""
+    missing = tf.maximum(length - tf.shape(x)[0], 0)
+    shape = tf.concat([[missing], tf.shape(x)[1:]], 0)
+    return tf.concat([x[:length], tf.zeros(shape, x.dtype)], 0)
+
+
+def _results(outputs, c, h, inputs, rows):
+    """`(outputs, c_final, h_final)` in the caller's row order, with the
+    static shapes they have (a converter keeps shape checks it cannot
+    prove)."""
+    outputs.set_shape((*inputs.shape[:2], h.shape[1]))
+    return outputs, rows.unsort(c), rows.unsort(h)
+
+
+def recurrence(inputs, rows, c0, h0, cell):
+    """Runs the LSTM over the running rows, with the hand-written gradient.
 
     Args:
-        products: `(T, B, 4H)`, `x_t @ kernel + bias` for every step, in the
-            compute dtype; gates ordered (i, j, f, o).
-        time_mask: bool `(T, B, 1)`, a prefix of each sequence; at masked
-            steps the output is zero and the state is not updated.
+        inputs: `(T, B, D)`, time-major, in the compute dtype.
+        rows: the `tensorflow_rows.Rows` of the time mask `(T, B, 1)`, a
+            prefix of each sequence; at masked steps the output is zero
+            and the state is not updated.
         c0: float32 `(B, H)`; h0: `(B, P)` in the compute dtype.
-        recurrent_kernel: `(P, 4H)`; projection: `(H, P)` or None.
-        cell_clip, proj_clip: float or None.
+        cell: a `Cell` of tensors; gates ordered (i, j, f, o).
 
     Returns:
         `(outputs (T, B, P), c_final, h_final)`.
     """
+    projection = cell.projection
     if projection is None:
         # tf.custom_gradient takes tensors only; an empty stand-in marks
         # "no projection".
-        projection = tf.zeros((0, 0), products.dtype)
-    return _make_recurrence(cell_clip, proj_clip)(
-        products, time_mask, c0, h0, recurrent_kernel, projection
+        projection = tf.zeros((0, 0), h0.dtype)
+    outputs, c, h = _make_recurrence(rows, cell.clips)(
+        _products(inputs, rows, cell),
+        rows.sort(c0),
+        rows.sort(h0),
+        cell.recurrent_kernel,
+        projection,
     )
+    shape = tf.shape(inputs)
+    outputs = rows.unpack(outputs, shape[0], shape[1])
+    return _results(outputs, c, h, inputs, rows)
 
 
-def _make_recurrence(cell_clip, proj_clip):
+_SAVED = ("sigmoids", "candidate", "cell_raw", "cell_tanh", "proj_raw")
+
+
+def _make_recurrence(rows, clips):
     @tf.custom_gradient
-    def run(products, time_mask, c0, h0, recurrent_kernel, projection):
+    def run(products, c0, h0, recurrent_kernel, projection):
+        """Packed products, sorted states -> packed outputs, sorted final
+        states."""
         has_projection = projection.shape[0] != 0
-        dtype = products.dtype
-        num_steps = tf.shape(products)[0]
-        lengths = tf.reduce_sum(tf.cast(time_mask[:, :, 0], tf.int32), 0)
-        products = _with_forget_bias(products, tf.shape(c0)[1])
-        names = ("sigmoids", "candidate", "cell_raw", "cell_tanh", "proj_raw")
-        arrays = {
-            name: tf.TensorArray(
-                dtype if name == "proj_raw" else tf.float32, size=num_steps
-            )
-            for name in names
-        }
-        kernel = recurrent_kernel
-        proj = projection if has_projection else None
-
-        def step(t, c, h, arrays):
-            sigmoids, candidate, cell_raw, c, cell_tanh, proj_raw, h = _cell(
-                products[t], c, h, kernel, proj, cell_clip, proj_clip
-            )
-            values = (sigmoids, candidate, cell_raw, cell_tanh, proj_raw)
-            arrays = {
-                name: arrays[name].write(t, value)
-                for name, value in zip(names, values)
-            }
-            return t + 1, c, h, arrays
-
-        _, _, _, arrays = tf.while_loop(
-            lambda t, *_: t < num_steps, step, (0, c0, h0, arrays)
-        )
-        saved = {name: array.stack() for name, array in arrays.items()}
-        cells = _clip(saved["cell_raw"], cell_clip)
-        states = _clip(saved["proj_raw"], proj_clip)
-        outputs = tf.where(time_mask, states, tf.zeros_like(states))
-        c_final = _last_valid(cells, c0, lengths)
-        h_final = _last_valid(states, h0, lengths)
+        cell = _loop_cell(recurrent_kernel, projection, clips)
+        c, h, saved = _forward(products, rows, c0, h0, cell)
+        states = _clip(saved["proj_raw"], clips[1])
 
         def grad(d_outputs, d_c_final, d_h_final):
-            valid = tf.cast(time_mask, tf.float32)
-            i, _, f, o = tf.split(saved["sigmoids"], 4, axis=2)
-            candidate, cell_tanh = saved["candidate"], saved["cell_tanh"]
-            c_prev = tf.concat([c0[None], cells[:-1]], axis=0)
-            # Everything the backward step needs that does not depend on the
-            # gradient it carries, for all steps at once.
-            proj_raw = tf.cast(saved["proj_raw"], tf.float32)
-            pass_h = _pass_through(proj_raw, proj_clip) * valid
-            cell_from_m = o * (1.0 - cell_tanh * cell_tanh)
-            pass_c = _pass_through(saved["cell_raw"], cell_clip)
-            gate_factors = valid * tf.concat(
-                [
-                    candidate * i * (1.0 - i),
-                    i * (1.0 - candidate * candidate),
-                    c_prev * f * (1.0 - f),
-                    cell_tanh * o * (1.0 - o),
-                ],
-                axis=2,
-            )
-            # Gradients are carried in float32 under mixed precision too.
-            d_outputs = tf.cast(d_outputs, tf.float32)
-            d_c = tf.zeros_like(c0) if d_c_final is None else d_c_final
+            # (Gathers give IndexedSlices gradients.)
+            d_c = tf.zeros_like(c0)
+            if d_c_final is not None:
+                d_c = tf.convert_to_tensor(d_c_final)
             d_h = tf.zeros(tf.shape(h0), tf.float32)
             if d_h_final is not None:
-                d_h = tf.cast(d_h_final, tf.float32)
-            d_arrays = {
-                "z": tf.TensorArray(dtype, size=num_steps),
-                "proj_raw": tf.TensorArray(dtype, size=num_steps),
-            }
-
-            def back_step(t, d_c, d_h, d_arrays):
-                d_proj_raw = tf.cast((d_h + d_outputs[t]) * pass_h[t], dtype)
-                if has_projection:
-                    d_m = tf.matmul(d_proj_raw, projection, transpose_b=True)
-                else:
-                    d_m = d_proj_raw
-                d_m = tf.cast(d_m, tf.float32)
-                d_cell = (d_c + d_m * cell_from_m[t]) * pass_c[t]
-                d_z = tf.concat([d_cell, d_cell, d_cell, d_m], axis=1)
-                d_z = tf.cast(d_z * gate_factors[t], dtype)
-                d_h_prev = tf.cast(
-                    tf.matmul(d_z, recurrent_kernel, transpose_b=True),
-                    tf.float32,
-                )
-                # Past a sequence's end the state was not updated: the
-                # gradient of the final state passes through unchanged.
-                step_valid = time_mask[t]
-                d_h = tf.where(step_valid, d_h_prev, d_h)
-                d_c = tf.where(step_valid, d_cell * f[t], d_c)
-                d_arrays = {
-                    "z": d_arrays["z"].write(t, d_z),
-                    "proj_raw": d_arrays["proj_raw"].write(t, d_proj_raw),
-                }
-                return t - 1, d_c, d_h, d_arrays
-
-            _, d_c0, d_h0, d_arrays = tf.while_loop(
-                lambda t, *_: t >= 0,
-                back_step,
-                (num_steps - 1, d_c, d_h, d_arrays),
+                d_h = tf.cast(tf.convert_to_tensor(d_h_final), tf.float32)
+            d_outputs = tf.convert_to_tensor(d_outputs)
+            d_z, d_proj_raw, d_c0, d_h0 = _backward(
+                saved, rows, c0, cell, (d_outputs, d_c, d_h)
             )
-            d_z = d_arrays["z"].stack()
-            # Weight gradients: one large matmul each, over all steps.
-            h_prev = tf.concat([h0[None], states[:-1]], axis=0)
-            d_recurrent = tf.matmul(_flat(h_prev), _flat(d_z), transpose_a=True)
+            # Weight gradients: one large matmul each, over all tokens.
+            h_prev = tf.gather(tf.concat([h0, states], 0), rows.previous)
+            d_recurrent = tf.matmul(h_prev, d_z, transpose_a=True)
+            d_projection = tf.zeros_like(projection)
             if has_projection:
-                m = tf.cast(o * cell_tanh, dtype)
-                d_projection = tf.matmul(
-                    _flat(m),
-                    _flat(d_arrays["proj_raw"].stack()),
-                    transpose_a=True,
-                )
-            else:
-                d_projection = tf.zeros_like(projection)
+                o = tf.split(saved["sigmoids"], 4, axis=1)[3]
+                m = tf.cast(o * saved["cell_tanh"], products.dtype)
+                d_projection = tf.matmul(m, d_proj_raw, transpose_a=True)
             return (
                 d_z,
-                None,
                 d_c0,
                 tf.cast(d_h0, h0.dtype),
                 tf.cast(d_recurrent, recurrent_kernel.dtype),
                 tf.cast(d_projection, projection.dtype),
             )
 
-        return (outputs, c_final, h_final), grad
+        return (states, c, h), grad
 
     return run
+
+
+def _loop_cell(recurrent_kernel, projection, clips):
+    from keras_elmo.layers.backends.cell import Cell
+
+    projection = projection if projection.shape[0] != 0 else None
+    return Cell(None, None, recurrent_kernel, projection, *clips)
+
+
+def _forward(products, rows, c0, h0, cell):
+    """The forward loop: the final states and, packed, what the gradient
+    needs (`_SAVED`)."""
+    widths = {
+        "sigmoids": products.shape[1],
+        "proj_raw": h0.shape[1],
+    }
+    arrays = {
+        name: tf.TensorArray(
+            h0.dtype if name == "proj_raw" else tf.float32,
+            size=rows.steps,
+            infer_shape=False,
+            element_shape=tf.TensorShape([None, widths.get(name, c0.shape[1])]),
+        )
+        for name in _SAVED
+    }
+
+    def step(t, c, h, arrays):
+        offset, size = rows.step(t)
+        sigmoids, candidate, cell_raw, new_c, cell_tanh, proj_raw, new_h = (
+            _cell(_part(products, offset, size), c[:size], h[:size], cell)
+        )
+        values = (sigmoids, candidate, cell_raw, cell_tanh, proj_raw)
+        arrays = {
+            name: arrays[name].write(t, value)
+            for name, value in zip(_SAVED, values)
+        }
+        return t + 1, _rejoin(new_c, c, size), _rejoin(new_h, h, size), arrays
+
+    _, c, h, arrays = tf.while_loop(
+        lambda t, *_: t < rows.steps, step, (0, c0, h0, arrays)
+    )
+    return c, h, {name: array.concat() for name, array in arrays.items()}
+
+
+def _backward(saved, rows, c0, cell, upstream):
+    """The reverse loop: `(d_z, d_proj_raw)` packed, and the gradients of
+    the sorted initial states, from those of the packed outputs and the
+    final states (`upstream`)."""
+    cell_clip, proj_clip = cell.clips
+    dtype = saved["proj_raw"].dtype
+    i, _, f, o = tf.split(saved["sigmoids"], 4, axis=1)
+    candidate, cell_tanh = saved["candidate"], saved["cell_tanh"]
+    cells = _clip(saved["cell_raw"], cell_clip)
+    c_prev = tf.gather(tf.concat([c0, cells], 0), rows.previous)
+    # Everything the reverse step needs that does not depend on the
+    # gradient it carries, for all tokens at once.
+    proj_raw = tf.cast(saved["proj_raw"], tf.float32)
+    pass_h = _pass_through(proj_raw, proj_clip)
+    cell_from_m = o * (1.0 - cell_tanh * cell_tanh)
+    pass_c = _pass_through(saved["cell_raw"], cell_clip)
+    gate_factors = tf.concat(
+        [
+            candidate * i * (1.0 - i),
+            i * (1.0 - candidate * candidate),
+            c_prev * f * (1.0 - f),
+            cell_tanh * o * (1.0 - o),
+        ],
+        axis=1,
+    )
+    # Gradients are carried in float32 under mixed precision too.
+    d_outputs, d_c, d_h = upstream
+    d_outputs = tf.cast(d_outputs, tf.float32)
+    arrays = {
+        name: tf.TensorArray(
+            dtype,
+            size=rows.steps,
+            infer_shape=False,
+            element_shape=tf.TensorShape([None, width]),
+        )
+        for name, width in (("z", i.shape[1] * 4), ("proj_raw", d_h.shape[1]))
+    }
+
+    def back_step(t, d_c, d_h, arrays):
+        offset, size = rows.step(t)
+
+        def part(x):
+            return _part(x, offset, size)
+
+        d_proj_raw = tf.cast(
+            (d_h[:size] + part(d_outputs)) * part(pass_h), dtype
+        )
+        d_m = d_proj_raw
+        if cell.projection is not None:
+            d_m = tf.matmul(d_proj_raw, cell.projection, transpose_b=True)
+        d_m = tf.cast(d_m, tf.float32)
+        d_cell = (d_c[:size] + d_m * part(cell_from_m)) * part(pass_c)
+        d_z = tf.concat([d_cell, d_cell, d_cell, d_m], axis=1)
+        d_z = tf.cast(d_z * part(gate_factors), dtype)
+        d_h_prev = tf.cast(
+            tf.matmul(d_z, cell.recurrent_kernel, transpose_b=True),
+            tf.float32,
+        )
+        # A row that ended before this step keeps its gradient: its state
+        # was not updated.
+        d_h = _rejoin(d_h_prev, d_h, size)
+        d_c = _rejoin(d_cell * part(f), d_c, size)
+        arrays = {
+            "z": arrays["z"].write(t, d_z),
+            "proj_raw": arrays["proj_raw"].write(t, d_proj_raw),
+        }
+        return t - 1, d_c, d_h, arrays
+
+    _, d_c, d_h, arrays = tf.while_loop(
+        lambda t, *_: t >= 0, back_step, (rows.steps - 1, d_c, d_h, arrays)
+    )
+    return arrays["z"].concat(), arrays["proj_raw"].concat(), d_c, d_h

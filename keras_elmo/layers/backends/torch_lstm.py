@@ -36,75 +36,74 @@ them to float32 rounding.
 import numpy as np
 import torch
 
-from keras_elmo.layers.backends.gates import FORGET_BIAS
+from keras_elmo.layers.backends.cell import FORGET_BIAS
 from keras_elmo.layers.backends.torch_matmul import RepeatedMatmul
 
 
 def grouped_recurrences(runs, time_mask):
-    """`backends.lstm_recurrences` on PyTorch: the float32 layers of one
-    shape and clip values run together (`recurrences`); a layer in
-    another dtype (mixed precision) runs the plain autograd loop of
+    """`backends.lstm_recurrences` on PyTorch, from input products: runs
+    of `(products, c0, h0, cell)`. The float32 layers of one shape and
+    clip values run together (`recurrences`); a layer in another dtype
+    (mixed precision) runs the plain autograd loop of
     `torch_recurrence.py`."""
     results = [None] * len(runs)
     groups = {}
-    for index, run in enumerate(runs):
-        products, c0, h0, kernel, projection, cell_clip, proj_clip = run
+    for index, (products, c0, h0, cell) in enumerate(runs):
         if products.dtype != torch.float32 or h0.dtype != torch.float32:
             from keras_elmo.layers.backends.torch_recurrence import (
                 torch_recurrence,
             )
 
-            results[index] = torch_recurrence(products, time_mask, *run[1:])
+            results[index] = torch_recurrence(products, time_mask, c0, h0, cell)
             continue
         shapes = tuple(
             None if x is None else tuple(x.shape)
-            for x in (products, c0, h0, kernel, projection)
+            for x in (products, c0, h0, cell.recurrent_kernel, cell.projection)
         )
-        groups.setdefault((shapes, cell_clip, proj_clip), []).append(index)
-    for (_, cell_clip, proj_clip), indices in groups.items():
-        group = [runs[i][:5] for i in indices]
-        outputs = recurrences(group, time_mask, cell_clip, proj_clip)
+        groups.setdefault((shapes, cell.clips), []).append(index)
+    for indices in groups.values():
+        outputs = recurrences([runs[i] for i in indices], time_mask)
         for index, result in zip(indices, outputs):
             results[index] = result
     return results
 
 
-def recurrences(runs, time_mask, cell_clip, proj_clip):
+def recurrences(runs, time_mask):
     """Runs `D` LSTMs of one shape over the same time mask, together.
 
     Args:
-        runs: list of `(products, c0, h0, recurrent_kernel, projection)`,
-            one a layer, in the shapes of `backends.lstm_recurrence`; all
-            float32, with the same shapes (projection all None or none).
+        runs: list of `(products, c0, h0, cell)`, one a layer, in the
+            shapes of `torch_recurrence`; all float32, with the same
+            shapes and clips (projection all None or none).
         time_mask: bool `(T, B, 1)`, a prefix of each row.
-        cell_clip, proj_clip: float or None, shared by the layers.
 
     Returns:
         a list of `(outputs (T, B, P), c_final, h_final)`, one a layer.
     """
-    products, c0, h0, kernels, projections = zip(*runs)
+    products, c0, h0, cells = zip(*runs)
     lengths = time_mask[:, :, 0].sum(0).cpu().numpy()
-    projected = projections[0] is not None
-    plan = _Plan(lengths, products[0].shape[0], len(runs), projected)
-    tensors = (*products, *c0, *h0, *kernels)
-    if projected:
-        tensors += projections
+    plan = _Plan(lengths, products[0].shape[0], cells)
+    tensors = (*products, *c0, *h0, *(c.recurrent_kernel for c in cells))
+    if plan.projected:
+        tensors += tuple(c.projection for c in cells)
     inputs_need_grad = any(x.requires_grad for x in tensors)
     if torch.is_grad_enabled() and inputs_need_grad:
-        outputs, c, h = _Recurrence.apply(plan, cell_clip, proj_clip, *tensors)
+        outputs, c, h = _Recurrence.apply(plan, *tensors)
     else:
         with torch.no_grad():
-            state = _forward(plan, cell_clip, proj_clip, tensors, save=False)
+            state = _forward(plan, tensors, save=False)
         outputs, c, h = state["outputs"], state["c_final"], state["h_final"]
     return [(outputs[d], c[d], h[d]) for d in range(len(runs))]
 
 
 class _Plan:
-    """The row order and the number of rows running at each step, the
-    number of layers and whether they have a projection."""
+    """The row order and the number of rows running at each step; the
+    number of layers (`cells`), their clips `(cell_clip, proj_clip)` and
+    whether they have a projection."""
 
-    def __init__(self, lengths, num_steps, num_layers, projected):
-        self.num_layers, self.projected = num_layers, projected
+    def __init__(self, lengths, num_steps, cells):
+        self.num_layers, self.clips = len(cells), cells[0].clips
+        self.projected = cells[0].projection is not None
         lengths = np.asarray(lengths, dtype=np.int64)
         order = np.argsort(-lengths, kind="stable")
         self.sorted = bool(np.all(order == np.arange(len(order))))
@@ -133,10 +132,11 @@ def _split(plan, tensors):
     return groups
 
 
-def _forward(plan, cell_clip, proj_clip, tensors, save):
+def _forward(plan, tensors, save):
     """The forward loop. Returns its buffers (see `_buffers`), the
     outputs and the final states, in the callers' row order."""
     products, c0, h0, kernels, projections = _split(plan, tensors)
+    cell_clip, proj_clip = plan.clips
     num_layers = len(products)
     units = c0[0].shape[1]
     steps, batch = plan.num_steps, products[0].shape[1]
@@ -239,10 +239,9 @@ class _Recurrence(torch.autograd.Function):
     """The recurrence with its hand-written gradient (module docstring)."""
 
     @staticmethod
-    def forward(ctx, plan, cell_clip, proj_clip, *tensors):
-        state = _forward(plan, cell_clip, proj_clip, tensors, save=True)
-        ctx.plan, ctx.clips = plan, (cell_clip, proj_clip)
-        ctx.state = state
+    def forward(ctx, plan, *tensors):
+        state = _forward(plan, tensors, save=True)
+        ctx.plan, ctx.state = plan, state
         ctx.save_for_backward(*tensors)
         return state["outputs"], state["c_final"], state["h_final"]
 
@@ -250,14 +249,15 @@ class _Recurrence(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, d_outputs, d_c_final, d_h_final):
         tensors = ctx.saved_tensors
-        grads = _backward(ctx.plan, *ctx.clips, ctx.state, tensors, (
-            d_outputs, d_c_final, d_h_final))  # fmt: skip
+        upstream = (d_outputs, d_c_final, d_h_final)
+        grads = _backward(ctx.plan, ctx.state, tensors, upstream)
         del ctx.state
-        return (None, None, None, *grads)
+        return (None, *grads)
 
 
-def _backward(plan, cell_clip, proj_clip, state, tensors, upstream):
+def _backward(plan, state, tensors, upstream):
     products, c0, h0, kernels, projections = _split(plan, tensors)
+    cell_clip, proj_clip = plan.clips
     num_layers = len(products)
     units = c0[0].shape[1]
     d_outputs, d_c, d_h = upstream

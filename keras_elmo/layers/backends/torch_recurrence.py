@@ -8,22 +8,18 @@ ops. Autograd records every step.
 
 from keras import ops
 
-from keras_elmo.layers.backends.gates import forget_bias
+from keras_elmo.layers.backends.cell import forget_bias
 
 
-def torch_recurrence(
-    products,
-    time_mask,
-    c0,
-    h0,
-    recurrent_kernel,
-    projection,
-    cell_clip,
-    proj_clip,
-):
-    """Same arguments and results as `backends.lstm_recurrence`."""
+def torch_recurrence(products, time_mask, c0, h0, cell):
+    """The loop over input products `(T, B, 4H)` (bias included; the
+    forget bias is added here), `time_mask` `(T, B, 1)`, `c0` float32
+    `(B, H)`, `h0` `(B, P)` and the `Cell` (its recurrent kernel,
+    projection and clips): `(outputs (T, B, P), c_final, h_final)`."""
     import torch
 
+    recurrent_kernel, projection = cell.recurrent_kernel, cell.projection
+    cell_clip, proj_clip = cell.clips
     units = c0.shape[1]
     products = products + forget_bias(units, products.dtype)
     c, h = c0, h0

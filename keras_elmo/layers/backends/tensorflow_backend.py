@@ -1,0 +1,101 @@
+"""The seam on TensorFlow (see `keras_elmo.layers.backends`)."""
+
+import numpy as np
+import tensorflow as tf
+
+from keras_elmo.layers.backends import keras_ops
+from keras_elmo.layers.backends import tensorflow_recurrence
+from keras_elmo.layers.backends.tensorflow_rows import Rows
+
+valid_convolution = keras_ops.valid_convolution
+
+
+def host_values(x):
+    """The values in eager mode; None inside a graph (a `tf.function`
+    checks with in-graph assertions instead, `checked_in_graph`)."""
+    if tf.executing_eagerly() and not isinstance(x, tf.Variable):
+        return np.asarray(x)
+    return None
+
+
+def checked_in_graph(x, minimum, maximum, message):
+    """`x`, as a tensor that exists only once its range was checked.
+
+    The assertions are control dependencies of the returned identity, so
+    every op reading it runs after them (a plain assert beside a gather
+    races with it, and on a GPU an out-of-range gather returns zeros).
+    """
+    x = tf.convert_to_tensor(x)
+    checks = [
+        tf.debugging.assert_greater_equal(
+            x, tf.constant(minimum, x.dtype), message=message
+        ),
+        tf.debugging.assert_less_equal(
+            x, tf.constant(maximum, x.dtype), message=message
+        ),
+    ]
+    with tf.control_dependencies(checks):
+        return tf.identity(x)
+
+
+def assert_at_most(value, limit, message):
+    """An in-graph assertion that `value <= limit`."""
+    tf.debugging.assert_less_equal(value, limit, message=message)
+
+
+def variable_value(x):
+    """`x` itself: TensorFlow reads a variable wherever it is used."""
+    return x
+
+
+def takes_host_tokens(inputs):
+    """False: string tokens become ids inside the graph."""
+    return False
+
+
+def dense(x):
+    """`x`, with a `tf.RaggedTensor` padded to a dense tensor."""
+    if isinstance(x, tf.RaggedTensor):
+        return x.to_tensor()
+    return x
+
+
+def ensure_shape(x, shape):
+    """`x` with its static shape set (TensorFlow loses it in loops)."""
+    return tf.ensure_shape(x, shape)
+
+
+def encode_distinct(x, encode, slack=None, finish=None):
+    """The distinct rows by `UniqueV2`, encoded, gathered back."""
+    rows, index = tf.raw_ops.UniqueV2(x=x, axis=[0])
+    rows = tf.ensure_shape(rows, (None, x.shape[-1]))
+    encoded = encode(rows, None)
+    if finish is not None:
+        encoded = finish(encoded)
+    return tf.gather(encoded, index, axis=0)
+
+
+def lstm_recurrences(runs, time_mask, training=None):
+    """Each run's `tf.while_loop` over the rows still running
+    (`tensorflow_rows.py`); with `training`, the loop with the
+    hand-written gradient (`tensorflow_recurrence.py`)."""
+    loop = tensorflow_recurrence.recurrence
+    if not training:
+        loop = tensorflow_recurrence.inference_recurrence
+    rows = Rows(time_mask)
+    return [
+        loop(inputs, rows, c0, h0, cell.converted(tf.convert_to_tensor))
+        for inputs, c0, h0, cell in runs
+    ]
+
+
+def reverse_sequences(x, lengths):
+    """`tf.reverse_sequence`."""
+    return tf.reverse_sequence(x, lengths, seq_axis=1, batch_axis=0)
+
+
+def compiled_bilm_call(bilm, inputs, **kwargs):
+    """One `tf.function` for every shape (`tensorflow_eager.py`)."""
+    from keras_elmo.layers.backends import tensorflow_eager
+
+    return tensorflow_eager.bilm_call(bilm, inputs, **kwargs)

@@ -1,0 +1,85 @@
+"""The seam on PyTorch (see `keras_elmo.layers.backends`)."""
+
+import keras
+from keras import ops
+
+from keras_elmo.data.host_ids import is_host_tokens
+from keras_elmo.layers.backends import keras_ops
+
+reverse_sequences = keras_ops.reverse_sequences
+
+
+def host_values(x):
+    """The values (always on the host)."""
+    return ops.convert_to_numpy(variable_value(x))
+
+
+def checked_in_graph(x, minimum, maximum, message):
+    """`x` (never reached: the values are always on the host)."""
+    return x
+
+
+def assert_at_most(value, limit, message):
+    """Nothing (never reached: see `checked_in_graph`)."""
+
+
+def variable_value(x):
+    """The value of a Keras variable."""
+    if isinstance(x, keras.Variable):
+        return x.value
+    return x
+
+
+def takes_host_tokens(inputs):
+    """True for token lists or NumPy string arrays (no string tensors)."""
+    return is_host_tokens(inputs)
+
+
+def dense(x):
+    """`x` (no ragged tensors)."""
+    return x
+
+
+def ensure_shape(x, shape):
+    """`x` (shapes are known)."""
+    return x
+
+
+def encode_distinct(x, encode, slack=None, finish=None):
+    """`torch.unique(dim=0)`; the ids carry no gradient, and the gather
+    back is differentiable as usual."""
+    import torch
+
+    rows, index = torch.unique(x, dim=0, return_inverse=True)
+    encoded = encode(rows, None)
+    if finish is not None:
+        encoded = finish(encoded)
+    return ops.take(encoded, index, axis=0)
+
+
+def valid_convolution(x, kernel):
+    """One matmul over the windows `(N, L - w + 1, w * d)`: about a
+    quarter faster on PyTorch's CPU kernels than these narrow convolutions
+    (which also pay a layout change each)."""
+    width, depth, num = kernel.shape
+    steps = x.shape[1] - width + 1
+    windows = ops.concatenate(
+        [x[:, k : k + steps, :] for k in range(width)], axis=-1
+    )
+    return ops.matmul(windows, ops.reshape(kernel, (width * depth, num)))
+
+
+def lstm_recurrences(runs, time_mask, training=None):
+    """The layers of one shape in one loop (`torch_lstm.py`)."""
+    from keras_elmo.layers.backends import torch_lstm
+
+    products = []
+    for inputs, c0, h0, cell in runs:
+        cell = cell.converted(keras_ops.tensor)
+        products.append((keras_ops.input_products(inputs, cell), c0, h0, cell))
+    return torch_lstm.grouped_recurrences(products, time_mask)
+
+
+def compiled_bilm_call(bilm, inputs, **kwargs):
+    """None: the call runs as it is."""
+    return None
