@@ -1,6 +1,7 @@
 """The main job: pretrain a small biLM on the bundled corpus, end to end.
 
     python examples/pretrain_gutenberg.py [--output DIR] [--minutes 15]
+        [--mixed-precision auto|off|bf16|fp16]
 
 1. trains a small biLM (`--size cpu`) on `data/gutenberg_lm/train.txt.gz`
    (1.05M tokens of public-domain books) with `keras-elmo train`, with the
@@ -193,13 +194,23 @@ def main():
         default=MINUTES,
         help="wall time of the whole job (default %(default)s)",
     )
+    parser.add_argument(
+        "--mixed-precision",
+        choices=("auto", "off", "bf16", "fp16"),
+        default="auto",
+        help="passed to `keras-elmo train` (default auto: bfloat16 where "
+        "the CPU computes it natively); off trains in float32, as on a "
+        "CPU without bfloat16",
+    )
     args = parser.parse_args()
     started = time.time()
     run_dir = args.output
     export_dir = os.path.join(run_dir, "export")
 
     print("== 1. train ==", flush=True)
-    run(train_args(run_dir, training_budget(args.minutes, started)))
+    budget = training_budget(args.minutes, started)
+    precision = ["--mixed-precision", args.mixed_precision]
+    run(train_args(run_dir, budget) + precision)
 
     print("\n== 2. held-out perplexity ==", flush=True)
     with open(os.path.join(run_dir, "vocab.txt"), encoding="utf-8") as f:

@@ -30,15 +30,18 @@ SCRIPT = os.path.join(ROOT, "tests", "backend_checks", "check_backend.py")
 ATOL = 1e-5
 FIXTURE_CHECKS = (
     "bilm_tf_stateless",
-    "bilm_tf_stateful",
     "words_stateless",
-    "words_stateful",
     "words_from_strings",
     "elmo_for_many_langs",
-    "elmo_for_many_langs_stateful",
     "elmo_for_many_langs_from_token_lists",
     "characters_from_token_lists",
     "keras_files_saved_on_tensorflow",
+)
+# The stateful twins run in the child's `large` part (--run_large).
+LARGE_FIXTURE_CHECKS = (
+    "bilm_tf_stateful",
+    "words_stateful",
+    "elmo_for_many_langs_stateful",
 )
 
 
@@ -58,12 +61,21 @@ def _available(module):
 
 @pytest.fixture(scope="module", params=["jax", "torch"])
 def backend_run(request, reference, tmp_path_factory):
-    backend = request.param
+    return _run_checks(request.param, reference, tmp_path_factory, "default")
+
+
+@pytest.fixture(scope="module", params=["jax", "torch"])
+def backend_run_large(request, reference, tmp_path_factory):
+    """The child's `large` checks (`check_backend.LARGE`)."""
+    return _run_checks(request.param, reference, tmp_path_factory, "large")
+
+
+def _run_checks(backend, reference, tmp_path_factory, part):
     if not _available(backend):
         pytest.skip(f"{backend} is not installed (pip install -e '.[test]')")
-    out = tmp_path_factory.mktemp(backend)
+    out = tmp_path_factory.mktemp(f"{backend}-{part}")
     result = subprocess.run(
-        [sys.executable, SCRIPT, reference, str(out)],
+        [sys.executable, SCRIPT, reference, str(out), part],
         env=subprocess_env(KERAS_BACKEND=backend),
         capture_output=True,
         text=True,
@@ -73,7 +85,7 @@ def backend_run(request, reference, tmp_path_factory):
     print(result.stdout)
     with open(out / "results.json") as f:
         results = json.load(f)
-    assert results["backend"] == backend
+    assert results["backend"] == backend and results["part"] == part
     return results, out
 
 
@@ -86,6 +98,13 @@ def _value(results, name):
 @pytest.mark.parametrize("check", FIXTURE_CHECKS)
 def test_fixture_parity(backend_run, check):
     results, _ = backend_run
+    assert _value(results, check) <= ATOL
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("check", LARGE_FIXTURE_CHECKS)
+def test_stateful_fixture_parity(backend_run_large, check):
+    results, _ = backend_run_large
     assert _value(results, check) <= ATOL
 
 
@@ -113,8 +132,9 @@ def test_unusual_token_rows_match_tensorflow(backend_run):
     assert value["weights"] == 21, value
 
 
-def test_mixed_precision_runs_and_differentiates(backend_run):
-    results, _ = backend_run
+@pytest.mark.large
+def test_mixed_precision_runs_and_differentiates(backend_run_large):
+    results, _ = backend_run_large
     value = _value(results, "mixed_precision")
     # The bounds of tests/test_bilm.py (bfloat16 keeps 8 mantissa bits,
     # float16 11), against this backend's float32 outputs.
@@ -135,19 +155,21 @@ def test_lstm_loop_with_clipping_matches_tensorflow(backend_run):
     assert value["gradients"] == 2 * len(recurrence.ARGUMENTS) == 14, value
 
 
-def test_empty_batches_match_tensorflow(backend_run):
+@pytest.mark.large
+def test_empty_batches_match_tensorflow(backend_run_large):
     """No rows, empty rows only, empty rows among others
     (`empty_batches.COMPARED`): inference, the training call and its
     gradients, a stateful biLM around them, as on TensorFlow
     (`tests/test_empty_batches.py`)."""
-    results, _ = backend_run
+    results, _ = backend_run_large
     value = _value(results, "empty_batches")
     assert value["outputs"] <= ATOL, value
     assert value["gradients_relative"] <= gradients.RELATIVE_TOLERANCE, value
 
 
-def test_backend_fine_tuning(backend_run):
-    results, _ = backend_run
+@pytest.mark.large
+def test_backend_fine_tuning(backend_run_large):
+    results, _ = backend_run_large
     if results["backend"] == "jax":
         value = _value(results, "jax_fit_tagger")
         assert value["last_loss"] < value["first_loss"]
@@ -156,9 +178,16 @@ def test_backend_fine_tuning(backend_run):
         assert value["loss_after"] < value["loss_before"]
         # The head and the scalar mix (3 weights and gamma) are trained.
         assert value["trained"] > 4
-        # x86 PyTorch builds carry oneDNN: the checks above used the
-        # LSTM loop's packed products, not only plain torch.mm.
+
+
+def test_pytorch_checks_ran_the_packed_products(backend_run):
+    results, _ = backend_run
+    if results["backend"] == "torch":
+        # x86 PyTorch builds carry oneDNN: the checks used the LSTM
+        # loop's packed products, not only plain torch.mm.
         assert _value(results, "torch_packed_products")["available"]
+    else:
+        assert "torch_packed_products" not in results
 
 
 def test_the_documentation_examples_run(backend_run):

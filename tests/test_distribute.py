@@ -386,6 +386,7 @@ def _replica_report(tmp_path, optimizer):
     return report
 
 
+@pytest.mark.large
 def test_two_replicas_equal_one_device(tmp_path):
     report = _replica_report(tmp_path, "adagrad")
     assert report["perplexity_two"] == pytest.approx(

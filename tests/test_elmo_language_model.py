@@ -175,6 +175,7 @@ class ELMoLanguageModelTest(TestCase):
         self.assertLess(after["loss"], before["loss"] - 0.5)
         self.assertLess(after["perplexity"], 0.6 * before["perplexity"])
 
+    @pytest.mark.large
     def test_trains_under_a_global_mixed_policy(self):
         # A policy set with keras.config (not through TrainingConfig) must
         # not reach the softmax: the loss stays float32.

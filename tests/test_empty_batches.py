@@ -91,6 +91,7 @@ def test_gradients_sum_of_rows_alone(found, plain, name):
             assert np.abs(grad - want[path]).max() <= RELATIVE * scale, path
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("name", CASES)
 def test_stateful_rows_as_alone(found, name):
     # An empty sentence still runs its boundary tokens (<S> </S>, as in

@@ -156,6 +156,7 @@ print(json.dumps({{k: v.numpy().tolist() for k, v in out.items()}}))
     _assert_outputs(got, expected)
 
 
+@pytest.mark.large
 def test_saved_model_cli_show_and_run(exported):
     cli = [sys.executable, "-m", "tensorflow.python.tools.saved_model_cli"]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")

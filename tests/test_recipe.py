@@ -100,6 +100,7 @@ def test_train_says_what_it_chose_and_keeps_given_flags(tmp_path, capsys):
     assert "--epochs" not in printed
 
 
+@pytest.mark.large
 def test_a_given_optimizer_keeps_its_own_rate(tmp_path, capsys):
     run = tmp_path / "run"
     args = ("--optimizer", "adagrad", "--initial-accumulator", "0.5")

@@ -135,6 +135,7 @@ def test_embed_command_with_runtimes(tmp_path, capsys):
     assert "--precision float16" in err
 
 
+@pytest.mark.large
 def test_export_commands_with_scalar_mix(tmp_path, capsys):
     for runtime in sorted(RUNTIMES):
         path = str(tmp_path / f"mix.{runtime}")

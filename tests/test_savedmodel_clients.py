@@ -130,6 +130,7 @@ def test_signature_of_the_wrong_rank_is_refused_naming_it(saved):
     assert "sentences must have shape [batch] (rank 1)" in str(raised.value)
 
 
+@pytest.mark.large
 def test_keras_layer_trains_the_mix_with_adam(saved):
     layer = keras_elmo.export.keras_layer(saved)
     assert isinstance(layer, SavedModelLayer)

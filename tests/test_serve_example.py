@@ -5,12 +5,15 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers import subprocess_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "bilm-tf", "model")
 
 
+@pytest.mark.large
 def test_serve_example(tmp_path):
     result = subprocess.run(
         [

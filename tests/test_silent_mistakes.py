@@ -190,6 +190,7 @@ def _train(run, seed):
         return {key: state[key] for key in state.files}
 
 
+@pytest.mark.large
 def test_same_seed_same_weights(tmp_path, capsys):
     first = _train(tmp_path / "a", seed=5)
     again = _train(tmp_path / "b", seed=5)

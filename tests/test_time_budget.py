@@ -230,6 +230,7 @@ def _train_args(output, *extra):
     ]  # fmt: skip
 
 
+@pytest.mark.large
 def test_a_budgeted_run_ends_at_its_plan_and_in_time(
     tmp_path, capsys, monkeypatch
 ):

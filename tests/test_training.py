@@ -127,6 +127,7 @@ def test_init_from_export_and_size_mismatch(tmp_path, capsys):
     assert "forward_lstm_0/kernel has shape (8, 64) there but (8, 128)" in err
 
 
+@pytest.mark.large
 def test_resume_after_kill(tmp_path):
     run = tmp_path / "run"
     command = [

@@ -398,6 +398,7 @@ def test_embed_file_and_token_dump(bilm, vocab, tmp_path):
         embed_file(bilm, str(text), str(tmp_path / "x.hdf5"))
 
 
+@pytest.mark.large
 def test_savedmodel_carries_the_vocabulary(bilm, vocab, tmp_path):
     from keras_elmo.export import export_savedmodel
 

@@ -132,6 +132,7 @@ def _checkpoint_step(run):
         return json.load(f)["step"]
 
 
+@pytest.mark.large
 def test_train_evaluate_export_embed_serve(tmp_path, capsys):
     run = tmp_path / "run"
     # float32 whatever the CPU: the run's own model is compared with its
@@ -230,6 +231,7 @@ def test_train_evaluate_export_embed_serve(tmp_path, capsys):
     assert main([*args, "--bilm-vocab", str(export / "vocab.txt")]) == 0
 
 
+@pytest.mark.large
 def test_init_from_needs_the_same_vocabulary(tmp_path, capsys):
     run = tmp_path / "run"
     args = _train_args(run, "--steps", "2", "--checkpoint-every", "2")

@@ -451,6 +451,12 @@ def to_onnx(
         reduce_range=True if precision == "int8" else None,
         opset=int(opset),
     )
+    return _write(onnx, graph, axes, info, path)
+
+
+def _write(onnx, graph, axes, info, path):
+    """Names the dynamic axes, stamps the metadata and the producer,
+    and saves `graph` atomically to `path`."""
     onnx_graph.name_dimensions(graph, axes)
     del graph.metadata_props[:]
     onnx.helper.set_model_props(graph, {METADATA_KEY: metadata_json(info)})

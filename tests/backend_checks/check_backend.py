@@ -331,8 +331,22 @@ CHECKS = [
 ]
 
 
-def main(reference, out_dir):
-    results = {"backend": keras.backend.backend()}
+# Run by `--run_large` only (tests/test_backends.py's `large` checks):
+# variants of what the default checks cover (stateful twins, reduced
+# precisions, empty batches, a fine-tuning run).
+LARGE = {
+    "bilm_tf_stateful",
+    "words_stateful",
+    "elmo_for_many_langs_stateful",
+    "mixed_precision",
+    "empty_batches",
+    "jax_fit_tagger",
+    "torch_finetune_example",
+}
+
+
+def main(reference, out_dir, part="default"):
+    results = {"backend": keras.backend.backend(), "part": part}
     tasks = [(c.__name__[6:], c) for c in CHECKS]
     tasks.append(("save_keras_file", lambda: save_keras_file(out_dir)))
     tasks.append(("gradients", lambda: gradients.compare(reference)))
@@ -347,6 +361,7 @@ def main(reference, out_dir):
         unpacked = gradients.torch_unpacked_gradients
         tasks.append(("gradients_unpacked", lambda: unpacked(reference)))
     tasks += [(n, f) for n, f in gradients.backend_checks().items()]
+    tasks = [(n, f) for n, f in tasks if (n in LARGE) == (part == "large")]
     for name, check in tasks:
         start = time.perf_counter()
         try:
@@ -360,4 +375,4 @@ def main(reference, out_dir):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:4])
