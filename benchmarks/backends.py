@@ -103,7 +103,8 @@ def main(argv=None):
             "its rows are left out, ratios are to TensorFlow only"
         )
     with tempfile.TemporaryDirectory() as folder:
-        for size in args.sizes.split(","):
+        # --sizes "": the long sequence only.
+        for size in filter(None, args.sizes.split(",")):
             files = write_weights(size, folder, args)
             rows = _measure_size(size, files, allennlp, args)
             results["runs"] += rows

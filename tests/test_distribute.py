@@ -500,6 +500,7 @@ def test_multi_worker_lost_worker_resume_equals_one_device(tmp_path, capsys):
         assert perplexity == pytest.approx(by_one[step], rel=1e-5)
 
 
+@pytest.mark.large
 def test_multi_worker_missing_peer_fails_in_bounded_time(tmp_path):
     corpus = _write_corpus(tmp_path / "corpus.txt")
     args = [

@@ -200,6 +200,7 @@ def test_the_fixture_exercises_clipping():
     assert max(differences) > 1e-3
 
 
+@pytest.mark.large
 def test_stateful_option_matches_efml_default():
     """EFML carries each batch row's state into the next call."""
     bilm = keras_elmo.load_bilm(
@@ -553,6 +554,7 @@ def test_cli_embed_reads_a_model_folder(tmp_path):
             )
 
 
+@pytest.mark.large
 def test_savedmodel_export_reads_strings_with_the_char_vocabulary(
     bilms, tmp_path
 ):

@@ -184,6 +184,7 @@ def test_int8_loop_bodies_hold_integer_matmuls(exported):
     assert all("highway" in n or "token_projection" in n for n in floating)
 
 
+@pytest.mark.large
 def test_without_the_hoisting_the_quantizer_leaves_loops_in_float(
     bilm, tmp_path, monkeypatch
 ):

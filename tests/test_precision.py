@@ -129,6 +129,7 @@ def test_train_without_native_bfloat16_trains_in_float32(
     assert _saved_precision(tmp_path / "run") is None
 
 
+@pytest.mark.large
 def test_off_is_float32_and_says_nothing(tmp_path, capsys, monkeypatch):
     _machine(monkeypatch, AVX512_BF16)
     assert _train(tmp_path / "run", "--mixed-precision", "off") == 0

@@ -170,6 +170,7 @@ def test_keras_layer_frozen_and_on_tokens(saved):
     assert os.path.isdir(saved)
 
 
+@pytest.mark.large
 def test_int64_lengths_equal_int32_and_are_checked(tmp_path):
     path = str(tmp_path / "cached")
     bilm = keras_elmo.load_bilm(OPTIONS, WEIGHTS)

@@ -84,6 +84,7 @@ def test_train_evaluate_export_round_trip(tmp_path, capsys):
         np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
 
 
+@pytest.mark.large
 def test_init_from_export_and_size_mismatch(tmp_path, capsys):
     run = tmp_path / "run"
     assert (

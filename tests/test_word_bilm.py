@@ -318,6 +318,7 @@ def test_invalid_arguments():
         BiLM(units=8, projection_dim=4, vocabulary_size=10)
 
 
+@pytest.mark.large
 def test_training_flows_into_the_table_sparsely():
     layer = _tiny()
     ids = np.array([[4, 5, 0]], "int32")
