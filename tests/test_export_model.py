@@ -56,7 +56,6 @@ FILES = (
     "litert-float16",
     "litert-int8",
 )
-WORD_FILES = ("onnx-float32", "onnx-int8", "litert-int8")
 RUNTIMES = {"onnx": ONNXModel, "litert": LiteRTModel}
 # Tag layers with large random weights: most tags are then decided by
 # more than rounding (the word tagger's scores move more per unit of
@@ -178,11 +177,8 @@ def word_tagger():
 
 @pytest.fixture(scope="module")
 def word_files(word_tagger, tmp_path_factory):
-    """The word tagger's files: each runtime's float32 and int8 are the
-    char tagger's five with the word-id input; LiteRT float32 and float16
-    differ from int8 only in what the char tagger checks."""
     root = tmp_path_factory.mktemp("word_tagger")
-    return {name: _export(word_tagger, root, name) for name in WORD_FILES}
+    return {name: _export(word_tagger, root, name) for name in FILES}
 
 
 def _char_keras(tagger, sentences):
@@ -270,7 +266,7 @@ def test_reduced_precisions_agree_on_the_tags(char_tagger, char_files, name):
     assert 0 < worst < 0.2, worst
 
 
-def test_word_tagger_in_both_runtimes(word_tagger, word_files):
+def test_word_tagger_in_every_precision(word_tagger, word_files):
     for name, path in word_files.items():
         runtime, precision = name.split("-")
         model = RUNTIMES[runtime](path, num_threads=1)
