@@ -2,10 +2,11 @@
 
 Keras fixes its backend per process, so each backend runs
 `tests/backend_checks/check_backend.py` in a child process with
-`KERAS_BACKEND` set; this (TensorFlow) process gives it TensorFlow's
-fine-tuning gradients and loads back the `.keras` file it saved. The
-fixtures are the ones the TensorFlow tests check (bilm-tf stateless and
-stateful, the word-input biLM, ELMoForManyLangs), to the same 1e-5.
+`KERAS_BACKEND` set (a second child runs the `large` checks); this
+(TensorFlow) process gives it TensorFlow's fine-tuning gradients and
+loads back the `.keras` file it saved. The fixtures are the ones the
+TensorFlow tests check (bilm-tf stateless and stateful, the word-input
+biLM, ELMoForManyLangs), to the same 1e-5.
 """
 
 import importlib.util

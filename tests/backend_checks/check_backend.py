@@ -4,7 +4,7 @@ Run by `tests/test_backends.py` in a child process with `KERAS_BACKEND`
 set (Keras fixes the backend per process):
 
     KERAS_BACKEND=jax python tests/backend_checks/check_backend.py \\
-        REFERENCE.npz OUT_DIR
+        REFERENCE.npz OUT_DIR [default|large]
 
 It runs the same checks as the TensorFlow tests (the bilm-tf fixture
 stateless and stateful, the word-input fixture, the ELMoForManyLangs
@@ -15,7 +15,9 @@ hand-written ones, saved beside REFERENCE.npz), batches with empty rows
 or none (`empty_batches.py`, also against TensorFlow's), and writes
 OUT_DIR/results.json (the largest difference of each check, or the error
 it raised) and a `.keras` file saved on this backend with its outputs,
-which the parent loads on TensorFlow.
+which the parent loads on TensorFlow. The `large` part runs only the
+checks of `LARGE` (the stateful twins, reduced precisions, empty batches
+and fine-tuning runs: `--run_large`), the default part all the others.
 """
 
 import functools
