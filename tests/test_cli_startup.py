@@ -190,3 +190,61 @@ def test_embed_runtime_says_it_is_exporting(monkeypatch, capsys):
     assert out[1].startswith("exported in ")
     assert runtime_bilm("bilm", "onnx", "int8", quiet=True)[0] == "loaded"
     assert capsys.readouterr().out == "" and len(written) == 2
+
+
+# A command run as the program, `keras_elmo.cli.command` (the console
+# script): the modules TensorFlow would import for features no command
+# uses stay out of the process, the names stay importable afterwards, and
+# the exit status and output survive the faster exit.
+PROGRAM = r"""
+import atexit, json, sys
+
+def report():
+    # Neither imported, nor left hidden (a None entry would make a later
+    # `import jax` fail): the names are free again.
+    found = {m: m in sys.modules for m in ("jax", "IPython")}
+    print(json.dumps({"imported": found}))
+
+atexit.register(report)
+sys.argv = ["keras-elmo", *json.loads(sys.argv[1])]
+from keras_elmo.cli import command
+command()
+"""
+
+
+@pytest.mark.parametrize("works", [True, False], ids=["embeds", "refused"])
+def test_the_program_starts_without_jax_and_ipython(tmp_path, works):
+    from tests.helpers import OPTIONS
+    from tests.helpers import WEIGHTS
+
+    text = tmp_path / "in.txt"
+    text.write_text("the cat sat\n\non the mat .\n", encoding="utf-8")
+    out = tmp_path / "out.hdf5"
+    weights = WEIGHTS if works else str(tmp_path / "missing.hdf5")
+    argv = ["embed", "--options", OPTIONS, "--weights", weights,
+            "--input", str(text), "--output", str(out)]  # fmt: skip
+    env = subprocess_env()
+    env.pop("TF_CPP_MIN_LOG_LEVEL")  # the command quiets TensorFlow itself
+    ran = subprocess.run(
+        [sys.executable, "-c", PROGRAM, json.dumps(argv)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    lines = ran.stdout.strip().splitlines()
+    assert json.loads(lines[-1]) == {
+        "imported": {"jax": False, "IPython": False}
+    }, ran.stdout
+    if works:
+        assert ran.returncode == 0, ran.stderr
+        assert lines[-2] == f"Wrote the biLM layers of 3 sentences to {out}"
+        assert ran.stderr == ""
+        import h5py
+
+        with h5py.File(out) as f:
+            assert sorted(f) == ["0", "1", "2", "sentence_to_index"]
+    else:
+        assert ran.returncode == 2
+        assert ran.stderr.startswith("keras-elmo embed: error: --weights: ")
+        assert "missing.hdf5" in ran.stderr and not out.exists()

@@ -189,3 +189,18 @@ def test_a_damaged_config_of_a_resumed_run_is_blamed_on_the_file(
     with pytest.raises(KerasElmoError, match=match) as e:
         RunDirectory(str(run)).check_same_run(valid)
     assert e.value.argument is None
+
+
+def test_a_missing_weight_file_is_blamed_on_the_weights(tmp_path, capsys):
+    missing = str(tmp_path / "missing_weights.hdf5")
+    with pytest.raises(KerasElmoError, match="Weight file not found") as e:
+        keras_elmo.load_bilm(OPTIONS, weights=missing)
+    assert e.value.argument == "weights"
+    sentences = tmp_path / "in.txt"
+    sentences.write_text("the cat\n", encoding="utf-8")
+    output = str(tmp_path / "o.hdf5")
+    argv = ["embed", "--options", OPTIONS, "--weights", missing,
+            "--input", str(sentences), "--output", output]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("keras-elmo embed: error: --weights: Weight file")

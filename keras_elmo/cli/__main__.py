@@ -1,5 +1,3 @@
-import sys
+from keras_elmo.cli import command
 
-from keras_elmo.cli import main
-
-sys.exit(main())
+command()

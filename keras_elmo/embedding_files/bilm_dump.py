@@ -44,7 +44,7 @@ def compiled_layers(bilm):
 
     @tf.function(
         input_signature=[tf.TensorSpec(inputs, tf.int32)],
-        reduce_retracing=True,
+        autograph=False,  # as the layer's own eager function: half the trace
     )
     def layers(ids):
         # (batch, num_layers + 1, time, 2P), the dump's per-sentence layout.
@@ -137,7 +137,7 @@ def encode_tokens_in_batches(bilm, tokens, batch_size=1024, vocabulary=None):
 
     @tf.function(
         input_signature=[tf.TensorSpec(inputs, tf.int32)],
-        reduce_retracing=True,
+        autograph=False,  # as the layer's own eager function: half the trace
     )
     def encode(ids):
         return tf.cast(bilm.encode_tokens(ids)[:, 0], tf.float32)

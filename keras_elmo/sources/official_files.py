@@ -2,6 +2,7 @@
 
 import os
 
+from keras_elmo.blame import about
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
@@ -80,8 +81,9 @@ class OfficialFiles(BiLMSource):
             description = f"{options} + {weights}"
             options = pretrained.local_file(os.fspath(options), progress)
             check_options_file(options)
-        weights = pretrained.local_file(os.fspath(weights), progress)
-        check_weight_file(weights)
+        with about("weights"):
+            weights = pretrained.local_file(os.fspath(weights), progress)
+            check_weight_file(weights)
         return cls(options, weights, description)
 
     def _beside(self):
