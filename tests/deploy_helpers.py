@@ -154,10 +154,11 @@ def run_without_tensorflow(code):
         "loaded = [m for m in ('tensorflow', 'keras') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
     )
+    # Without TF_CPP_MIN_LOG_LEVEL, as a user runs it (the command line
+    # reads it to decide how to import TensorFlow).
+    env = subprocess_env()
+    env.pop("TF_CPP_MIN_LOG_LEVEL")
     result = subprocess.run(
-        [sys.executable, "-c", code],
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr[-2000:]

@@ -296,15 +296,22 @@ def test_commands_take_an_exported_file_as_model(
 
 def test_an_exported_file_embeds_without_tensorflow(files, tmp_path):
     text = _write_lines(tmp_path / "sentences.txt", ["The cat sat .", ""])
+    vocab = _write_lines(tmp_path / "vocab.txt", ["the", "cat"])
     output = str(tmp_path / "out.hdf5")
+    tokens = str(tmp_path / "tokens.hdf5")
     code = (
         "import sys\n"
         "from keras_elmo.cli import main\n"
         f"argv = ['embed', '--model', {files['onnx']!r}, '--input', {text!r}]\n"
         f"assert main([*argv, '--output', {output!r}, '--quiet']) == 0\n"
+        f"argv = ['dump-token-embeddings', '--model', {files['onnx']!r}]\n"
+        f"argv += ['--vocab', {vocab!r}, '--output', {tokens!r}]\n"
+        "assert main([*argv, '--quiet']) == 0\n"
     )
     run_without_tensorflow(code)
     with h5py.File(output) as f:
         assert f["0"].shape == (3, 4, 32) and f["1"].shape == (3, 0, 32)
         index = json.loads(f["sentence_to_index"][0])
     assert index == {"The cat sat .": "0", "": "1"}
+    with h5py.File(tokens) as f:
+        assert f["embedding"].shape == (2, 16)

@@ -88,6 +88,13 @@ def _import_tensorflow_quietly():
                 del sys.modules[name]
 
 
+def _needs_tensorflow(args):
+    """A command's `needs_tensorflow` default: True, False, or a function
+    of the parsed arguments (`embed` runs an exported file without it)."""
+    needs = getattr(args, "needs_tensorflow", True)
+    return needs(args) if callable(needs) else needs
+
+
 def _import_tensorflow_and_keras():
     import keras  # noqa: F401
     import tensorflow  # noqa: F401
@@ -254,7 +261,7 @@ def _main(argv):
     if problem is not None:
         print(f"keras-elmo {args.command}: error: {problem}", file=sys.stderr)
         return 2
-    if getattr(args, "needs_tensorflow", True):
+    if _needs_tensorflow(args):
         _import_tensorflow_quietly()
     try:
         args.run(args)

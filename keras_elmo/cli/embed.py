@@ -83,7 +83,11 @@ def add_parser(commands):
     )
     add_runtime_arguments(embed)
     add_quiet(embed)
-    embed.set_defaults(run=run_embed, argument_flags=_ARGUMENT_FLAGS)
+    embed.set_defaults(
+        run=run_embed,
+        argument_flags=_ARGUMENT_FLAGS,
+        needs_tensorflow=_needs_tensorflow,
+    )
 
     tokens = commands.add_parser(
         "dump-token-embeddings",
@@ -98,8 +102,18 @@ def add_parser(commands):
     _add_output(io, dump.DEFAULT_TOKEN_BATCH, "tokens")
     add_quiet(tokens)
     tokens.set_defaults(
-        run=run_dump_token_embeddings, argument_flags=_ARGUMENT_FLAGS
+        run=run_dump_token_embeddings,
+        argument_flags=_ARGUMENT_FLAGS,
+        needs_tensorflow=_needs_tensorflow,
     )
+
+
+def _needs_tensorflow(args):
+    """False when `--model` names an exported file: its runtime runs it
+    without TensorFlow."""
+    from keras_elmo.embedding_files import runtime_dump
+
+    return runtime_dump.runtime_of(args.model) is None
 
 
 def _add_output(group, batch_size, units):
