@@ -53,6 +53,13 @@ USER_ERRORS = (
 )
 
 
+def _needs_tensorflow(args):
+    """A command's `needs_tensorflow` default: True, False, or a function
+    of the parsed arguments (`embed` runs an exported file without it)."""
+    needs = getattr(args, "needs_tensorflow", True)
+    return needs(args) if callable(needs) else needs
+
+
 # Modules that `import tensorflow` (and Keras on it) import when they are
 # installed, for features a command never uses: TensorFlow Lite's converter
 # from JAX functions imports `jax` (2.5 s of a 4.7 s import on an AMD EPYC
@@ -86,13 +93,6 @@ def _import_tensorflow_quietly():
         for name in hidden:
             if sys.modules.get(name, "") is None:
                 del sys.modules[name]
-
-
-def _needs_tensorflow(args):
-    """A command's `needs_tensorflow` default: True, False, or a function
-    of the parsed arguments (`embed` runs an exported file without it)."""
-    needs = getattr(args, "needs_tensorflow", True)
-    return needs(args) if callable(needs) else needs
 
 
 def _import_tensorflow_and_keras():

@@ -86,7 +86,7 @@ def add_parser(commands):
     embed.set_defaults(
         run=run_embed,
         argument_flags=_ARGUMENT_FLAGS,
-        needs_tensorflow=_needs_tensorflow,
+        needs_tensorflow=_unless_exported_file,
     )
 
     tokens = commands.add_parser(
@@ -104,13 +104,13 @@ def add_parser(commands):
     tokens.set_defaults(
         run=run_dump_token_embeddings,
         argument_flags=_ARGUMENT_FLAGS,
-        needs_tensorflow=_needs_tensorflow,
+        needs_tensorflow=_unless_exported_file,
     )
 
 
-def _needs_tensorflow(args):
-    """False when `--model` names an exported file: its runtime runs it
-    without TensorFlow."""
+def _unless_exported_file(args):
+    """`needs_tensorflow`: False when `--model` names an exported file
+    (its runtime runs it without TensorFlow)."""
     from keras_elmo.embedding_files import runtime_dump
 
     return runtime_dump.runtime_of(args.model) is None
