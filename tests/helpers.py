@@ -51,6 +51,19 @@ def tiny_bilm_kwargs(**overrides):
     return kwargs
 
 
+def assert_gradients_close(got, want, name="", relative=1e-5):
+    """Two float32 gradients of one loss, summed in different orders:
+    every element within `relative` times the gradient's largest
+    magnitude (at least 1). An absolute bound fails by chance where
+    random weights make a gradient large (a character embedding's is a
+    sum over every position); a wrong gradient is off by far more."""
+    got, want = np.asarray(got), np.asarray(want)
+    scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+    np.testing.assert_allclose(
+        got, want, rtol=0, atol=relative * scale, err_msg=name
+    )
+
+
 def _to_numpy(x):
     return keras.tree.map_structure(
         lambda t: np.asarray(t) if t is not None else None, x

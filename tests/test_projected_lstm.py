@@ -5,6 +5,7 @@ from absl.testing import parameterized
 
 from keras_elmo.layers import ProjectedLSTM
 from tests.helpers import TestCase
+from tests.helpers import assert_gradients_close
 
 
 def _sigmoid(x):
@@ -207,9 +208,6 @@ class ProjectedLSTMGradientTest(TestCase):
         for a, b, name in zip(
             got, want, ["x", "c0", "h0"] + [v.name for v in layer.weights]
         ):
-            np.testing.assert_allclose(
-                tf.convert_to_tensor(a),
-                tf.convert_to_tensor(b),
-                atol=1e-5,
-                err_msg=name,
+            assert_gradients_close(
+                tf.convert_to_tensor(a), tf.convert_to_tensor(b), name
             )

@@ -10,6 +10,7 @@ import tensorflow as tf
 import keras_elmo
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers import BiLM
+from tests.helpers import assert_gradients_close
 
 SIZE = dict(
     filters=[[1, 4], [2, 8]],
@@ -67,10 +68,9 @@ def test_gradients_through_the_compiled_call():
     want = gradients(lambda: _op_by_op(bilm, ids, training=True))
     assert _traces(bilm) == 1
     for a, b, v in zip(got, want, bilm.trainable_variables):
-        np.testing.assert_allclose(
-            tf.convert_to_tensor(a), tf.convert_to_tensor(b), atol=1e-5,
-            err_msg=v.path,
-        )  # fmt: skip
+        assert_gradients_close(
+            tf.convert_to_tensor(a), tf.convert_to_tensor(b), v.path
+        )
 
 
 def test_stateful_state_carried_and_batch_limit_checked():
