@@ -326,6 +326,14 @@ def _backward(saved, rows, c0, cell, upstream):
     # Gradients are carried in float32 under mixed precision too.
     d_outputs, d_c, d_h = upstream
     d_outputs = tf.cast(d_outputs, tf.float32)
+    # The step's products with the kernels' transposes, transposed once
+    # here: a float32 `(rows, 4H) x (4H, P)` product of a few rows runs
+    # about 3x faster from a contiguous transpose than with `transpose_b`
+    # (oneDNN on CPU).
+    recurrent_t = tf.transpose(cell.recurrent_kernel)
+    projection_t = None
+    if cell.projection is not None:
+        projection_t = tf.transpose(cell.projection)
     arrays = {
         name: tf.TensorArray(
             dtype,
@@ -346,14 +354,14 @@ def _backward(saved, rows, c0, cell, upstream):
             (d_h[:size] + part(d_outputs)) * part(pass_h), dtype
         )
         d_m = d_proj_raw
-        if cell.projection is not None:
-            d_m = tf.matmul(d_proj_raw, cell.projection, transpose_b=True)
+        if projection_t is not None:
+            d_m = tf.matmul(d_proj_raw, projection_t)
         d_m = tf.cast(d_m, tf.float32)
         d_cell = (d_c[:size] + d_m * part(cell_from_m)) * part(pass_c)
         d_z = tf.concat([d_cell, d_cell, d_cell, d_m], axis=1)
         d_z = tf.cast(d_z * part(gate_factors), dtype)
         d_h_prev = tf.cast(
-            tf.matmul(d_z, cell.recurrent_kernel, transpose_b=True),
+            tf.matmul(d_z, recurrent_t),
             tf.float32,
         )
         # A row that ended before this step keeps its gradient: its state
