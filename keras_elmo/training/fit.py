@@ -40,6 +40,7 @@ from keras_elmo.training.strategies import describe
 from keras_elmo.training.strategies import is_chief
 from keras_elmo.training.strategies import num_replicas
 from keras_elmo.training.strategies import resolve_strategy
+from keras_elmo.training.threads import use_training_threads
 from keras_elmo.training.training_callback import TrainingCallback
 from keras_elmo.training.training_config import build_model
 from keras_elmo.training.training_config import learning_rate_schedule
@@ -73,10 +74,14 @@ def train(
     started = time.monotonic()
     require_tensorflow("keras-elmo train (training.fit.train)")
     options = (options or FitOptions()).checked(config)
+    # Before TensorFlow's runtime starts (with the strategy, next).
+    threads = use_training_threads()
     # First: the multi-worker runtime starts here.
     strategy = resolve_strategy(options.strategy, options.cluster_timeout)
     options = options.for_strategy(strategy)
     verbose = verbose if is_chief(strategy) else 0
+    if threads:
+        say(verbose, threads)
     run = RunDirectory(output_dir)
     run.check_same_run(config)
     scans = scan_data(config, num_replicas(strategy), verbose)
