@@ -4,7 +4,7 @@ A biLM's forward and backward language models run side by side, as two
 LSTM loops on TensorFlow's inter-op threads, and the ops of a loop step
 are small (a few rows times the cell). On a machine of few cores,
 splitting each of those ops across every core costs more in hand-offs
-than it gains: on 2 cores, one thread an op trains the `cpu` size 10-17 %
+than it gains: on 2 cores, one thread an op trains the `cpu` size 10-23 %
 faster in float32 and 5 % in bfloat16 (200-step A/B runs,
 docs/benchmarks.md), while the held-out evaluation's full softmax, a
 few large products, takes about a third longer.
