@@ -161,9 +161,9 @@ def _choose_precision(args, verbose, saved):
 
 
 def _has_gpu():
-    import tensorflow as tf
+    from keras_elmo.training.strategies import has_gpu
 
-    return bool(tf.config.list_physical_devices("GPU"))
+    return has_gpu()
 
 
 def run(args):

@@ -103,6 +103,11 @@ def read_tf_config(text):
     return config
 
 
+def has_gpu():
+    """Whether TensorFlow sees a GPU on this machine."""
+    return bool(tf.config.list_physical_devices("GPU"))
+
+
 def _num_tasks(tf_config):
     return sum(len(a) for a in tf_config["cluster"].values())
 

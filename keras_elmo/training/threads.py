@@ -42,10 +42,10 @@ def use_training_threads(cpus=None):
     """
     import tensorflow as tf
 
+    from keras_elmo.training.strategies import has_gpu
+
     cpus = usable_cpus() if cpus is None else cpus
-    if cpus > MAX_CPUS or os.environ.get(THREADS_VARIABLE):
-        return None
-    if tf.config.list_physical_devices("GPU"):
+    if cpus > MAX_CPUS or os.environ.get(THREADS_VARIABLE) or has_gpu():
         return None
     threads = max(1, cpus // 2)
     try:
