@@ -1,4 +1,5 @@
 import os
+from unittest import mock
 
 import keras
 import numpy as np
@@ -11,6 +12,7 @@ from keras_elmo.data import lm_dataset
 from keras_elmo.data import scan_corpus
 from keras_elmo.layers import BiLM
 from keras_elmo.models import ELMoLanguageModel
+from keras_elmo.models import elmo_language_model
 from keras_elmo.models.elmo_language_model import full_softmax_loss
 from keras_elmo.models.elmo_language_model import sampled_softmax_loss
 from keras_elmo.optimizers import SparseAdagrad
@@ -71,6 +73,19 @@ class SoftmaxLossTest(TestCase):
             self.hidden, self.labels, self.kernel, self.bias
         )
         np.testing.assert_allclose(got, self.expected, rtol=1e-5)
+
+    def test_full_softmax_in_chunks_of_large_logits(self):
+        # Three rows a chunk (the last one padded), and logits in the
+        # hundreds, where exp overflows float32 unless shifted.
+        hidden = 60.0 * self.hidden
+        expected = _log_softmax_loss(
+            hidden, self.labels, self.kernel, self.bias
+        )
+        self.assertGreater(np.abs(hidden @ self.kernel.T).max(), 100.0)
+        with mock.patch.object(elmo_language_model, "_LOGITS_PER_CHUNK", 33):
+            got = full_softmax_loss(hidden, self.labels, self.kernel, self.bias)
+        self.assertTrue(np.all(np.isfinite(got)))
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-4)
 
     def test_all_classes_sampled_equals_full_softmax(self):
         # Every class sampled once with q = 1: the true class is removed

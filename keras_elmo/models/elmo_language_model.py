@@ -113,11 +113,18 @@ def full_softmax_loss(hidden, labels, kernel, bias):
     hidden = ops.reshape(hidden, (-1, rows, ops.shape(hidden)[1]))
     labels = ops.reshape(labels, (-1, rows))
     del vocabulary_size
+    kernel_t = ops.transpose(kernel)  # once, not per chunk
 
     def chunk(args):
+        # log(sum(exp(logits))) - the label's logit: the loss alone, without
+        # the gradient tensor that `sparse_softmax_cross_entropy_with_logits`
+        # also writes (evaluation has no use for it).
         h, y = args
-        logits = ops.matmul(h, ops.transpose(kernel)) + bias
-        return tf.nn.sparse_softmax_cross_entropy_with_logits(y, logits)
+        logits = tf.matmul(h, kernel_t) + bias
+        label_logits = tf.reduce_sum(h * tf.gather(kernel, y), axis=1)
+        return tf.reduce_logsumexp(logits, axis=1) - (
+            label_logits + tf.gather(bias, y)
+        )
 
     losses = tf.map_fn(chunk, (hidden, labels), fn_output_signature=tf.float32)
     return ops.reshape(losses, (-1,))[:num]
