@@ -8,6 +8,8 @@ import pytest
 
 import keras_elmo
 from keras_elmo.cli import main
+from tests.deploy_helpers import fixture_sentences
+from tests.deploy_helpers import fixture_top_layer
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
@@ -63,6 +65,30 @@ def test_embed_matches_in_python_outputs(sentences_file, tmp_path):
             np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
 
 
+@pytest.mark.parametrize("max_batch_tokens", ["1", "40", "16384"])
+def test_embed_batches_by_tokens_as_bilm_tf(max_batch_tokens, tmp_path):
+    """However the sentences are cut into batches (each alone, a few
+    together under a small budget, all together by default), every line
+    gets bilm-tf's own top layer."""
+    sentences = fixture_sentences()
+    # Short lines around the fixture's, so that the budget groups them.
+    lines = [" ".join(tokens) for tokens in sentences]
+    lines += ["a b", "one", "x y z w", ""]
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    output = str(tmp_path / "out.hdf5")
+    args = _embed_args(str(path), output, "--top")
+    assert main([*args, "--max-batch-tokens", max_batch_tokens]) == 0
+    with h5py.File(output) as f:
+        assert len(f) == len(lines) + 1
+        for k, tokens in enumerate(sentences):
+            want = fixture_top_layer(k)[:, : len(tokens)]
+            got = f[str(k)][...]
+            got = np.stack([got[:, :16], got[:, 16:]])
+            np.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
+        assert f["6"].shape == (0, 32)
+
+
 def test_embed_rejects_non_utf8_naming_the_line(tmp_path, capsys):
     path = tmp_path / "latin1.txt"
     path.write_bytes(b"fine line\nna\xefve line\n")
@@ -81,6 +107,12 @@ def test_embed_bad_arguments(sentences_file, tmp_path, capsys):
     assert (
         "--batch-size: expected a positive integer" in capsys.readouterr().err
     )
+    args = _embed_args(sentences_file, output, "--max-batch-tokens", "-3")
+    assert main(args) == 2
+    assert "--max-batch-tokens: expected a positive integer" in (
+        capsys.readouterr().err
+    )
+    assert not os.path.exists(output)
     args = _embed_args(sentences_file, output)
     args[4] = os.path.join(MODEL_DIR, "vocab_test.txt")
     assert main(args) == 2

@@ -16,7 +16,7 @@ import keras_elmo
 from keras_elmo.cli import main
 from keras_elmo.corpus import SentenceEmbedder
 from keras_elmo.corpus.sentences import BadLine
-from keras_elmo.corpus.sentences import token_batches
+from keras_elmo.data.token_batches import token_batches
 from keras_elmo.embedding_files import parquet_layout
 from keras_elmo.errors import KerasElmoError
 from tests.helpers import FIXTURES

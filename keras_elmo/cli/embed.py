@@ -59,6 +59,14 @@ def add_parser(commands):
     )
     _add_output(io, dump.DEFAULT_SENTENCE_BATCH, "sentences")
     io.add_argument(
+        "--max-batch-tokens",
+        type=positive_int,
+        default=dump.DEFAULT_BATCH_TOKENS,
+        help="padded token positions per biLM call at most (sentences x "
+        "the longest; a longer sentence goes alone): it bounds a batch's "
+        "memory (default %(default)s)",
+    )
+    io.add_argument(
         "--on-bad-line",
         choices=ON_BAD_LINE,
         default="error",
@@ -125,7 +133,7 @@ def _add_output(group, batch_size, units):
         "--batch-size",
         type=positive_int,
         default=batch_size,
-        help=f"{units} a batch (default %(default)s)",
+        help=f"{units} a batch at most (default %(default)s)",
     )
 
 
@@ -244,6 +252,7 @@ def _embed(args, input_file):
             on_bad_line=args.on_bad_line,
             output_layers=args.output_layers,
             sentence_index=not args.forget_sentences,
+            max_batch_tokens=args.max_batch_tokens,
         )
         print(f"Wrote the biLM layers of {count} sentences to {args.output}")
         return
@@ -267,6 +276,7 @@ def _embed(args, input_file):
         vocabulary=vocabulary,
         output_layers=args.output_layers,
         sentence_index=not args.forget_sentences,
+        max_batch_tokens=args.max_batch_tokens,
     )
     print(f"Wrote the biLM layers of {count} sentences to {args.output}")
 

@@ -10,7 +10,7 @@ from keras_elmo.corpus.sentences import DEFAULT_MAX_BATCH_TOKENS
 from keras_elmo.corpus.sentences import DEFAULT_MAX_SENTENCE_TOKENS
 from keras_elmo.corpus.sentences import BadLine
 from keras_elmo.corpus.sentences import to_tokens
-from keras_elmo.corpus.sentences import token_batches
+from keras_elmo.data.token_batches import token_batches
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
 from keras_elmo.embedding_files.hdf5_layout import OUTPUT_LAYERS
 from keras_elmo.embedding_files.hdf5_layout import select_layers

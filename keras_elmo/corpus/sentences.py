@@ -8,9 +8,8 @@ cannot be embedded is a *bad line* with one of `BAD_LINE_REASONS` (the
 output layout's, `keras_elmo.embedding_files.parquet_layout`); a value
 of any other type is a programming mistake and raises `KerasElmoError`.
 
-Batches are planned here too: sentences sorted by length, cut so that each
-batch's padded size (sentences x its longest sentence) stays within a
-token budget.
+The embedder's batches are planned by `keras_elmo.data.token_batches`
+within the token budget below.
 
 NumPy only: no TensorFlow, no engine.
 """
@@ -125,23 +124,3 @@ def _token(token, i):
             received=token,
         )
     return token
-
-
-def token_batches(lengths, max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS):
-    """Plans biLM calls: lists of indices into `lengths`, each list sorted
-    by length, with `len(batch) * longest <= max_batch_tokens` (a sentence
-    longer than the budget goes alone).
-
-    >>> token_batches([3, 1, 2, 8, 2], max_batch_tokens=6)
-    [[1, 2, 4], [0], [3]]
-    """
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    batches, batch = [], []
-    for i in order:
-        if batch and (len(batch) + 1) * lengths[i] > max_batch_tokens:
-            batches.append(batch)
-            batch = []
-        batch.append(i)
-    if batch:
-        batches.append(batch)
-    return batches

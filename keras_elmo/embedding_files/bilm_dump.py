@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.data.vocabulary import check_vocabulary
+from keras_elmo.embedding_files.hdf5_layout import DEFAULT_BATCH_TOKENS
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_SENTENCE_BATCH
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_TOKEN_BATCH
@@ -64,9 +65,15 @@ def embed_file(
     vocabulary=None,
     output_layers=DEFAULT_OUTPUT_LAYERS,
     sentence_index=True,
+    max_batch_tokens=DEFAULT_BATCH_TOKENS,
 ):
     """Writes the biLM layers of every sentence of a text file to hdf5, in
     the layout of `allennlp elmo` (`keras_elmo.embedding_files.hdf5_layout`).
+
+    Sentences are read in chunks of 16 batches, sorted by length within a
+    chunk and cut into batches of at most `batch_size` sentences and
+    `max_batch_tokens` padded positions; outputs are stateless, so neither
+    the order nor the batching changes them.
 
     Args:
         bilm: a stateless `keras_elmo.layers.BiLM`, or a runtime model
@@ -76,7 +83,7 @@ def embed_file(
             line `i` (from 0), of shape `(num_layers + 1, n_i,
             2 * projection_dim)` (an empty line gives `n_i = 0`), and the
             `sentence_to_index` dataset.
-        batch_size: int. Sentences per biLM call. Defaults to `64`.
+        batch_size: int. Most sentences per biLM call. Defaults to `256`.
         verbose: 0 (silent) or 1 (progress). Defaults to `1`.
         on_bad_line: `"error"` (default) stops, before any work, at the
             first line that is not UTF-8, naming it; `"skip"` leaves such
@@ -90,11 +97,17 @@ def embed_file(
         sentence_index: bool. Write `sentence_to_index` (it holds the text
             of every sentence, in memory until the end); False is
             AllenNLP's `--forget-sentences`. Defaults to `True`.
+        max_batch_tokens: int. Most padded token positions per biLM call
+            (sentences x the longest of them; a longer sentence goes
+            alone): it bounds the memory of a batch. Defaults to `16384`.
 
     Returns:
         The number of sentences written.
     """
     batch_size = _check_batch_size(batch_size)
+    max_batch_tokens = check_integer(
+        max_batch_tokens, "max_batch_tokens", minimum=1
+    )
     if output_layers not in OUTPUT_LAYERS:
         raise KerasElmoError(
             f"`output_layers` must be one of {sorted(OUTPUT_LAYERS)}.",
@@ -124,6 +137,7 @@ def embed_file(
         on_bad_line,
         output_layers,
         sentence_index,
+        max_batch_tokens,
     )
 
 

@@ -13,7 +13,14 @@ import json
 
 import numpy as np
 
-DEFAULT_SENTENCE_BATCH = 64
+# A batch of `embed`: at most this many sentences, and at most this many
+# padded token positions (sentences x the longest). More rows a batch make
+# the LSTM steps' products faster on a CPU (the 300 held-out sentences at
+# the original size: 256 / 16,384 took about 10 % less time than batches
+# of 64, docs/benchmarks.md), and the token budget bounds the memory of a
+# batch of long sentences (a sentence over it goes alone).
+DEFAULT_SENTENCE_BATCH = 256
+DEFAULT_BATCH_TOKENS = 16384
 DEFAULT_TOKEN_BATCH = 1024
 SENTENCE_INDEX = "sentence_to_index"
 TOKEN_EMBEDDINGS = "embedding"
@@ -26,8 +33,8 @@ OUTPUT_LAYERS = {
     "average": "(n, 2 * projection_dim): the mean of all layers",
 }
 DEFAULT_OUTPUT_LAYERS = "all"
-# Sentences read at a time; sorted by length inside a chunk so that batches
-# carry little padding.
+# Sentences read at a time, in batches' worth (`batch_size` each); sorted
+# by length inside a chunk so that batches carry little padding.
 BATCHES_PER_CHUNK = 16
 
 
@@ -61,6 +68,7 @@ def write_sentence_embeddings(
     on_bad_line="error",
     output_layers=DEFAULT_OUTPUT_LAYERS,
     sentence_index=True,
+    max_batch_tokens=DEFAULT_BATCH_TOKENS,
 ):
     """Writes the embedding of every line of `input_file` to the hdf5 file
     `output_file` (atomically), in the layout above, whatever runs the biLM.
@@ -69,7 +77,7 @@ def write_sentence_embeddings(
         layers_of: callable: a batch of tokenised sentences -> float32
             `(batch, num_layers + 1, time, 2 * projection_dim)`.
         input_file, output_file, batch_size, verbose, on_bad_line,
-        output_layers, sentence_index: as
+        output_layers, sentence_index, max_batch_tokens: as
             `keras_elmo.embedding_files.bilm_dump.embed_file`.
 
     Returns:
@@ -78,6 +86,7 @@ def write_sentence_embeddings(
     from keras_elmo.data.text import count_lines
     from keras_elmo.data.text import read_text_lines
     from keras_elmo.data.text import split_tokens
+    from keras_elmo.data.token_batches import token_batches
     from keras_elmo.files import hdf5_output
     from keras_elmo.progress import Progress
 
@@ -94,12 +103,10 @@ def write_sentence_embeddings(
             # In line order, so a repeated sentence maps to its last line.
             if sentence_index:
                 index.update((text.strip(), str(n - 1)) for n, text in chunk)
-            sentences = sorted(
-                ((n, split_tokens(text)) for n, text in chunk),
-                key=lambda item: len(item[1]),
-            )
-            for start in range(0, len(sentences), batch_size):
-                batch = sentences[start : start + batch_size]
+            sentences = [(n, split_tokens(text)) for n, text in chunk]
+            lengths = [len(tokens) for _, tokens in sentences]
+            for rows in token_batches(lengths, max_batch_tokens, batch_size):
+                batch = [sentences[i] for i in rows]
                 values = layers_of([tokens for _, tokens in batch])
                 for row, (n, tokens) in enumerate(batch):
                     out.create_dataset(
@@ -108,8 +115,8 @@ def write_sentence_embeddings(
                             values[row, :, : len(tokens)], output_layers
                         ),
                     )
-            done += len(chunk)
-            progress.update(done)
+                done += len(batch)
+                progress.update(done)
         if sentence_index:
             write_sentence_index(out, index)
     return total

@@ -73,7 +73,7 @@ def open_model(model_file, runtime=None, precision=None, num_threads=None):
 def embed_file(model, input_file, output_file, batch_size, **options):
     """`keras_elmo.embedding_files.bilm_dump.embed_file` for an exported
     model; `options` (`verbose`, `on_bad_line`, `output_layers`,
-    `sentence_index`) as there.
+    `sentence_index`, `max_batch_tokens`) as there.
 
     Returns:
         The number of sentences written.
