@@ -93,6 +93,44 @@ class CharCNNTest(TestCase):
         short = layer(ids, characters=8).numpy()
         self.assertGreater(np.abs(short - reference).max(), 1e-3)
 
+    def test_tensorflow_reads_distinct_tokens_to_their_latest_tail(self):
+        # TensorFlow's distinct tokens are read up to the batch's latest
+        # tail start plus the widest filter (3): "hello" is <bow> h e l l o
+        # <eow>, tail at 7, so 10 positions; a 50-character token has no
+        # tail, so all 50. The written-out reference of the whole rows
+        # holds either way, eager, in a tf.function, and under XLA (which
+        # reads every position: its shapes are static).
+        import tensorflow as tf
+
+        from keras_elmo.layers.backends import tensorflow_backend
+
+        layer = CharCNN(**self.init_kwargs, activation="tanh")
+        layer.build((None, None, 50))
+        for sentences, cut in (
+            ([["ab", "cat", "x"], ["hello", "ab"]], 10),
+            ([["ab", "y" * 60], ["hello"]], 50),
+        ):
+            rows = keras_elmo.batch_to_ids(sentences).reshape(-1, 50)
+            reference = _reference(layer, rows)
+            seen = []
+
+            def encode(r, characters):
+                seen.append(characters)
+                return layer(r, characters=characters)
+
+            def run(r):
+                return tensorflow_backend.encode_distinct(
+                    r, encode, slack=layer.widest_filter
+                )
+
+            got = run(tf.constant(rows))
+            self.assertEqual(int(seen[-1]), cut)
+            np.testing.assert_allclose(got, reference, atol=1e-5, rtol=0)
+            for jit_compile in (False, True):
+                got = tf.function(run, jit_compile=jit_compile)(rows)
+                np.testing.assert_allclose(got, reference, atol=1e-5, rtol=0)
+            self.assertIsNone(seen[-1])  # the XLA trace's
+
     def test_characters_out_of_range(self):
         layer = CharCNN(**self.init_kwargs)
         for characters in (2, 51):

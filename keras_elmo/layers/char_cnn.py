@@ -50,8 +50,9 @@ class CharCNN(keras.layers.Layer):
             positions of each token (at least the widest filter). The
             result is the same when every token's ids are constant from
             position `characters - widest filter` on: a window of those
-            ids has one value wherever it starts. The JAX backend cuts
-            short tokens this way (`layers/backends/jax_tokens.py`).
+            ids has one value wherever it starts. The backends cut short
+            tokens this way (`layers/backends/jax_tokens.py`, and
+            `tensorflow_backend.encode_distinct`, with a scalar tensor).
 
     Returns:
         Tensor `(..., sum(num_filters))`.
@@ -164,6 +165,10 @@ class CharCNN(keras.layers.Layer):
         return ops.reshape(h, (*batch_shape, self.output_dim))
 
     def _characters(self, characters):
+        if ops.is_tensor(characters):
+            # A backend's own cut (`backends.encode_distinct`), within the
+            # bounds by construction.
+            return characters
         widest = self.widest_filter
         if not widest <= int(characters) <= self.max_characters_per_token:
             raise KerasElmoError(

@@ -2,6 +2,7 @@
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.ops import control_flow_util
 
 from keras_elmo.layers.backends import keras_ops
 from keras_elmo.layers.backends import tensorflow_recurrence
@@ -66,13 +67,35 @@ def ensure_shape(x, shape):
 
 
 def encode_distinct(x, encode, slack=None, finish=None):
-    """The distinct rows by `UniqueV2`, encoded, gathered back."""
+    """The distinct rows by `UniqueV2`, encoded reading only the positions
+    that hold every distinct window (`_cut`), gathered back."""
     rows, index = tf.raw_ops.UniqueV2(x=x, axis=[0])
     rows = tf.ensure_shape(rows, (None, x.shape[-1]))
-    encoded = encode(rows, None)
+    encoded = encode(rows, _cut(rows, slack))
     if finish is not None:
         encoded = finish(encoded)
     return tf.gather(encoded, index, axis=0)
+
+
+def _cut(rows, slack):
+    """How many leading positions of `rows` `(N, K)` to read: the latest
+    tail start plus `slack`, the widest window (as on JAX,
+    `jax_tokens.py`: a row's ids are constant from its tail start on, so a
+    window of tail ids has one value wherever it starts, and the cut keeps
+    one of them). A scalar tensor; None (all of them) without `slack` or
+    under XLA, whose shapes cannot depend on values.
+
+    Most words are far shorter than the 50 positions of a token, so the
+    char CNN does a fraction of its work, in training and inference."""
+    if slack is None or control_flow_util.GraphOrParentsInXlaContext(
+        tf.compat.v1.get_default_graph()
+    ):
+        return None
+    length = rows.shape[-1] or tf.shape(rows)[-1]
+    positions = tf.range(1, length + 1, dtype=rows.dtype)
+    starts = tf.where(rows != rows[:, -1:], positions, tf.zeros_like(rows))
+    latest = tf.maximum(tf.reduce_max(starts), 0)  # no rows: the minimum
+    return tf.cast(tf.minimum(latest + slack, length), tf.int32)
 
 
 def lstm_recurrences(runs, time_mask, training=None):

@@ -46,15 +46,30 @@ def ensure_shape(x, shape):
 
 
 def encode_distinct(x, encode, slack=None, finish=None):
-    """`torch.unique(dim=0)`; the ids carry no gradient, and the gather
-    back is differentiable as usual."""
+    """`torch.unique(dim=0)`, encoded reading only the positions that hold
+    every distinct window (`_cut`); the ids carry no gradient, and the
+    gather back is differentiable as usual."""
     import torch
 
     rows, index = torch.unique(x, dim=0, return_inverse=True)
-    encoded = encode(rows, None)
+    encoded = encode(rows, _cut(rows, slack))
     if finish is not None:
         encoded = finish(encoded)
     return ops.take(encoded, index, axis=0)
+
+
+def _cut(rows, slack):
+    """The latest tail start of `rows` `(N, K)` plus `slack`, as an int
+    (`jax_tokens.py` says why that is exact); None without
+    `slack` or rows."""
+    import torch
+
+    if slack is None or rows.shape[0] == 0:
+        return None
+    length = rows.shape[-1]
+    positions = torch.arange(1, length + 1, device=rows.device)
+    starts = torch.where(rows != rows[:, -1:], positions, 0)
+    return min(int(starts.max()) + slack, length)
 
 
 def valid_convolution(x, kernel):
