@@ -91,11 +91,11 @@ def _cut(rows, slack):
         tf.compat.v1.get_default_graph()
     ):
         return None
-    length = rows.shape[-1] or tf.shape(rows)[-1]
-    positions = tf.range(1, length + 1, dtype=rows.dtype)
+    length = tf.shape(rows)[-1]
+    positions = tf.cast(tf.range(1, length + 1), rows.dtype)
     starts = tf.where(rows != rows[:, -1:], positions, tf.zeros_like(rows))
-    latest = tf.maximum(tf.reduce_max(starts), 0)  # no rows: the minimum
-    return tf.cast(tf.minimum(latest + slack, length), tf.int32)
+    latest = tf.maximum(tf.cast(tf.reduce_max(starts), tf.int32), 0)
+    return tf.minimum(latest + slack, length)  # no rows: `slack`
 
 
 def lstm_recurrences(runs, time_mask, training=None):
