@@ -104,7 +104,6 @@ def sampled_softmax_loss(
 
 def full_softmax_loss(hidden, labels, kernel, bias):
     """Per-token full softmax cross-entropy, in chunks of rows."""
-    vocabulary_size = ops.shape(kernel)[0]
     rows = max(1, _LOGITS_PER_CHUNK // int(kernel.shape[0]))
     num = ops.shape(hidden)[0]
     padded = (num + rows - 1) // rows * rows
@@ -112,7 +111,6 @@ def full_softmax_loss(hidden, labels, kernel, bias):
     labels = ops.pad(labels, [[0, padded - num]])
     hidden = ops.reshape(hidden, (-1, rows, ops.shape(hidden)[1]))
     labels = ops.reshape(labels, (-1, rows))
-    del vocabulary_size
     kernel_t = ops.transpose(kernel)  # once, not per chunk
 
     def chunk(args):
