@@ -10,11 +10,11 @@ imported.
 import os
 
 # TensorFlow unless the user chose a backend (KERAS_BACKEND=jax or torch,
-# set before keras is imported); see keras_elmo/backend.py.
+# set before keras is imported); see keras_elmo/utils/backend.py.
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-from keras_elmo.lazy import lazy_exports  # noqa: E402
-from keras_elmo.version import __version__  # noqa: E402
+from keras_elmo.utils.lazy import lazy_exports  # noqa: E402
+from keras_elmo.utils.version import __version__  # noqa: E402
 
 # Public name -> the module that defines it.
 _EXPORTS = {

@@ -33,13 +33,13 @@ import os
 
 # The kinds register themselves on import.
 import keras_elmo.sources  # noqa: F401
-from keras_elmo.blame import about
-from keras_elmo.blame import blame
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.paths import check_input_file
-from keras_elmo.paths import check_path
-from keras_elmo.paths import kind_of
+from keras_elmo.errors.blame import about
+from keras_elmo.errors.blame import blame
+from keras_elmo.files.paths import check_input_file
+from keras_elmo.files.paths import check_path
+from keras_elmo.files.paths import kind_of
 from keras_elmo.sources.bilm_source import source_kinds
 from keras_elmo.sources.official_files import OfficialFiles
 from keras_elmo.sources.pretrained_model import looks_like_path

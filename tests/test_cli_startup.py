@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from keras_elmo import progress as progress_module
 from keras_elmo.cli import main
-from keras_elmo.progress import Progress
+from keras_elmo.utils import progress as progress_module
+from keras_elmo.utils.progress import Progress
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import subprocess_env
 

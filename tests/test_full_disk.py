@@ -20,8 +20,8 @@ import sys
 
 import pytest
 
-from keras_elmo import files
 from keras_elmo.cli import main
+from keras_elmo.files import outputs as files
 from tests.helpers import FIXTURES
 from tests.helpers import MODEL_DIR
 from tests.helpers import subprocess_env

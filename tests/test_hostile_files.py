@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from keras_elmo.errors import WeightFileError
+from keras_elmo.errors.shown import shown
 from keras_elmo.formats.torch_pickle import read_state_dict
-from keras_elmo.shown import shown
 from tests import hostile_files
 
 VALUES = np.arange(12, dtype="float32").reshape(3, 4)

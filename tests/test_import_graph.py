@@ -21,24 +21,13 @@ import pytest
 ROOT = os.path.join(os.path.dirname(os.path.dirname(__file__)), "keras_elmo")
 # The floors, lowest first: folders and top-level modules of keras_elmo.
 FLOORS = (
-    # Facts: the error family, which argument an error is about and how
-    # a value shows in a message,
-    # character ids, what lies at a user path, atomic files, progress
-    # lines, the version, the backend probe, the checked zip reader and
-    # the packages' names loaded on first use. NumPy at most.
-    (
-        "errors",
-        "blame",
-        "shown",
-        "characters",
-        "paths",
-        "files",
-        "progress",
-        "version",
-        "backend",
-        "zip_archive",
-        "lazy",
-    ),
+    # Facts: the error family and checks of user values, which argument
+    # an error is about and how a value shows in a message (errors/);
+    # character ids (characters/); what lies at a user path, atomic
+    # files, the checked zip reader (files/); the names loaded on first
+    # use, the backend probe, progress lines, the version (utils/).
+    # NumPy at most.
+    ("errors", "characters", "files", "utils"),
     # Text and vocabularies; sparse optimizers; the preset table and cache.
     ("data", "optimizers", "pretrained"),
     # The Keras layers, their token encoders, backend seam and size
@@ -347,7 +336,7 @@ def _layout_rows():
 
 def _tree():
     """The folders (`layers/backends/`) and top-level modules
-    (`errors.py`) of the package."""
+    (`loading.py`) of the package."""
     found = set()
     for directory, dirs, files in os.walk(ROOT):
         dirs[:] = [d for d in dirs if d != "__pycache__"]

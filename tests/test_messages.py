@@ -23,8 +23,8 @@ from keras_elmo.errors import NOT_GIVEN
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_number
 from keras_elmo.errors import compose
-from keras_elmo.shown import SHOWN_CHARACTERS
-from keras_elmo.shown import SHOWN_STRING_CHARACTERS
+from keras_elmo.errors.shown import SHOWN_CHARACTERS
+from keras_elmo.errors.shown import SHOWN_STRING_CHARACTERS
 from keras_elmo.training.training_config import TrainingConfig
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
@@ -301,7 +301,7 @@ def test_the_command_line_names_the_flag(tmp_path, capsys):
 # "must be 1; received 2", "ScalarMix received a list").
 HAND_WRITTEN = re.compile(r"\breceived\b", re.IGNORECASE)
 # The two places that compose the tail from an error's fields.
-COMPOSERS = ("keras_elmo/errors.py", "keras_elmo/cli/messages.py")
+COMPOSERS = ("keras_elmo/errors/kinds.py", "keras_elmo/cli/messages.py")
 
 
 def test_the_tail_finder_finds_tails_written_by_hand():

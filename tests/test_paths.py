@@ -2,7 +2,7 @@
 and output, and the backend of the command line (class 7).
 
 What lies at a path is checked before anything opens it (a FIFO would
-block, `/dev/zero` never ends), by one helper (`keras_elmo.paths`) that
+block, `/dev/zero` never ends), by one helper (`keras_elmo.files.paths`) that
 every reader of a user path asks; the command line reads standard input
 as `embed --input -`, refuses `-` and devices as outputs, ends quietly
 when its reader closes standard output, and runs on TensorFlow whatever
@@ -24,8 +24,8 @@ import pytest
 from keras_elmo.cli import main
 from keras_elmo.errors import InputPathError
 from keras_elmo.errors import MissingInputError
-from keras_elmo.paths import check_input_directory
-from keras_elmo.paths import check_input_file
+from keras_elmo.files.paths import check_input_directory
+from keras_elmo.files.paths import check_input_file
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-import keras_elmo.progress
+import keras_elmo.utils.progress
 from keras_elmo import pretrained
 from keras_elmo.errors import DownloadError
 from keras_elmo.errors import KerasElmoError
@@ -185,7 +185,7 @@ def test_missing_file_and_bad_names(server):
 
 
 def test_progress_lines_when_not_a_terminal(server, capsys, monkeypatch):
-    monkeypatch.setattr(keras_elmo.progress, "LOG_INTERVAL", 0.0)
+    monkeypatch.setattr(keras_elmo.utils.progress, "LOG_INTERVAL", 0.0)
     monkeypatch.setattr(download, "_CHUNK_BYTES", 100_000)
     pretrained.fetch("tiny")
     lines = capsys.readouterr().out.splitlines()

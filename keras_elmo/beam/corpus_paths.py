@@ -18,7 +18,7 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import OutputPathError
 from keras_elmo.files import check_output_directory
-from keras_elmo.paths import check_input_file
+from keras_elmo.files.paths import check_input_file
 
 
 def output_path(output):

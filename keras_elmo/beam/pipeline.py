@@ -43,7 +43,7 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import TextFileError
 from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_flag
-from keras_elmo.paths import check_input_file
+from keras_elmo.files.paths import check_input_file
 
 BAD = "bad"
 SENTENCES = "sentences"

@@ -29,7 +29,7 @@ from keras_elmo.cli.examples import epilog
 from keras_elmo.cli.messages import command_line_message
 from keras_elmo.cli.messages import flags_of
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.version import __version__
+from keras_elmo.utils.version import __version__
 
 COMMANDS = (
     "keras_elmo.cli.embed",

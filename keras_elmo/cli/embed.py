@@ -218,7 +218,7 @@ def _input_file(path):
 
 
 def _check_not_stream(path):
-    from keras_elmo.paths import kind_of
+    from keras_elmo.files.paths import kind_of
 
     try:
         mode = os.stat(path).st_mode

@@ -31,8 +31,8 @@ import shlex
 from keras_elmo.errors import NOT_GIVEN
 from keras_elmo.errors import received_text
 from keras_elmo.errors import with_received
-from keras_elmo.shown import SHOWN_STRING_CHARACTERS
-from keras_elmo.shown import shown
+from keras_elmo.errors.shown import SHOWN_STRING_CHARACTERS
+from keras_elmo.errors.shown import shown
 
 # A Python argument in backticks, not part of a dotted key
 # (options.json `lstm.dim` stays).

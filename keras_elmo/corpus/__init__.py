@@ -10,7 +10,7 @@ engines' adapters sit beside this folder: `keras_elmo.beam` (Apache Beam
 package loads neither TensorFlow nor an engine.
 """
 
-from keras_elmo.lazy import lazy_exports
+from keras_elmo.utils.lazy import lazy_exports
 
 _EXPORTS = {
     "SentenceEmbedder": "keras_elmo.corpus.sentence_embedder",

@@ -19,7 +19,7 @@ from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.errors import check_numbers
-from keras_elmo.paths import identity
+from keras_elmo.files.paths import identity
 from keras_elmo.sources.bilm_source import real_files
 
 # What each sentence's array holds: the layers `keras-elmo embed` writes,

@@ -5,7 +5,7 @@ The names load on first use, so that the TensorFlow-free modules here
 `--help` reads their facts.
 """
 
-from keras_elmo.lazy import lazy_exports
+from keras_elmo.utils.lazy import lazy_exports
 
 # Public name -> the module that defines it.
 _EXPORTS = {

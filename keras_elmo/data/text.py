@@ -25,7 +25,7 @@ import os
 import zlib
 
 from keras_elmo.errors import TextFileError
-from keras_elmo.paths import check_input_file
+from keras_elmo.files.paths import check_input_file
 
 ON_BAD_LINE = ("error", "skip")
 # The one compression the package reads, by the file's suffix.

@@ -88,7 +88,7 @@ def write_sentence_embeddings(
     from keras_elmo.data.text import split_tokens
     from keras_elmo.data.token_batches import token_batches
     from keras_elmo.files import hdf5_output
-    from keras_elmo.progress import Progress
+    from keras_elmo.utils.progress import Progress
 
     # Reads the whole input first: bad UTF-8 or gzip fails before any work.
     total = count_lines(input_file, on_bad_line)
@@ -143,7 +143,7 @@ def write_token_embeddings(
     from keras_elmo.data.text import count_lines
     from keras_elmo.data.text import iter_sentences
     from keras_elmo.files import hdf5_output
-    from keras_elmo.progress import Progress
+    from keras_elmo.utils.progress import Progress
 
     total = count_lines(vocab_file)
     progress = Progress(total, "token", verbose, label="dump")

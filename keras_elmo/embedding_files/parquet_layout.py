@@ -40,11 +40,11 @@ import math
 import os
 import re
 
-from keras_elmo.blame import about
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors.blame import about
+from keras_elmo.errors.shown import shown
+from keras_elmo.files.paths import check_input_directory
 from keras_elmo.formats.json_text import read_json
-from keras_elmo.paths import check_input_directory
-from keras_elmo.shown import shown
 
 EMBEDDINGS_PREFIX = "embeddings"
 EMBEDDINGS_SUFFIX = ".parquet"

@@ -10,7 +10,7 @@ The names load on first use, so that `keras_elmo.export.choices` (the
 precisions and limits that `--help` shows) imports without TensorFlow.
 """
 
-from keras_elmo.lazy import lazy_exports
+from keras_elmo.utils.lazy import lazy_exports
 
 # Public name -> the module that defines it.
 _EXPORTS = {

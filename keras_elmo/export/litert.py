@@ -38,18 +38,18 @@ import contextlib
 import gc
 import tempfile
 
-from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.export import model_function
 from keras_elmo.export import portable
 from keras_elmo.export.keras_rnns import portable_rnns
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
+from keras_elmo.files.paths import check_path
 from keras_elmo.formats.exported_file import LITERT
 from keras_elmo.formats.exported_file import METADATA_KEY
 from keras_elmo.formats.exported_file import check_precision
 from keras_elmo.formats.exported_file import metadata_json
-from keras_elmo.paths import check_path
+from keras_elmo.utils.backend import require_tensorflow
 
 
 def _import_litert():

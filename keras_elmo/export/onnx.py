@@ -47,7 +47,6 @@ import logging
 import os
 import tempfile
 
-from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_flag
 from keras_elmo.errors import check_integer
@@ -57,13 +56,14 @@ from keras_elmo.export import portable
 from keras_elmo.export.onnx_graph import hoist_loop_invariants
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_file
+from keras_elmo.files.paths import check_path
 from keras_elmo.formats.exported_file import INPUT_NAME
 from keras_elmo.formats.exported_file import METADATA_KEY
 from keras_elmo.formats.exported_file import ONNX
 from keras_elmo.formats.exported_file import check_precision
 from keras_elmo.formats.exported_file import metadata_json
-from keras_elmo.paths import check_path
-from keras_elmo.version import __version__
+from keras_elmo.utils.backend import require_tensorflow
+from keras_elmo.utils.version import __version__
 
 DEFAULT_OPSET = 17
 # The opsets the export is made for (its Unique and loops need 11 at

@@ -5,7 +5,7 @@ import tensorflow as tf
 
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_flag
-from keras_elmo.paths import check_input_directory
+from keras_elmo.files.paths import check_input_directory
 
 
 def _variable_name(variable):

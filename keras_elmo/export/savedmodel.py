@@ -35,7 +35,6 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo.backend import require_tensorflow
 from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.data.vocabulary import tokens_to_word_ids
 from keras_elmo.embedding_files.bilm_dump import encode_tokens_in_batches
@@ -48,6 +47,7 @@ from keras_elmo.export.frozen_bilm import frozen_bilm
 from keras_elmo.files import atomic_output
 from keras_elmo.files import check_output_directory
 from keras_elmo.layers.scalar_mix import ScalarMix
+from keras_elmo.utils.backend import require_tensorflow
 
 
 def _check_max_batch_tokens(max_batch_tokens):
@@ -482,7 +482,7 @@ def keras_layer(path, trainable=True):
     2
     """
     from keras_elmo.export.saved_model_layer import SavedModelLayer
-    from keras_elmo.paths import check_input_directory
+    from keras_elmo.files.paths import check_input_directory
 
     check_flag(trainable, "trainable")
     path = check_input_directory(

@@ -12,9 +12,9 @@ from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
+from keras_elmo.files.paths import check_input_file
 from keras_elmo.formats.json_text import MAX_CONFIG_BYTES
 from keras_elmo.formats.json_text import read_json
-from keras_elmo.paths import check_input_file
 
 # The token encoders bilm-tf's files hold: the char CNN, or a word table
 # (options without `char_cnn`).

@@ -9,10 +9,10 @@ import os
 from keras_elmo.errors import InputPathError
 from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.files.paths import check_input_directory
+from keras_elmo.files.paths import check_input_file
 from keras_elmo.formats.json_text import MAX_CONFIG_BYTES
 from keras_elmo.formats.json_text import read_json
-from keras_elmo.paths import check_input_directory
-from keras_elmo.paths import check_input_file
 
 # EFML's packaged network configs (the published models name one of them).
 _PACKAGED_CONFIG = {

@@ -25,7 +25,7 @@ from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
-from keras_elmo.version import __version__
+from keras_elmo.utils.version import __version__
 
 METADATA_KEY = "keras_elmo"
 # Bumped when the inputs, outputs or metadata of the exports change.

@@ -29,9 +29,9 @@ from keras_elmo.errors import RunDirectoryError
 from keras_elmo.errors import WeightFileError
 from keras_elmo.files import atomic_output
 from keras_elmo.files import hdf5_output
+from keras_elmo.files.paths import check_input_file
 from keras_elmo.formats.hdf5_datasets import checked_dataset
 from keras_elmo.formats.hdf5_datasets import read_weights
-from keras_elmo.paths import check_input_file
 
 CONFIG_FILE = "config.json"
 VOCAB_FILE = "vocab.txt"

@@ -18,10 +18,10 @@ Unpickling runs code named by the file, so the unpickler
 dict needs (`collections.OrderedDict`, PyTorch's tensor-rebuild functions
 and storage types), each mapped to a NumPy stand-in; any other name is
 refused with `WeightFileError`. Nothing from the file is imported or
-called. The unpickler bounds depth, object count
-and integer size (`bounded_unpickler`), and every value of the file a
-message shows is formatted within a bound (`keras_elmo.shown`). Tensors of
-floats must hold finite values.
+called. The unpickler bounds depth, object count and integer size
+(`bounded_unpickler`), and every value of the file a message shows is
+formatted within a bound (`keras_elmo.errors.shown`). Tensors of floats
+must hold finite values.
 """
 
 import io
@@ -36,14 +36,14 @@ import numpy as np
 from keras_elmo.errors import Described
 from keras_elmo.errors import InputPathError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.errors.shown import shown
+from keras_elmo.files.paths import check_input_file
 from keras_elmo.formats.torch_unpickler import BoundedReader
 from keras_elmo.formats.torch_unpickler import StorageRef
 from keras_elmo.formats.torch_unpickler import TensorRef
 from keras_elmo.formats.torch_unpickler import TorchUnpickler
 from keras_elmo.formats.torch_unpickler import check_count
 from keras_elmo.formats.torch_unpickler import storage_key
-from keras_elmo.paths import check_input_file
-from keras_elmo.shown import shown
 
 # torch.save's legacy header: magic number and protocol version.
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C

@@ -15,8 +15,8 @@ import os
 import numpy as np
 
 from keras_elmo.errors import WeightFileError
+from keras_elmo.errors.shown import shown
 from keras_elmo.formats.bounded_unpickler import BoundedUnpickler
-from keras_elmo.shown import shown
 
 _STORAGE_DTYPES = {
     "FloatStorage": "f4",

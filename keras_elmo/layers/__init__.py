@@ -7,7 +7,7 @@ line's `--help` and the weight readers use) import without TensorFlow.
 
 import importlib
 
-from keras_elmo.lazy import lazy_exports
+from keras_elmo.utils.lazy import lazy_exports
 
 # Public name -> the module that defines it.
 _EXPORTS = {

@@ -1,7 +1,6 @@
 import keras
 from keras import ops
 
-from keras_elmo.blame import about
 from keras_elmo.data.host_ids import host_inputs
 from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.errors import BiLMSourceError
@@ -12,6 +11,7 @@ from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.errors import check_numbers
 from keras_elmo.errors import tensor
+from keras_elmo.errors.blame import about
 from keras_elmo.layers import backends
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.keras_export import refuse_keras_export

@@ -3,12 +3,12 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from keras_elmo.backend import require_tensorflow
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_fraction
 from keras_elmo.errors import check_integer
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.validation import keras_layer_config
+from keras_elmo.utils.backend import require_tensorflow
 
 # Rows of full-softmax logits computed at once in evaluation, so that a
 # large vocabulary never needs a (tokens x V) matrix in memory.

@@ -5,7 +5,7 @@ most `MAX_MEMBERS` members, each name relative and without `..`, and the
 declared unpacked sizes within `MAX_UNPACKED_BYTES` in all, within
 `MAX_COMPRESSION_RATIO` times the archive's own size (a zip bomb declares
 far more), and within the free disk space; then every member's data is
-streamed and checked (`keras_elmo.zip_archive`: its exact size, a
+streamed and checked (`keras_elmo.files.zip_archive`: its exact size, a
 complete deflate stream, its CRC, nested zips), so a truncated or damaged
 member is refused before anything is unpacked. Unpacking checks each
 member's size once more as it writes it.
@@ -18,11 +18,11 @@ import zipfile
 
 from keras_elmo.errors import DownloadError
 from keras_elmo.files import atomic_output
+from keras_elmo.files.zip_archive import MAX_COMPRESSION_RATIO
+from keras_elmo.files.zip_archive import MAX_MEMBERS
+from keras_elmo.files.zip_archive import unreadable_zip
+from keras_elmo.files.zip_archive import zip_problem
 from keras_elmo.pretrained.units import human_size
-from keras_elmo.zip_archive import MAX_COMPRESSION_RATIO
-from keras_elmo.zip_archive import MAX_MEMBERS
-from keras_elmo.zip_archive import unreadable_zip
-from keras_elmo.zip_archive import zip_problem
 
 # The largest ELMoForManyLangs model unpacks to some 700 MB.
 MAX_UNPACKED_BYTES = 8 << 30

@@ -29,7 +29,6 @@ import time
 import urllib.error
 import urllib.request
 
-from keras_elmo import progress as progress_output
 from keras_elmo.errors import DownloadError
 from keras_elmo.files import atomic_output
 from keras_elmo.pretrained.cache import CACHE_VARIABLE
@@ -38,7 +37,8 @@ from keras_elmo.pretrained.mirror import mirror_url
 from keras_elmo.pretrained.units import human_size
 from keras_elmo.pretrained.verify import file_problem
 from keras_elmo.pretrained.verify import sha256
-from keras_elmo.version import __version__
+from keras_elmo.utils import progress as progress_output
+from keras_elmo.utils.version import __version__
 
 # An unfinished download; kept between attempts and calls to be resumed.
 DOWNLOAD_SUFFIX = ".download"

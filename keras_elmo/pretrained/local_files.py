@@ -4,7 +4,7 @@ checked on every use (`cache/integrity.py`) and fetched again when damaged."""
 import os
 
 from keras_elmo.errors import DownloadError
-from keras_elmo.paths import check_path
+from keras_elmo.files.paths import check_path
 from keras_elmo.pretrained import presets
 from keras_elmo.pretrained.advice import unavailable_message
 from keras_elmo.pretrained.archive import unpack
@@ -97,7 +97,7 @@ def local_file(path_or_url, progress=True):
     >>> keras_elmo.pretrained.local_file("ftp://example.org/options.json")
     Traceback (most recent call last):
     ...
-    keras_elmo.errors.KerasElmoError: The file ... unsupported scheme ...
+    keras_elmo.errors.kinds.KerasElmoError: The file ... unsupported scheme ...
     """
     path_or_url = check_path(path_or_url, "path_or_url")
     check_url_scheme(path_or_url, f"The file {path_or_url[:80]!r}")

@@ -4,18 +4,18 @@ only). The file format itself is `keras_elmo.formats.exported_file`."""
 
 import numpy as np
 
-from keras_elmo.blame import about
 from keras_elmo.characters import MAX_CHARACTER_ID
 from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
 from keras_elmo.characters import batch_to_ids
 from keras_elmo.errors import Described
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import tensor
+from keras_elmo.errors.blame import about
+from keras_elmo.files.paths import check_input_file
+from keras_elmo.files.paths import check_path
 from keras_elmo.formats.exported_file import MASK_NAME
 from keras_elmo.formats.exported_file import MIX_NAME
 from keras_elmo.formats.exported_file import layer_name
-from keras_elmo.paths import check_input_file
-from keras_elmo.paths import check_path
 
 
 class CharacterInputs:

@@ -17,10 +17,10 @@ import numpy as np
 from keras_elmo.data.host_ids import host_inputs
 from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.files.paths import check_input_file
+from keras_elmo.files.paths import check_path
 from keras_elmo.formats.exported_model import ARRAY
 from keras_elmo.formats.exported_model import CHARACTERS
-from keras_elmo.paths import check_input_file
-from keras_elmo.paths import check_path
 from keras_elmo.runtime.exported_bilm import CharacterInputs
 from keras_elmo.runtime.exported_bilm import character_ids
 

@@ -27,7 +27,7 @@ class ExportFolder(OfficialFiles):
     local = True
 
     def __init__(self, path):
-        from keras_elmo.paths import check_input_directory
+        from keras_elmo.files.paths import check_input_directory
 
         path = check_input_directory(path, "`path`", argument="path")
         options, weights = self.find_files(path)

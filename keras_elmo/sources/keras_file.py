@@ -7,7 +7,7 @@ file, it gets the audit of every other weight format:
 
 - what the file is: a truncated file, an HDF5 file or a pickle renamed
   `.keras`, or a zip without `config.json` is named as such;
-- every zip member streamed and checked (`keras_elmo.zip_archive`: sizes
+- every zip member streamed and checked (`keras_elmo.files.zip_archive`: sizes
   declared and inflated, CRCs, a bound on all it inflates), so a damaged
   member or a deflate bomb is refused, never a raw `BadZipFile`;
 - `config.json` read within `MAX_CONFIG_BYTES` and parsed within the
@@ -27,15 +27,15 @@ import zipfile
 from keras_elmo.errors import BiLMSourceError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import WeightFileError
+from keras_elmo.errors.shown import shown
+from keras_elmo.files.zip_archive import MAX_COMPRESSION_RATIO
+from keras_elmo.files.zip_archive import read_member
+from keras_elmo.files.zip_archive import zip_problem
 from keras_elmo.formats.json_text import parse_json
-from keras_elmo.shown import shown
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files
 from keras_elmo.sources.bilm_source import register_source_kind
-from keras_elmo.zip_archive import MAX_COMPRESSION_RATIO
-from keras_elmo.zip_archive import read_member
-from keras_elmo.zip_archive import zip_problem
 
 # A BiLM's config.json is 2 KB; a large functional model's a few MB.
 MAX_CONFIG_BYTES = 16 << 20

@@ -2,8 +2,8 @@
 
 import os
 
-from keras_elmo.blame import about
 from keras_elmo.errors import BiLMSourceError
+from keras_elmo.errors.blame import about
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files

@@ -8,8 +8,8 @@ one fails the run at once; the scan's batches are global batches of
 
 from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import scan_corpus
-from keras_elmo.progress import say
 from keras_elmo.training.distribute import distribute_lm_dataset
+from keras_elmo.utils.progress import say
 
 
 def scan_files(config, files, replicas, what, verbose):

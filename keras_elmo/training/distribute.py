@@ -193,7 +193,7 @@ class DistributedLoop:
 
     def evaluate(self, dataset, steps, progress=None):
         """Held-out perplexities of `steps` global batches (full softmax),
-        reported to a `keras_elmo.progress.Progress` if given."""
+        reported to a `keras_elmo.utils.progress.Progress` if given."""
         with self._lost_workers("an evaluation"):
             self.model.reset_metrics()
             iterator = iter(dataset)

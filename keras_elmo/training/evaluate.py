@@ -1,12 +1,12 @@
 """The held-out perplexity of a trained run (`keras-elmo evaluate`)."""
 
-from keras_elmo.backend import require_tensorflow
 from keras_elmo.data.datasets import resolve_files
-from keras_elmo.progress import Progress
-from keras_elmo.progress import batch_callback
 from keras_elmo.training.corpus_scans import scan_dataset
 from keras_elmo.training.corpus_scans import scan_files
 from keras_elmo.training.run_directory import load_run
+from keras_elmo.utils.backend import require_tensorflow
+from keras_elmo.utils.progress import Progress
+from keras_elmo.utils.progress import batch_callback
 
 
 def evaluate(model_dir, data_patterns, verbose=1):

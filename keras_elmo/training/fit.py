@@ -22,11 +22,9 @@ import time
 
 import keras
 
-from keras_elmo.backend import require_tensorflow
 from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.formats.run_layout import LOGS_DIR
 from keras_elmo.formats.run_layout import VOCAB_FILE
-from keras_elmo.progress import say
 from keras_elmo.training.corpus_scans import scan_data
 from keras_elmo.training.corpus_scans import scan_dataset
 from keras_elmo.training.distribute import DistributedLoop
@@ -45,6 +43,8 @@ from keras_elmo.training.training_callback import TrainingCallback
 from keras_elmo.training.training_config import build_model
 from keras_elmo.training.training_config import learning_rate_schedule
 from keras_elmo.training.validation import validation
+from keras_elmo.utils.backend import require_tensorflow
+from keras_elmo.utils.progress import say
 
 
 def train(

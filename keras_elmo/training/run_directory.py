@@ -18,6 +18,7 @@ from keras_elmo.errors import RunDirectoryError
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.files import atomic_output
+from keras_elmo.files.paths import check_input_file
 from keras_elmo.formats.bilm_tf import save_bilm
 from keras_elmo.formats.run_layout import CHECKPOINT_DIR
 from keras_elmo.formats.run_layout import CHECKPOINT_FORMAT
@@ -31,7 +32,6 @@ from keras_elmo.formats.run_layout import VOCAB_FILE
 from keras_elmo.formats.run_layout import read_json
 from keras_elmo.formats.run_layout import write_json
 from keras_elmo.formats.run_layout import write_softmax
-from keras_elmo.paths import check_input_file
 from keras_elmo.training.training_config import TrainingConfig
 from keras_elmo.training.training_config import build_model
 

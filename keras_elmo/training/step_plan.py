@@ -11,8 +11,8 @@ import dataclasses
 import math
 import time
 
-from keras_elmo.progress import say
 from keras_elmo.training.time_budget import TimeBudget
+from keras_elmo.utils.progress import say
 
 # The last step of a time-budget run before its first plan: a bound that
 # no run reaches, so that the measured plan decides.

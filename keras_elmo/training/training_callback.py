@@ -9,7 +9,7 @@ import time
 
 import keras
 
-from keras_elmo.progress import Progress
+from keras_elmo.utils.progress import Progress
 
 # A plan between checkpoints is printed when it moves the last step by
 # more than this share.

@@ -8,9 +8,9 @@ time budget's first plan.
 import statistics
 import time
 
-from keras_elmo.progress import Progress
-from keras_elmo.progress import batch_callback
 from keras_elmo.training.corpus_scans import scan_dataset
+from keras_elmo.utils.progress import Progress
+from keras_elmo.utils.progress import batch_callback
 
 # Held-out batches timed for a time budget's first plan.
 VALIDATION_PROBE_BATCHES = 6

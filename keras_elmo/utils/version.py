@@ -2,7 +2,7 @@
 
 Example:
 
->>> keras_elmo.__version__ == keras_elmo.version.__version__
+>>> keras_elmo.__version__ == keras_elmo.utils.version.__version__
 True
 >>> len(keras_elmo.__version__.split("."))
 3

@@ -1,21 +1,10 @@
-"""The ELMo character-id facts, in one place, with NumPy only (SPEC §2-3).
-
-Importable without TensorFlow, so that a runtime (ONNX Runtime, LiteRT)
-user can turn tokens into the biLM's input with this module alone.
-
-- a token is its UTF-8 bytes, invalid sequences dropped (Python's
-  `encode("utf-8", "ignore")`), cut to 48 bytes (a multi-byte character may be
-  cut in two);
-- the row is `[begin-of-word] + bytes + [end-of-word] + [padding char]...`,
-  50 ids long; `<S>` and `</S>` map to the sentence boundary characters;
-- every id is shifted by +1 so that id 0 is free for padding *tokens*, whole
-  rows of zeros; a token is present if any of its ids is non-zero.
-"""
+"""The character ids of ELMo's tokens and the char CNN's filter facts,
+NumPy only (`keras_elmo.characters` says more)."""
 
 import numpy as np
 
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.shown import shown
+from keras_elmo.errors.shown import shown
 
 # The width of every token's row of ids (bilm-tf's `max_characters_per_token`;
 # an ELMoForManyLangs model sets its own, see `data.elmo_for_many_langs_ids`).

@@ -27,7 +27,7 @@ def shown(value, limit=SHOWN_CHARACTERS):
     """`value`'s repr as a message shows it: at most `limit` characters,
     built piece by piece within that budget (never the whole repr).
 
-    >>> from keras_elmo.shown import shown
+    >>> from keras_elmo.errors.shown import shown
     >>> shown([0] * 10**6, limit=20)
     '[0, 0, 0, 0, 0, 0...'
     >>> shown(10**6000)

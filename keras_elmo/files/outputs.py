@@ -14,8 +14,8 @@ import shutil
 import stat
 
 from keras_elmo.errors import OutputPathError
-from keras_elmo.paths import check_path
-from keras_elmo.paths import kind_of
+from keras_elmo.files.paths import check_path
+from keras_elmo.files.paths import kind_of
 
 PARTIAL_SUFFIX = ".partial"
 

@@ -10,14 +10,14 @@ never labelled as the argument's value.
 
 import contextlib
 
-from keras_elmo.errors import NOT_GIVEN
-from keras_elmo.errors import KerasElmoError
+from keras_elmo.errors.kinds import NOT_GIVEN
+from keras_elmo.errors.kinds import KerasElmoError
 
 
 def blame(error, argument):
     """`error` (a `KerasElmoError`), now about `argument`.
 
-    >>> from keras_elmo.blame import blame
+    >>> from keras_elmo.errors.blame import blame
     >>> error = keras_elmo.KerasElmoError(
     ...     "options.json `lstm.dim` must be >= 1.", received=-5)
     >>> print(blame(error, "source").argument, "|", error)
@@ -37,7 +37,7 @@ def about(argument):
     `argument`: a loader's errors (a missing file, a damaged one) are
     about the argument that named the file.
 
-    >>> from keras_elmo.blame import about
+    >>> from keras_elmo.errors.blame import about
     >>> try:
     ...     with about("path"):
     ...         raise keras_elmo.KerasElmoError("It is damaged.", received="x")
