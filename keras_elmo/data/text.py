@@ -236,6 +236,29 @@ def iter_sentences(path, on_bad_line="error", skipped=None):
         yield tokens
 
 
+def file_version(path):
+    """`(inode, size, modification time)` of `path`: what writing to it or
+    replacing it changes; None where it cannot be read."""
+    try:
+        state = os.stat(path)
+    except OSError:
+        return None
+    return state.st_ino, state.st_size, state.st_mtime_ns
+
+
+def check_unchanged(path, version, lines_checked, lines_read):
+    """Raises `TextFileError` if `path` changed since `file_version` gave
+    `version`, or if it was read as another number of lines than when it
+    was checked: a command that checks a file and then reads it again must
+    not write what a different file would give."""
+    if lines_read != lines_checked or file_version(path) != version:
+        raise TextFileError(
+            f"{path} changed while it was read ({lines_checked:,} lines "
+            f"when checked, {lines_read:,} when read), so nothing was "
+            "written. Run again when nothing writes to it, or on a copy."
+        )
+
+
 def count_lines(path, on_bad_line="error"):
     """Counts the lines of `path` that `read_lines` yields, checking the
     whole file (UTF-8, gzip) before any expensive work."""

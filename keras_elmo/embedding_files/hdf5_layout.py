@@ -83,7 +83,9 @@ def write_sentence_embeddings(
     Returns:
         The number of sentences written.
     """
+    from keras_elmo.data.text import check_unchanged
     from keras_elmo.data.text import count_lines
+    from keras_elmo.data.text import file_version
     from keras_elmo.data.text import read_text_lines
     from keras_elmo.data.text import split_tokens
     from keras_elmo.data.token_batches import token_batches
@@ -91,6 +93,7 @@ def write_sentence_embeddings(
     from keras_elmo.utils.progress import Progress
 
     # Reads the whole input first: bad UTF-8 or gzip fails before any work.
+    version = file_version(input_file)
     total = count_lines(input_file, on_bad_line)
     progress = Progress(total, "sentence", verbose, label="embed")
     lines = read_text_lines(input_file, on_bad_line)
@@ -117,9 +120,10 @@ def write_sentence_embeddings(
                     )
                 done += len(batch)
                 progress.update(done)
+        check_unchanged(input_file, version, total, done)
         if sentence_index:
             write_sentence_index(out, index)
-    return total
+    return done
 
 
 def write_token_embeddings(
@@ -140,15 +144,20 @@ def write_token_embeddings(
     Returns:
         The number of tokens written.
     """
+    from keras_elmo.data.text import check_unchanged
     from keras_elmo.data.text import count_lines
+    from keras_elmo.data.text import file_version
     from keras_elmo.data.text import iter_sentences
     from keras_elmo.files import hdf5_output
     from keras_elmo.utils.progress import Progress
 
+    version = file_version(vocab_file)
     total = count_lines(vocab_file)
     progress = Progress(total, "token", verbose, label="dump")
-    # A vocabulary line is one token; an empty line an empty token.
+    # A vocabulary line is one token; an empty line an empty token. A line
+    # past the count is a change of the file (checked below), not a row.
     words = (" ".join(line) for line in iter_sentences(vocab_file))
+    words = itertools.islice(words, total)
     with hdf5_output(output_file) as out:
         embedding = out.create_dataset(
             TOKEN_EMBEDDINGS, shape=(total, width), dtype="float32"
@@ -158,4 +167,5 @@ def write_token_embeddings(
             embedding[start : start + len(values)] = values
             start += len(values)
             progress.update(start)
+        check_unchanged(vocab_file, version, total, start)
     return total
