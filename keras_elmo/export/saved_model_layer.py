@@ -29,6 +29,7 @@ def load_savedmodel(directory, argument):
         ) from None
 
 
+@keras.saving.register_keras_serializable(package="keras_elmo")
 class SavedModelLayer(keras.layers.Layer):
     """A SavedModel of `keras_elmo.export.export_savedmodel` as a layer.
 

@@ -5,8 +5,6 @@ The names load on first use, so that the TensorFlow-free modules here
 line's `--help` and the weight readers use) import without TensorFlow.
 """
 
-import importlib
-
 from keras_elmo.utils.lazy import lazy_exports
 
 # Public name -> the module that defines it.
@@ -19,17 +17,6 @@ _EXPORTS = {
     "ScalarMix": "keras_elmo.layers.scalar_mix",
 }
 
-
-def register_serializables():
-    """Imports every layer module, so that Keras finds each class by its
-    registered name (`keras_elmo>BiLM`) when it loads a `.keras` file."""
-    for module in sorted(set(_EXPORTS.values())):
-        importlib.import_module(module)
-
-
-# One name loads them all, as before.
-__getattr__, __dir__ = lazy_exports(
-    globals(), _EXPORTS, on_first_use=register_serializables
-)
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 __all__ = sorted(_EXPORTS)

@@ -99,12 +99,9 @@ class KerasFile(BiLMSource):
     def load_model(self):
         """The model the file holds, loaded by Keras after the audit of
         the module docstring (for the export of the whole model)."""
-        import keras
-
-        from keras_elmo.layers import register_serializables
+        import keras  # the package's classes register as it is imported
 
         _check_file(self.path)
-        register_serializables()
         try:
             return keras.saving.load_model(self.path)
         except (

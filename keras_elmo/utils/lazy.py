@@ -10,7 +10,7 @@ and `__dir__` (PEP 562) that import each on first use.
 import importlib
 
 
-def lazy_exports(namespace, exports, submodules=(), on_first_use=None):
+def lazy_exports(namespace, exports, submodules=()):
     """`(__getattr__, __dir__)` for a package that loads its names late.
 
     Args:
@@ -18,7 +18,6 @@ def lazy_exports(namespace, exports, submodules=(), on_first_use=None):
             is kept there.
         exports: dict. Public name -> the module that defines it.
         submodules: tuple of str. Subpackages reached as attributes.
-        on_first_use: callable or None. Called before a name is loaded.
 
     Returns:
         The functions to bind as the package's `__getattr__` and
@@ -39,8 +38,6 @@ def lazy_exports(namespace, exports, submodules=(), on_first_use=None):
         if name in submodules:
             return importlib.import_module(f"{package}.{name}")
         if name in exports:
-            if on_first_use is not None:
-                on_first_use()
             value = getattr(importlib.import_module(exports[name]), name)
             namespace[name] = value
             return value

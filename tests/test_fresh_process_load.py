@@ -1,0 +1,191 @@
+"""A `.keras` file holding keras_elmo's classes loads in a new process
+that imports keras and keras_elmo, in either order, and does nothing
+else, on every backend.
+
+A child saves one file of every public layer (on TensorFlow also the
+language model compiled with the package's optimizers and learning-rate
+schedule, and a model around `SavedModelLayer`) with its inputs and
+outputs; fresh children load each file and give the same outputs.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import pytest
+
+import keras_elmo
+from tests.helpers import MODEL_DIR
+from tests.helpers import ROOT
+from tests.helpers import subprocess_env
+
+SAVE = os.path.join(ROOT, "tests", "backend_checks", "fresh_process_save.py")
+
+# The fresh process: the two imports, the load, the call; nothing else.
+LOAD = r"""
+import json, os, sys
+folder, first = sys.argv[1], sys.argv[2]
+if first == "keras":
+    import keras
+    import keras_elmo
+else:
+    import keras_elmo
+    import keras
+import numpy as np
+from tests.backend_checks.held_classes import held_classes
+
+report = {"classes": [], "worst": {}}
+for name in ("layers", "hub", "language_model"):
+    path = os.path.join(folder, name + ".keras")
+    if not os.path.exists(path):
+        continue
+    model = keras.saving.load_model(path)
+    saved = np.load(os.path.join(folder, name + ".npz"))
+    inputs = saved["inputs"]
+    if inputs.dtype.kind == "S":
+        import tensorflow as tf
+        inputs = tf.constant(inputs)
+    if name == "language_model":
+        inputs = {"character_ids": inputs}
+    outputs = keras.tree.flatten(model(inputs))
+    report["worst"][name] = max(
+        float(np.max(np.abs(
+            keras.ops.convert_to_numpy(x).astype("float64")
+            - saved[f"out{i}"].astype("float64")
+        )))
+        for i, x in enumerate(outputs)
+    )
+    report["classes"] += held_classes(model)
+print(json.dumps(report))
+"""
+
+
+def _run(args, backend):
+    return subprocess.Popen(
+        [sys.executable, *args],
+        env=subprocess_env(KERAS_BACKEND=backend),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish(process):
+    out, err = process.communicate(timeout=600)
+    assert process.returncode == 0, err[-3000:]
+    return out
+
+
+def _finish_all(processes):
+    """`{key: stdout}`, every process waited for before any is judged."""
+    ran = {
+        key: process.communicate(timeout=600)
+        for key, process in processes.items()
+    }
+    for key, process in processes.items():
+        assert process.returncode == 0, (key, ran[key][1][-3000:])
+    return {key: out for key, (out, _) in ran.items()}
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory):
+    from keras_elmo.export import export_savedmodel
+
+    path = str(tmp_path_factory.mktemp("savedmodel") / "elmo")
+    return export_savedmodel(keras_elmo.load_bilm(MODEL_DIR), path)
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_saved_files_load_in_a_fresh_process(backend, saved_model, tmp_path):
+    if backend != "tensorflow" and importlib.util.find_spec(backend) is None:
+        pytest.fail(f"{backend} is not installed (pip install -e '.[test]')")
+    hub = saved_model if backend == "tensorflow" else ""
+    _finish(_run([SAVE, MODEL_DIR, hub, str(tmp_path)], backend))
+    with open(tmp_path / "classes.json") as f:
+        saved_classes = set(json.load(f))
+    loads = {
+        first: _run(["-c", LOAD, str(tmp_path), first], backend)
+        for first in ("keras", "keras_elmo")
+    }
+    for first, out in _finish_all(loads).items():
+        report = json.loads(out.strip().splitlines()[-1])
+        assert set(report["classes"]) == saved_classes, first
+        for name, worst in report["worst"].items():
+            assert worst <= 1e-6, (first, name, worst)
+    if backend == "tensorflow":
+        assert _public_classes() <= saved_classes
+
+
+def _public_classes():
+    """The names of keras_elmo's public layers, models and optimizers."""
+    found = set()
+    for package in (
+        keras_elmo,
+        keras_elmo.layers,
+        keras_elmo.models,
+        keras_elmo.optimizers,
+        keras_elmo.export,
+    ):
+        for name in package.__all__:
+            value = getattr(package, name)
+            if isinstance(value, type) and issubclass(
+                value, (keras.layers.Layer, keras.optimizers.Optimizer)
+            ):
+                found.add(name)
+    return found
+
+
+# Imports every module of the package (the Beam adapters need the `beam`
+# extra, which the test extra installs) and lists what registered itself.
+REGISTRY = r"""
+import importlib, json, pkgutil, sys
+import keras_elmo, keras
+def registered():
+    names = keras.saving.get_custom_objects()
+    return sorted(k for k in names if k.startswith("keras_elmo>"))
+at_import = registered()
+for module in pkgutil.walk_packages(keras_elmo.__path__, "keras_elmo."):
+    if not module.name.endswith("__main__"):
+        importlib.import_module(module.name)
+print(json.dumps({"at_import": at_import, "all": registered()}))
+"""
+
+
+def test_every_registered_class_is_registered_at_import():
+    ran = subprocess.run(
+        [sys.executable, "-c", REGISTRY],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    registry = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert len(registry["all"]) >= 12, registry
+    assert registry["at_import"] == registry["all"]
+
+
+IMPORTED_BY_A_PACKAGE_MODULE = r"""
+import sys
+import keras_elmo.layers.bilm  # its own `import keras` comes first
+import keras
+print(sorted(keras.saving.get_custom_objects()))
+"""
+
+
+def test_registration_waits_for_the_module_that_imported_keras():
+    # A package module that imports Keras first must not be re-entered
+    # half run: the registration waits for it, then finds every class.
+    ran = subprocess.run(
+        [sys.executable, "-c", IMPORTED_BY_A_PACKAGE_MODULE],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "keras_elmo>ELMoEmbedding" in ran.stdout
+    assert "keras_elmo>ELMoLanguageModel" in ran.stdout
