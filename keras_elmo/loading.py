@@ -265,7 +265,12 @@ def load_bilm(source, weights=None, vocabulary=None, **kwargs):
             checked against the table. Defaults to `None`.
         **kwargs: extra `BiLM` arguments, e.g. `stateful=True`,
             `dropout`, `dtype="mixed_bfloat16"`; and `progress=False` to
-            download quietly.
+            download quietly. The biLM always holds the source's own
+            weights, frozen or trainable in the source alike: an argument
+            that would change a size the weights fix (`units`,
+            `num_layers`, `filters`, ...) or that `BiLM` does not take is
+            refused by a `KerasElmoError` naming it (and the first weight
+            it no longer fits).
 
     Precision: the biLM computes in `dtype` when given, else in the
     global Keras policy (float32 unless set), whatever precision a

@@ -111,6 +111,24 @@ class BiLMSource:
             check_bilm_vocabulary(bilm.encoder, vocabulary, self.description)
         return bilm
 
+    def read_straight(self, read, vocabulary, arguments):
+        """`read()`, for a kind whose format reads straight into a `BiLM`
+        of other `arguments` (no second copy of the weights) when none of
+        them may change a size. Otherwise, or when that fails, the copy
+        path of `load_bilm` checks every weight (and names the argument
+        at fault, with the first weight it no longer fits)."""
+        from keras_elmo.layers.bilm_weights import SHAPE_FREE_ARGUMENTS
+
+        if not set(arguments) <= SHAPE_FREE_ARGUMENTS:
+            return BiLMSource.load_bilm(self, vocabulary, **arguments)
+        try:
+            return read()
+        except (KerasElmoError, TypeError, ValueError, KeyError, IndexError):
+            if not arguments:
+                raise
+            BiLMSource.load_bilm(self, vocabulary, **arguments)
+            raise
+
     def bilm_size(self):
         """The biLM's size, as the `BiLM` arguments a run is built with
         (`keras_elmo.training.sizes.size_of`)."""
@@ -162,24 +180,92 @@ def real_files(*paths):
 
 def _with_arguments(bilm, arguments, description):
     """A new `BiLM` of `bilm`'s config with other `arguments`, holding
-    its weights."""
-    from keras_elmo.layers.bilm import BiLM
+    its weights; an argument that is no `BiLM` argument, or that changes
+    a size the weights fix, is refused by name."""
     from keras_elmo.layers.bilm_weights import copy_bilm_weights
 
-    try:
-        copy = BiLM.from_config({**bilm.get_config(), **arguments})
-    except KerasElmoError:
-        raise  # it names the argument
-    except (TypeError, ValueError) as error:
-        raise KerasElmoError(
-            f"Invalid BiLM arguments {arguments}: {error}"
-        ) from None
-    copy.build()
+    config = bilm.get_config()
+    copy = _built(config, arguments, description)
     misfit = copy_bilm_weights(copy, bilm)
-    if misfit is not None:
-        raise KerasElmoError(
-            f"The BiLM arguments {sorted(arguments)} change the sizes of "
-            f"{description}: {misfit} with them. Leave out the arguments "
-            "that set sizes."
+    if misfit is None:
+        return copy
+    name = _culprit(
+        arguments,
+        lambda one: copy_bilm_weights(_built(config, one, description), bilm),
+    )
+    if name is not None:
+        misfit = copy_bilm_weights(
+            _built(config, {name: arguments[name]}, description), bilm
         )
+    else:  # only together
+        name = sorted(arguments)[0]
+    raise KerasElmoError(
+        f"`{name}` changes the sizes of {description}: {misfit} with it. "
+        "A biLM's sizes come from its weights: leave it out (the weights "
+        f"say {name}={config.get(name)!r}).",
+        name,
+        received=arguments[name],
+    )
+
+
+def _built(config, arguments, description):
+    """`BiLM.from_config(config + arguments)`, built; an argument it
+    refuses is named."""
+    from keras_elmo.layers.bilm import BiLM
+
+    def build(overrides):
+        return BiLM.from_config({**config, **overrides})
+
+    try:
+        copy = build(arguments)
+    except (KerasElmoError, TypeError, ValueError) as error:
+        raise _blamed(error, arguments, build, description) from None
+    copy.build()
     return copy
+
+
+def _blamed(error, arguments, build, description):
+    """The error of `build(arguments)` (a `BiLM` of the source's config
+    with `arguments`), about the argument that alone makes it fail."""
+    # Keras's from_config wraps the layer's own error.
+    if not isinstance(error, KerasElmoError):
+        if isinstance(error.__context__, KerasElmoError):
+            error = error.__context__
+    if isinstance(error, KerasElmoError) and error.argument in arguments:
+        return error
+    reason = error.message if isinstance(error, KerasElmoError) else None
+    name = _culprit(arguments, lambda one: _refused(build, one))
+    name = sorted(arguments)[0] if name is None else name
+    return KerasElmoError(
+        f"`{name}` is not a valid BiLM argument for {description} "
+        f"({reason or _first_line(error)}); it takes the arguments of "
+        "keras_elmo.layers.BiLM that fit its weights.",
+        name,
+        received=arguments[name],
+    )
+
+
+def _refused(build, overrides):
+    """The error `build(overrides)` raises, or None."""
+    try:
+        build(overrides)
+    except (KerasElmoError, TypeError, ValueError) as error:
+        return error
+    return None
+
+
+def _culprit(arguments, fails):
+    """The first of `arguments` (sorted) for which `fails({name: value})`
+    is not None, or None when none fails alone."""
+    for name in sorted(arguments):
+        if fails({name: arguments[name]}) is not None:
+            return name
+    return None
+
+
+def _first_line(error):
+    """The first line of what an exception says, without Keras's dump of
+    the whole config around it."""
+    text = str(error).strip()
+    _, found, cause = text.partition("Exception encountered: ")
+    return (cause if found else text).strip().split("\n")[0][:300]

@@ -69,8 +69,9 @@ class ELMoForManyLangsFolder(BiLMSource):
             check_bilm_vocabulary,
         )
 
-        # Read with the arguments at once (no second copy of the weights).
-        bilm = load_elmo_for_many_langs(self.path, **kwargs)
+        bilm = self.read_straight(
+            lambda: load_elmo_for_many_langs(self.path, **kwargs), None, kwargs
+        )
         if vocabulary is not None:
             check_bilm_vocabulary(bilm.encoder, vocabulary, self.description)
         return bilm

@@ -123,5 +123,8 @@ class OfficialFiles(BiLMSource):
     def load_bilm(self, vocabulary=None, **kwargs):
         from keras_elmo.formats.bilm_tf import read_bilm
 
-        # Read with the arguments at once (no second copy of the weights).
-        return read_bilm(self.options, self.weights, vocabulary, **kwargs)
+        return self.read_straight(
+            lambda: read_bilm(self.options, self.weights, vocabulary, **kwargs),
+            vocabulary,
+            kwargs,
+        )
