@@ -212,3 +212,10 @@ def test_bad_batching_arguments(tmp_path):
         scan_corpus([_corpus(tmp_path)], max_length=100, tokens_per_batch=50)
     with pytest.raises(ValueError, match="on_bad_line"):
         scan_corpus([_corpus(tmp_path)], on_bad_line="ignore")
+
+
+def test_training_files_are_read_once_however_they_are_matched(tmp_path):
+    (tmp_path / "a.txt").write_text("a b\n", encoding="utf-8")
+    (tmp_path / "link.txt").symlink_to("a.txt")
+    patterns = [str(tmp_path / "*.txt"), str(tmp_path / "." / "a.txt")]
+    assert resolve_files(patterns) == [str(tmp_path / "a.txt")]

@@ -462,3 +462,27 @@ def test_outputs_never_go_into_or_over_an_input(tmp_path, capsys):
             pipeline.embed_corpus([str(text)], output, embedder)
         assert caught.value.argument == "output"
     assert sorted(os.listdir(model)) == sorted(os.listdir(MODEL_DIR))
+
+
+def test_a_file_that_several_inputs_match_is_read_once(tmp_path, capsys):
+    # Two globs, a path through '..', and a link to the file: one file.
+    corpus = tmp_path / "dup"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    os.symlink("a.txt", corpus / "link.txt")
+    inputs = [
+        str(corpus / "*.txt"),
+        str(corpus / "a.*"),
+        str(corpus / ".." / "dup" / "a.txt"),
+    ]
+    output = str(tmp_path / "out")
+    argv = ["embed-corpus", "--model", MODEL_DIR, "--output", output]
+    for pattern in inputs:
+        argv += ["--input", pattern]
+    assert main(argv) == 0, capsys.readouterr().err
+    rows = _rows(output)
+    expected = _embed_reference(tmp_path, LINES)
+    assert sorted(rows) == sorted(("a.txt", n) for n in expected)
+    with open(os.path.join(output, "summary.json")) as f:
+        assert json.load(f)["sentences"] == len(expected)
+

@@ -19,6 +19,7 @@ from keras_elmo.errors import MissingInputError
 from keras_elmo.errors import OutputPathError
 from keras_elmo.files import check_output_directory
 from keras_elmo.files.paths import check_input_file
+from keras_elmo.files.paths import distinct_files
 
 
 def output_path(output):
@@ -94,7 +95,8 @@ def input_files(patterns, output=None):
     """The files `patterns` match, checked before any work: each pattern
     matches one file at least, a local one is a regular file that can be
     read (never a FIFO, device or directory), and each is plain or `.gz`
-    text. (`output` is checked against them by `check_output`.)"""
+    text; a file that several patterns match (by any path) is read once.
+    (`output` is checked against them by `check_output`.)"""
     files = []
     for pattern in patterns_of(patterns):
         matched = _match(pattern, "inputs")
@@ -115,7 +117,9 @@ def input_files(patterns, output=None):
                 )
             text.check_compression(path, "inputs")
         files.extend(matched)
-    return files
+    return distinct_files(
+        files, local=lambda f: local_path(f) if is_local(f) else None
+    )
 
 
 def _folder_hint(path):

@@ -434,7 +434,7 @@ def embed_corpus(
     with beam.Pipeline(options=options) as pipeline:
         (
             pipeline
-            | "Read" >> ReadLines(inputs)
+            | "Read" >> ReadLines(files)
             | "Embed" >> EmbedSentences(embedder, **handler)
             | "Write"
             >> WriteEmbeddings(output, settings_of(embedder), embedder.dtype)

@@ -43,12 +43,14 @@ from keras_elmo.errors import check_flag
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
 from keras_elmo.files.paths import check_input_file
+from keras_elmo.files.paths import distinct_files
 
 _SHUFFLE_BUFFER = 20000
 
 
 def resolve_files(file_patterns):
-    """Expands glob patterns (str or list) into a sorted list of files.
+    """Expands glob patterns (str or list) into a sorted list of files,
+    each file once however many patterns match it (by any path).
 
     Example:
 
@@ -62,7 +64,7 @@ def resolve_files(file_patterns):
     for pattern in file_patterns:
         with about("file_patterns"):
             files.update(_matches(pattern))
-    return sorted(files)
+    return distinct_files(sorted(files))
 
 
 def _matches(pattern):

@@ -158,3 +158,35 @@ def identity(paths):
             (path, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
         )
     return tuple(found)
+
+
+def distinct_files(paths, local=os.fspath):
+    """`paths` with every file kept once, at its first place: two paths
+    are one file when they lead to the same device and inode (`a.txt`,
+    `./a.txt`, a link to it), or, where nothing can be read there (a
+    remote path), when they are the same string.
+
+    Args:
+        paths: list of str. The files.
+        local: callable. A path -> the OS path to look at, or None for a
+            path on no local disk. Defaults to `os.fspath`.
+
+    Example:
+
+    >>> distinct_files(["setup.py", "./setup.py", "README.md", "setup.py"])
+    ['setup.py', 'README.md']
+    """
+    seen, kept = set(), []
+    for path in paths:
+        key = ("path", os.fspath(path))
+        where = local(path)
+        if where is not None:
+            try:
+                info = os.stat(where)
+                key = ("inode", info.st_dev, info.st_ino)
+            except (OSError, ValueError):
+                pass
+        if key not in seen:
+            seen.add(key)
+            kept.append(path)
+    return kept
