@@ -32,6 +32,7 @@ import pytest
 from keras_elmo.cli import build_parser
 from keras_elmo.cli import main
 from tests.helpers import FIXTURES
+from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import WEIGHTS
@@ -864,3 +865,25 @@ def test_embed_killed_part_way_loses_nothing(processes, work, capsys):
         assert sorted(f) == ["0", "1", "sentence_to_index"]
         assert f["1"].shape == (3, 6, 32)
     capsys.readouterr()
+
+
+def test_a_zero_byte_gz_is_refused_not_read_as_empty(tmp_path, capsys):
+    # gzip -t calls it truncated; read as empty text it would be lost.
+    empty = tmp_path / "cut.txt.gz"
+    empty.write_bytes(b"")
+    commands = [
+        ["embed", "--model", MODEL_DIR, "--output", str(tmp_path / "e.hdf5")],
+        ["train", "--output", str(tmp_path / "run"), *TINY_TRAIN_FLAGS],
+        ["embed-corpus", "--model", MODEL_DIR, "--output", str(tmp_path / "c")],
+    ]
+    flags = ["--input", "--train", "--input"]
+    for argv, flag in zip(commands, flags):
+        assert main([*argv, flag, str(empty)]) == 2
+        err = capsys.readouterr().err
+        assert "cut.txt.gz is empty (0 bytes)" in err, err
+        assert "Traceback" not in err
+    assert sorted(os.listdir(tmp_path)) == ["cut.txt.gz"]
+    # An empty text, gzipped, is 20 bytes of gzip or more.
+    with gzip.open(empty, "wb"):
+        pass
+    assert len(empty.read_bytes()) >= 20

@@ -210,3 +210,25 @@ def test_a_config_that_names_a_source_is_refused(
     with pytest.raises(Exception, match="loading a saved model reads only"):
         keras.saving.load_model(path)
     assert zipfile.is_zipfile(path)
+
+
+def test_a_class_this_process_lacks_is_named(tmp_path):
+    import keras
+
+    @keras.saving.register_keras_serializable(package="someone_else")
+    class Doubled(keras.layers.Layer):
+        def call(self, x):
+            return 2.0 * x
+
+    bilm = keras_elmo.load_bilm(os.path.dirname(WEIGHTS))
+    ids = keras.Input(shape=(None, 50), dtype="int32")
+    top = Doubled()(bilm(ids)["layer_outputs"][-1])
+    path = str(tmp_path / "custom.keras")
+    keras.Model(ids, top).save(path)
+    # As in a new process that never defined it.
+    keras.saving.get_custom_objects().pop("someone_else>Doubled")
+    with pytest.raises(KerasElmoError) as raised:
+        keras_elmo.load_bilm(path)
+    message = str(raised.value)
+    assert "'Doubled'" in message and "custom_objects" in message, message
+    assert "Functional" not in message

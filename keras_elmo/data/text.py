@@ -22,6 +22,7 @@ gzip only.
 
 import gzip
 import os
+import stat
 import zlib
 
 from keras_elmo.errors import TextFileError
@@ -80,7 +81,10 @@ def _check_file(path):
 
 def check_compression(path, argument=None):
     """Refuses a file whose suffix names a compression or archive the
-    package does not read (`UNREAD_COMPRESSIONS`), naming it; returns
+    package does not read (`UNREAD_COMPRESSIONS`), naming it, and a local
+    `.gz` file of zero bytes (no gzip stream at all: what an interrupted
+    compression leaves, which `gzip -t` calls truncated; Python's gzip
+    would read it as empty text and lose the file silently); returns
     whether `path` is gzip (`.gz`)."""
     suffix = os.path.splitext(os.fspath(path))[1].lower()
     kind = UNREAD_COMPRESSIONS.get(suffix)
@@ -91,7 +95,24 @@ def check_compression(path, argument=None):
             f"recompress it with gzip (e.g. `{_recompress(suffix)}`).",
             argument,
         )
+    if suffix == GZIP_SUFFIX and _is_empty_file(path):
+        raise TextFileError(
+            f"{path} is empty (0 bytes): a .gz file holds a gzip header at "
+            "least, even for empty text; this one was cut off or never "
+            "written. Compress the text again (even an empty text gzips to "
+            "20 bytes or more), or leave the file out.",
+            argument,
+        )
     return suffix == GZIP_SUFFIX
+
+
+def _is_empty_file(path):
+    """Whether a local regular file lies at `path` and holds 0 bytes."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0
 
 
 def _recompress(suffix):

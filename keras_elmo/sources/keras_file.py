@@ -22,6 +22,7 @@ file, it gets the audit of every other weight format:
 """
 
 import os
+import re
 import zipfile
 
 from keras_elmo.errors import BiLMSourceError
@@ -114,7 +115,7 @@ class KerasFile(BiLMSource):
         ) as error:
             raise WeightFileError(
                 f"Could not load {self.path} as a Keras model file: "
-                f"{shown(str(error), 300)}"
+                f"{_what_failed(error)}"
             ) from None
 
     def _read(self):
@@ -128,6 +129,26 @@ class KerasFile(BiLMSource):
                 "layers; a .keras source must hold exactly one."
             )
         return BiLMData(found[0], description=self.description)
+
+
+# Keras names a class it cannot find deep inside the error of the model
+# around it ("<class Functional> could not be deserialized ... Could not
+# locate class 'X'").
+_MISSING_CLASS = re.compile(r"Could not locate (?:class|function) '([^']+)'")
+
+
+def _what_failed(error):
+    """Keras's error in a few words: the class it could not find, by its
+    name, where that is what failed."""
+    missing = _MISSING_CLASS.search(str(error))
+    if missing is None:
+        return shown(str(error), 300)
+    return (
+        f"it holds a class that is not registered in this process, "
+        f"{missing.group(1)!r}. Import the module that defines it (and "
+        "registers it with @keras.saving.register_keras_serializable) "
+        "before loading, or pass it in custom_objects."
+    )
 
 
 def _layers_of(layer):
