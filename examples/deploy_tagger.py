@@ -6,7 +6,8 @@ without TensorFlow, and measure what the files cost.
                                      [--measure-only]
 
 1. trains tagger (b) of `examples/pos_tagging.py` (task word embeddings
-   and `ELMoEmbedding` of the main job's biLM, `runs/gutenberg/export/`,
+   and `ELMoEmbedding` of the main job's biLM, `runs/gutenberg/export/`
+   (or any biLM given with `--model`, or `--options` and `--weights`),
    a BiLSTM; the example's full settings, seed 1) and saves it
    (`tagger.keras`), its word vocabulary and tag names (`tagger.json`);
 2. exports the whole tagger with `keras_elmo.export.to_onnx` and
@@ -38,6 +39,8 @@ import sys
 import time
 
 import numpy as np
+
+from keras_elmo.cli.arguments import add_bilm_source
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FILES = {
@@ -194,15 +197,13 @@ def _pos_tagging():
 def train(pos, args, output):
     """Tagger (b), trained and saved with its vocabulary and tag names;
     returns `(model, dev sentences, its word vocabulary)`."""
-    import keras_elmo
 
     settings = dict(pos.QUICK if args.quick else pos.FULL)
     train_set = pos.read_tagged(pos.TRAIN, settings["train_sentences"])
     dev = pos.read_tagged(pos.DEV, settings["dev_sentences"])
     vocabulary = pos.build_vocabulary(train_set, settings["min_word_count"])
-    options, weights = pos.resolve_bilm(args)
-    bilm = keras_elmo.load_bilm(options, weights)
-    print(f"biLM: {os.path.relpath(options, ROOT)}", flush=True)
+    bilm, source = pos.resolve_bilm(args)
+    print(f"biLM: {source}", flush=True)
     dev_batches = pos.bucketed_batches(dev, vocabulary, 64)
     model, predict, seconds, _ = pos.fit_tagger(
         "b", train_set, dev_batches, vocabulary, bilm, settings, seed=1
@@ -380,11 +381,10 @@ def main(argv=None):
         "again (e.g. on an idler machine), without training or exporting",
     )
     parser.add_argument("--device", help=argparse.SUPPRESS)
+    add_bilm_source(parser)  # --model, or --options and --weights
     args = parser.parse_args(argv)
     if args.device:  # the child process: no TensorFlow
         return run_device(args.device, args.latency_sentences)
-    # pos_tagging.resolve_bilm reads these.
-    args.bilm_options = args.bilm_weights = None
     output = args.output or os.path.join(
         ROOT, "runs", "deploy_tagger_quick" if args.quick else "deploy_tagger"
     )

@@ -28,8 +28,10 @@ weights per biLM layer, and gamma) and writes everything to
 
 The character biLM is the one the main job (`python
 examples/pretrain_gutenberg.py`) exports to `runs/gutenberg/export/`, or
-official AllenNLP weights given with `--bilm-options` and `--bilm-weights`
-(the large published models are much slower on a CPU). The word biLM is
+any other biLM given as every `keras-elmo` command takes it: `--model`
+(a pretrained name such as `original`, an export or run folder, a
+`.keras` file, ...) or `--options` and `--weights` (the large published
+models are much slower on a CPU). The word biLM is
 the one `python examples/pretrain_gutenberg_words.py` exports to
 `runs/gutenberg_words/export/`; when it is missing this script trains it
 first (and says so), or skips (e) with `--skip-word-bilm`. `--quick` is a
@@ -61,6 +63,11 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import keras_elmo  # noqa: E402
+from keras_elmo.cli.arguments import add_bilm_source  # noqa: E402
+from keras_elmo.cli.arguments import bilm_source  # noqa: E402
+from keras_elmo.cli.arguments import bilm_vocabulary  # noqa: E402
+from keras_elmo.cli.messages import command_line_message  # noqa: E402
+from keras_elmo.errors import KerasElmoError  # noqa: E402
 from keras_elmo.files import atomic_output  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -502,7 +509,7 @@ def _percent(stats):
 
 def print_report(results):
     for key, bilm in results["bilms"].items():
-        print(f"\n{key} biLM: {bilm['options']} ({bilm['description']})")
+        print(f"\n{key} biLM: {bilm['source']} ({bilm['description']})")
         if bilm.get("perplexity") is not None:
             print(f"  held-out perplexity {bilm['perplexity']:.1f}")
     print(
@@ -537,27 +544,35 @@ def print_report(results):
 # === The biLMs ===
 
 
+def fail(error):
+    """Exits with a user mistake in the flags' words, as the commands do."""
+    flags = {name: f"--{name}" for name in ("model", "options", "weights")}
+    flags.update(source="--model", bilm_vocab="--bilm-vocab")
+    sys.exit(f"pos_tagging.py: error: {command_line_message(error, flags)}")
+
+
 def resolve_bilm(args):
-    options, weights = args.bilm_options, args.bilm_weights
-    if options is None and weights is None:
-        if args.quick:
-            options = os.path.join(FIXTURE_MODEL, "options.json")
-            weights = os.path.join(FIXTURE_MODEL, "lm_weights.hdf5")
-        else:
-            options = os.path.join(MAIN_JOB_EXPORT, "options.json")
-            weights = os.path.join(MAIN_JOB_EXPORT, "weights.hdf5")
-            if not (os.path.exists(options) and os.path.exists(weights)):
-                sys.exit(
-                    f"No biLM at {MAIN_JOB_EXPORT}/ (options.json, "
-                    "weights.hdf5). Run the main job first:\n"
-                    "    python examples/pretrain_gutenberg.py\n"
-                    "(about 15 minutes on 2 CPU cores), or pass official "
-                    "AllenNLP weights with --bilm-options and "
-                    "--bilm-weights; --quick runs with the test fixture."
-                )
-    elif options is None or weights is None:
-        sys.exit("Give both --bilm-options and --bilm-weights.")
-    return options, weights
+    """`(biLM, where it came from in words)`: the character biLM, given as
+    every `keras-elmo` command takes it (`--model`, or `--options` and
+    `--weights`); by default the main job's export (the test fixture with
+    `--quick`)."""
+    if args.model is None and args.options is None and args.weights is None:
+        args.model = FIXTURE_MODEL if args.quick else MAIN_JOB_EXPORT
+        if not os.path.isdir(args.model):
+            sys.exit(
+                f"No biLM at {MAIN_JOB_EXPORT}/ (options.json, "
+                "weights.hdf5). Run the main job first:\n"
+                "    python examples/pretrain_gutenberg.py\n"
+                "(about 15 minutes on 2 CPU cores), or give a biLM with "
+                "--model (e.g. --model original); --quick runs with the "
+                "test fixture."
+            )
+    try:
+        source = bilm_source(args)
+        bilm = source.load_bilm(bilm_vocabulary(args, source))
+    except (KerasElmoError, OSError) as error:
+        fail(error)
+    return bilm, source.description
 
 
 def resolve_word_bilm(args):
@@ -585,32 +600,36 @@ def resolve_word_bilm(args):
     return paths
 
 
-def held_out_perplexity(options):
-    """The last held-out perplexity of the run whose export holds
-    `options`, if its `history.json` is there."""
-    path = os.path.join(
-        os.path.dirname(os.path.dirname(options)), "history.json"
-    )
-    if not os.path.exists(path):
+def held_out_perplexity(folder):
+    """The last held-out perplexity of the run whose export is `folder`
+    (or of the run `folder`), if its `history.json` is there."""
+    if folder is None or not os.path.isdir(folder):
+        return None
+    for run in (folder, os.path.dirname(os.path.abspath(folder))):
+        path = os.path.join(run, "history.json")
+        if os.path.exists(path):
+            break
+    else:
         return None
     with open(path, encoding="utf-8") as f:
         history = json.load(f)
     return history[-1]["valid_perplexity"] if history else None
 
 
-def describe_bilm(bilm, options, weights):
+def describe_bilm(bilm, source, folder=None):
+    """What results.json says of a biLM: `source`, where it came from (in
+    words), and the run's perplexity when `folder` is an export or a run."""
     description = (
         f"{bilm.token_encoder} in, {bilm.num_layers + 1} layers, ELMo "
         f"vectors of {2 * bilm.projection_dim} dims, LSTMs of {bilm.units}"
     )
     return {
-        "options": os.path.relpath(options, ROOT),
-        "weights": os.path.relpath(weights, ROOT),
+        "source": source,
         "token_encoder": bilm.token_encoder,
         "layers": layer_names(bilm.num_layers),
         "elmo_dim": 2 * bilm.projection_dim,
         "description": description,
-        "perplexity": held_out_perplexity(options),
+        "perplexity": held_out_perplexity(folder),
     }
 
 
@@ -645,8 +664,7 @@ def main(argv=None):
         help="smoke run: test-fixture biLMs, 200 sentences, one epoch, the "
         "first seed only",
     )
-    parser.add_argument("--bilm-options", help="character biLM options.json")
-    parser.add_argument("--bilm-weights", help="character biLM weights .hdf5")
+    add_bilm_source(parser)  # --model, or --options and --weights
     parser.add_argument(
         "--skip-word-bilm",
         action="store_true",
@@ -682,7 +700,7 @@ def main(argv=None):
     output = args.output or os.path.join(
         ROOT, "runs", "pos_tagging_quick" if args.quick else "pos_tagging"
     )
-    options, weights = resolve_bilm(args)
+    char_bilm, char_source = resolve_bilm(args)
     word_paths = resolve_word_bilm(args) if "e" in names else None
 
     train = read_tagged(TRAIN, settings["train_sentences"])
@@ -698,8 +716,8 @@ def main(argv=None):
         f"dev out-of-vocabulary rate {100 * oov:.1f}%",
         flush=True,
     )
-    bilms = {"char": keras_elmo.load_bilm(options, weights)}
-    info = {"char": describe_bilm(bilms["char"], options, weights)}
+    bilms = {"char": char_bilm}
+    info = {"char": describe_bilm(char_bilm, char_source, args.model)}
     word_vocabulary = None
     if word_paths is not None:
         word_options, word_weights, word_vocab = word_paths
@@ -707,14 +725,16 @@ def main(argv=None):
         bilms["word"] = keras_elmo.load_bilm(
             word_options, word_weights, vocabulary=word_vocabulary
         )
-        info["word"] = describe_bilm(bilms["word"], word_options, word_weights)
+        info["word"] = describe_bilm(
+            bilms["word"],
+            os.path.relpath(word_options, ROOT),
+            os.path.dirname(word_options),
+        )
         known = set(word_vocabulary.tokens)
         unknown = sum(w not in known for w in dev_words)
         info["word"]["dev_unknown_rate"] = unknown / len(dev_words)
     for key, bilm_info in info.items():
-        print(
-            f"{key} biLM: {bilm_info['options']} ({bilm_info['description']})"
-        )
+        print(f"{key} biLM: {bilm_info['source']} ({bilm_info['description']})")
     dev_batches = bucketed_batches(dev, vocabulary, 64)
 
     models = []

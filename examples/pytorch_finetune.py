@@ -11,8 +11,9 @@ them with the task head. Tokens go in as lists of strings; the
 `torch.utils.data.DataLoader` `collate_fn`.
 
 The task is UPOS tagging of UD English-EWT (`data/ud_english_ewt/`). The
-biLM is the published "small" model (downloaded once), or official files
-given with `--options` and `--weights`. `--quick` is a smoke run of a few
+biLM is the published "small" model (downloaded once), or any biLM given
+as every `keras-elmo` command takes it: `--model` (or `--options` and
+`--weights`). `--quick` is a smoke run of a few
 seconds on the tiny test-fixture biLM and 64 sentences; it prints the loss
 before and after training and returns them.
 """
@@ -21,6 +22,10 @@ import argparse
 import gzip
 import os
 import sys
+
+from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo.cli.arguments import bilm_source
+from keras_elmo.cli.arguments import bilm_vocabulary
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
@@ -75,8 +80,7 @@ def make_model(bilm, num_tags, fine_tune):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--options", help="biLM options.json")
-    parser.add_argument("--weights", help="biLM weights .hdf5")
+    add_bilm_source(parser)  # --model, or --options and --weights
     parser.add_argument("--fine-tune", action="store_true")
     parser.add_argument("--epochs", type=int, default=None)
     args = parser.parse_args(argv)
@@ -95,8 +99,9 @@ def main(argv=None):
         weights = os.path.join(FIXTURE, "lm_weights.hdf5")
         bilm = keras_elmo.load_bilm(options, weights)
         limit, epochs = 64, args.epochs or 3
-    elif args.options:
-        bilm = keras_elmo.load_bilm(args.options, args.weights)
+    elif args.model or args.options or args.weights:
+        source = bilm_source(args)
+        bilm = source.load_bilm(bilm_vocabulary(args, source))
         limit, epochs = 2000, args.epochs or 2
     else:
         bilm = keras_elmo.load_bilm("small")

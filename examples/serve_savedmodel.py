@@ -1,9 +1,11 @@
 """Export a biLM as a SavedModel and serve it from a process without keras_elmo.
 
-    python examples/serve_savedmodel.py [--options O --weights W] [--cache]
+    python examples/serve_savedmodel.py [--model M] [--cache]
 
-Uses the main job's biLM (`runs/gutenberg/export`) when it exists, else the
-tiny test model in `tests/fixtures`. It exports the SavedModel, then starts
+Uses the biLM given as every `keras-elmo` command takes it (`--model`, or
+`--options` and `--weights`), else the main job's biLM
+(`runs/gutenberg/export`) when it exists, else the tiny test model in
+`tests/fixtures`. It exports the SavedModel, then starts
 a fresh Python process in which `import keras_elmo` fails, loads the
 SavedModel with `tf.saved_model.load` and answers a few sentences through
 both signatures, printing the output shapes and latencies (a 20-token
@@ -15,6 +17,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+from keras_elmo.cli.arguments import add_bilm_source
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAINED = os.path.join(ROOT, "runs", "gutenberg", "export")
@@ -60,8 +64,7 @@ print(f"  latency, batch of 64 x 20 tokens: {latency(64):.1f} ms")
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--options")
-    parser.add_argument("--weights")
+    add_bilm_source(parser)  # --model, or --options and --weights
     parser.add_argument("--output", help="SavedModel directory (new)")
     parser.add_argument(
         "--cache",
@@ -70,16 +73,15 @@ def main():
     )
     args = parser.parse_args()
     source = TRAINED if os.path.exists(TRAINED) else FIXTURE
-    options = args.options or os.path.join(source, "options.json")
-    weights = args.weights or os.path.join(
-        source, "weights.hdf5" if source == TRAINED else "lm_weights.hdf5"
-    )
+    given = [args.model, args.options, args.weights, args.bilm_vocab]
+    flags = ["--model", "--options", "--weights", "--bilm-vocab"]
+    bilm = [f for flag, v in zip(flags, given) if v for f in (flag, v)]
     output = args.output or os.path.join(tempfile.mkdtemp(), "elmo")
 
     from keras_elmo.cli import main as cli
 
-    command = ["export-savedmodel", "--options", options, "--weights",
-               weights, "--output", output]  # fmt: skip
+    command = ["export-savedmodel", *(bilm or ["--model", source]),
+               "--output", output]  # fmt: skip
     vocab = os.path.join(source, "vocab.txt")
     if args.cache and os.path.exists(vocab):
         command += ["--cache-vocab", vocab]

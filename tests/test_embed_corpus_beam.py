@@ -485,4 +485,3 @@ def test_a_file_that_several_inputs_match_is_read_once(tmp_path, capsys):
     assert sorted(rows) == sorted(("a.txt", n) for n in expected)
     with open(os.path.join(output, "summary.json")) as f:
         assert json.load(f)["sentences"] == len(expected)
-

@@ -62,6 +62,61 @@ def json_value(text):
         ) from None
 
 
+def scalar_mix_weights(text):
+    """argparse type of `--scalar-mix`, on every command that takes it:
+    finite numbers, one a biLM layer, comma-separated (`0.5,0.3,0.2`),
+    with or without the brackets of a JSON list (`[0.5, 0.3, 0.2]`)."""
+    from keras_elmo.errors import KerasElmoError
+    from keras_elmo.errors import check_numbers
+
+    inner = text.strip()
+    if inner.startswith("[") and inner.endswith("]"):
+        inner = inner[1:-1]
+    try:
+        return check_numbers(
+            [_float(w) for w in inner.split(",")], where="the weights"
+        )
+    except (ValueError, KerasElmoError):
+        raise type_error(
+            "expected comma-separated finite numbers, one a biLM layer (e.g. "
+            "0,0,0 for equal weights, or [0.5, 0.3, 0.2]).",
+            text,
+        ) from None
+
+
+def _float(text):
+    try:
+        return float(text)
+    except ValueError:
+        return text  # refused, with the text, by check_numbers
+
+
+def add_scalar_mix(group, help_text):
+    """`--scalar-mix W0,W1,...` (`scalar_mix_weights`) into `group`."""
+    group.add_argument(
+        "--scalar-mix",
+        type=scalar_mix_weights,
+        metavar="W0,W1,...",
+        help=f"{help_text}; the weights one a layer, comma-separated (e.g. "
+        "0,0,0 averages the layers; [0.5, 0.3, 0.2] is taken too)",
+    )
+
+
+def add_max_batch_tokens(group):
+    """`--max-batch-tokens` of the commands that embed sentences, with the
+    library's one default."""
+    from keras_elmo.data.token_batches import DEFAULT_MAX_BATCH_TOKENS
+
+    group.add_argument(
+        "--max-batch-tokens",
+        type=positive_int,
+        default=DEFAULT_MAX_BATCH_TOKENS,
+        help="padded token positions per biLM call at most (sentences x "
+        "the longest; a longer sentence goes alone): it bounds a batch's "
+        "memory (default %(default)s)",
+    )
+
+
 def training_size(text):
     """argparse type of `train --size`: a training size name; a pretrained
     model name is refused with the flag that takes it."""

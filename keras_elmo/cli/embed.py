@@ -10,6 +10,7 @@ import tempfile
 import time
 
 from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo.cli.arguments import add_max_batch_tokens
 from keras_elmo.cli.arguments import add_output_layers
 from keras_elmo.cli.arguments import add_quiet
 from keras_elmo.cli.arguments import bilm_source
@@ -58,14 +59,7 @@ def add_parser(commands):
         "checked before any work)",
     )
     _add_output(io, dump.DEFAULT_SENTENCE_BATCH, "sentences")
-    io.add_argument(
-        "--max-batch-tokens",
-        type=positive_int,
-        default=dump.DEFAULT_BATCH_TOKENS,
-        help="padded token positions per biLM call at most (sentences x "
-        "the longest; a longer sentence goes alone): it bounds a batch's "
-        "memory (default %(default)s)",
-    )
+    add_max_batch_tokens(io)
     io.add_argument(
         "--on-bad-line",
         choices=ON_BAD_LINE,

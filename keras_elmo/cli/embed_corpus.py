@@ -11,9 +11,10 @@ import logging
 import os
 
 from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo.cli.arguments import add_max_batch_tokens
 from keras_elmo.cli.arguments import add_output_layers
+from keras_elmo.cli.arguments import add_scalar_mix
 from keras_elmo.cli.arguments import bilm_source
-from keras_elmo.cli.arguments import json_value
 from keras_elmo.cli.arguments import positive_int
 from keras_elmo.errors import KerasElmoError
 
@@ -73,22 +74,14 @@ def add_parser(commands):
         default=sentences.DEFAULT_MAX_SENTENCE_TOKENS,
         help="a longer line is reported as too long (default %(default)s)",
     )
-    io.add_argument(
-        "--max-batch-tokens",
-        type=positive_int,
-        default=sentences.DEFAULT_MAX_BATCH_TOKENS,
-        help="padded token positions per biLM call (default %(default)s)",
-    )
+    add_max_batch_tokens(io)
     layers = parser.add_argument_group("layers of each sentence")
     choice = layers.add_mutually_exclusive_group()
     add_output_layers(parser, choice, OUTPUT_LAYERS, DEFAULT_OUTPUT_LAYERS)
-    choice.add_argument(
-        "--scalar-mix",
-        type=json_value,
-        metavar="JSON",
-        help="gamma * sum_k softmax(s)_k * layer_k for the weights s given, "
-        "one per layer, e.g. '[0.0, 0.5, 1.0]'; shape (n, 2 * "
-        "projection_dim)",
+    add_scalar_mix(
+        choice,
+        "gamma * sum_k softmax(s)_k * layer_k for the weights s given; "
+        "shape (n, 2 * projection_dim)",
     )
     layers.add_argument(
         "--gamma",

@@ -4,6 +4,7 @@
 import os
 
 from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo.cli.arguments import add_scalar_mix
 from keras_elmo.cli.arguments import bilm_source
 from keras_elmo.cli.arguments import bilm_vocabulary
 from keras_elmo.cli.arguments import output_path
@@ -115,30 +116,6 @@ def run_export_savedmodel(args):
     print(f"wrote the SavedModel to {args.output}{cached}")
 
 
-def _scalar_mix(text):
-    """argparse type: comma-separated finite numbers, e.g. `0,0,0`."""
-    from keras_elmo.cli.messages import type_error
-    from keras_elmo.errors import check_numbers
-
-    try:
-        return check_numbers(
-            [_float(w) for w in text.split(",")], where="the weights"
-        )
-    except (ValueError, KerasElmoError):
-        raise type_error(
-            "expected comma-separated finite numbers, one a biLM layer (e.g. "
-            "0,0,0 for equal weights).",
-            text,
-        ) from None
-
-
-def _float(text):
-    try:
-        return float(text)
-    except ValueError:
-        return text  # refused, with the text, by check_numbers
-
-
 def _add_common(parser, precisions):
     add_bilm_source(parser)
     parser.add_argument(
@@ -151,12 +128,8 @@ def _add_common(parser, precisions):
         help="weights and arithmetic of the exported model (default "
         "%(default)s)",
     )
-    parser.add_argument(
-        "--scalar-mix",
-        type=_scalar_mix,
-        metavar="W0,W1,...",
-        help="also output 'elmo', the scalar mix with these weights (one "
-        "a layer, softmax-normalised; 0,0,0 averages the layers)",
+    add_scalar_mix(
+        parser, "also output 'elmo', the softmax-normalised mix of the layers"
     )
 
 

@@ -6,10 +6,10 @@ import threading
 
 import numpy as np
 
-from keras_elmo.corpus.sentences import DEFAULT_MAX_BATCH_TOKENS
 from keras_elmo.corpus.sentences import DEFAULT_MAX_SENTENCE_TOKENS
 from keras_elmo.corpus.sentences import BadLine
 from keras_elmo.corpus.sentences import to_tokens
+from keras_elmo.data.token_batches import DEFAULT_MAX_BATCH_TOKENS
 from keras_elmo.data.token_batches import token_batches
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
 from keras_elmo.embedding_files.hdf5_layout import OUTPUT_LAYERS
@@ -68,7 +68,7 @@ class SentenceEmbedder:
         dtype: `"float32"` or `"float16"` (half the storage; the biLM runs
             in float32 either way). Defaults to `"float32"`.
         max_batch_tokens: int. Padded token positions per biLM call (a
-            longer sentence is embedded alone). Defaults to `4096`.
+            longer sentence is embedded alone). Defaults to `16384`, as `embed`.
         max_sentence_tokens: int. A longer sentence is a bad line
             (`keras_elmo.corpus.sentences.BadLine`). Defaults to `2048`.
 

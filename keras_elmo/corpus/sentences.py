@@ -25,8 +25,6 @@ from keras_elmo.errors import KerasElmoError
 # A sentence longer than this is a bad line (a protein of UniRef50 rarely
 # has more residues; a text line that long is usually not a sentence).
 DEFAULT_MAX_SENTENCE_TOKENS = 2048
-# Padded token positions (sentences x longest sentence) per biLM call.
-DEFAULT_MAX_BATCH_TOKENS = 4096
 
 
 class BadLine(KerasElmoError):

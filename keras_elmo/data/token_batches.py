@@ -10,6 +10,15 @@ many to a batch, long ones few.
 Pure Python: no NumPy, no TensorFlow.
 """
 
+# Padded token positions (sentences x the longest) per biLM call, for
+# every command and class that embeds sentences (`embed`, `embed-corpus`,
+# `SentenceEmbedder`, `dump_bilm`): it bounds the memory of a batch of
+# long sentences (a longer sentence goes alone), and more rows a batch
+# make the LSTM steps' products faster on a CPU (the 300 held-out
+# sentences at the original size: 256 sentences / 16,384 positions took
+# about 10 % less time than batches of 64, docs/benchmarks.md).
+DEFAULT_MAX_BATCH_TOKENS = 16384
+
 
 def token_batches(lengths, max_batch_tokens, max_batch_size=None):
     """Plans biLM calls: lists of indices into `lengths`, each list sorted

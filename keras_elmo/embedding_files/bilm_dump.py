@@ -11,8 +11,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_elmo.data.token_batches import DEFAULT_MAX_BATCH_TOKENS
 from keras_elmo.data.vocabulary import check_vocabulary
-from keras_elmo.embedding_files.hdf5_layout import DEFAULT_BATCH_TOKENS
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_SENTENCE_BATCH
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_TOKEN_BATCH
@@ -65,7 +65,7 @@ def embed_file(
     vocabulary=None,
     output_layers=DEFAULT_OUTPUT_LAYERS,
     sentence_index=True,
-    max_batch_tokens=DEFAULT_BATCH_TOKENS,
+    max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
 ):
     """Writes the biLM layers of every sentence of a text file to hdf5, in
     the layout of `allennlp elmo` (`keras_elmo.embedding_files.hdf5_layout`).

@@ -13,14 +13,12 @@ import json
 
 import numpy as np
 
-# A batch of `embed`: at most this many sentences, and at most this many
-# padded token positions (sentences x the longest). More rows a batch make
-# the LSTM steps' products faster on a CPU (the 300 held-out sentences at
-# the original size: 256 / 16,384 took about 10 % less time than batches
-# of 64, docs/benchmarks.md), and the token budget bounds the memory of a
-# batch of long sentences (a sentence over it goes alone).
+from keras_elmo.data.token_batches import DEFAULT_MAX_BATCH_TOKENS
+
+# A batch of `embed`: at most this many sentences (and at most
+# `DEFAULT_MAX_BATCH_TOKENS` padded token positions, why in
+# keras_elmo/data/token_batches.py).
 DEFAULT_SENTENCE_BATCH = 256
-DEFAULT_BATCH_TOKENS = 16384
 DEFAULT_TOKEN_BATCH = 1024
 SENTENCE_INDEX = "sentence_to_index"
 TOKEN_EMBEDDINGS = "embedding"
@@ -68,7 +66,7 @@ def write_sentence_embeddings(
     on_bad_line="error",
     output_layers=DEFAULT_OUTPUT_LAYERS,
     sentence_index=True,
-    max_batch_tokens=DEFAULT_BATCH_TOKENS,
+    max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
 ):
     """Writes the embedding of every line of `input_file` to the hdf5 file
     `output_file` (atomically), in the layout above, whatever runs the biLM.
