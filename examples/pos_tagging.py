@@ -75,6 +75,7 @@ DATA = os.path.join(ROOT, "data", "ud_english_ewt")
 TRAIN = os.path.join(DATA, "train.upos.tsv")
 DEV = os.path.join(DATA, "dev.upos.tsv")
 MAIN_JOB_EXPORT = os.path.join(ROOT, "runs", "gutenberg", "export")
+EXPORT_FILES = ("options.json", "weights.hdf5")
 WORD_BILM_EXPORT = os.path.join(ROOT, "runs", "gutenberg_words", "export")
 WORD_BILM_SCRIPT = os.path.join(ROOT, "examples", "pretrain_gutenberg_words.py")
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -558,7 +559,8 @@ def resolve_bilm(args):
     `--quick`)."""
     if args.model is None and args.options is None and args.weights is None:
         args.model = FIXTURE_MODEL if args.quick else MAIN_JOB_EXPORT
-        if not os.path.isdir(args.model):
+        exported = [os.path.join(args.model, n) for n in EXPORT_FILES]
+        if not all(os.path.isfile(path) for path in exported):
             sys.exit(
                 f"No biLM at {MAIN_JOB_EXPORT}/ (options.json, "
                 "weights.hdf5). Run the main job first:\n"

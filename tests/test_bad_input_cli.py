@@ -798,28 +798,13 @@ def test_every_subcommand_has_bad_input_cases():
     assert set(commands.choices) <= tested, set(commands.choices) - tested
 
 
-# Flags of TINY a case gives again with its wrong value.
-_OVERRIDABLE = {"--filters", "--tokens-per-batch", "--num-sampled"}
-
-
-def _without_overridden(argv):
-    """`argv` without the earlier value of a TINY flag that a case gives
-    again (the command refuses a flag given twice)."""
-    last = {flag: i for i, flag in enumerate(argv) if flag in _OVERRIDABLE}
-    drop = set()
-    for i, flag in enumerate(argv):
-        if flag in _OVERRIDABLE and last[flag] != i:
-            drop.update((i, i + 1))
-    return [a for i, a in enumerate(argv) if i not in drop]
-
-
 @pytest.mark.parametrize(
     "argv, words", [case[1:] for case in CASES], ids=[c[0] for c in CASES]
 )
 def test_bad_input_is_one_clear_error_and_loses_nothing(
     processes, runs, capsys, argv, words
 ):
-    argv = _without_overridden([a.format(**runs) for a in argv])
+    argv = [a.format(**runs) for a in argv]
     roots = [runs["inputs"], runs["outputs"], os.path.dirname(runs["run"])]
     before = _snapshot(*roots, FIXTURES)
     status = main(argv)

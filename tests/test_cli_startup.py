@@ -96,6 +96,7 @@ def test_usage_mistake_is_two_lines(argv, usage, error, capsys):
 
 def test_help_shows_the_library_defaults(capsys):
     from keras_elmo.corpus import sentences
+    from keras_elmo.data import token_batches
     from keras_elmo.embedding_files.hdf5_layout import DEFAULT_SENTENCE_BATCH
     from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS
     from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
@@ -107,9 +108,12 @@ def test_help_shows_the_library_defaults(capsys):
             build_parser().parse_args([*argv, "--help"])
         return " ".join(capsys.readouterr().out.split())
 
-    assert f"(default {DEFAULT_SENTENCE_BATCH})" in shown("embed")
+    embed = shown("embed")
+    assert f"(default {DEFAULT_SENTENCE_BATCH})" in embed
     corpus = shown("embed-corpus")
-    assert f"(default {sentences.DEFAULT_MAX_BATCH_TOKENS})" in corpus
+    # One default for the same work on both commands.
+    for text in (embed, corpus):
+        assert f"(default {token_batches.DEFAULT_MAX_BATCH_TOKENS})" in text
     assert f"(default {sentences.DEFAULT_MAX_SENTENCE_TOKENS})" in corpus
     assert f"(default {DEFAULT_MAX_BATCH_TOKENS})" in shown("export-savedmodel")
     train = shown("train")

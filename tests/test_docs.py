@@ -5,14 +5,17 @@ Each page's blocks run in order, Python in one namespace a page and
 fresh directory that holds the files the pages name: options.json /
 weights.hdf5 (the bilm-tf fixture), vocab.txt, sentences.txt,
 heldout.txt, corpus/, runs/mylm (a training run), with the pretrained
-names "original" and "zh" served from 127.0.0.1 (the bilm-tf and
-ELMoForManyLangs fixtures). Blocks that pick JAX or PyTorch run in
+names "original" and "zh" served from 127.0.0.1: "original" as a model
+of its real sizes with random weights (so that what a page prints of it
+is what the real one prints), "zh" as the ELMoForManyLangs fixture (of
+the real one's layers). Blocks that pick JAX or PyTorch run in
 tests/test_backends.py; blocks marked illustrative say why in the page.
 Every `keras-elmo` command of every page, run or not, is parsed by the
 real parser, every `--flag` a page names exists, and `--help` of each
 command ends with examples that parse.
 """
 
+import functools
 import os
 import re
 import shlex
@@ -62,6 +65,67 @@ def _serve_zh(monkeypatch, server):
         source="tests/fixtures/elmo_for_many_langs",
     )
     monkeypatch.setitem(pretrained.PRESETS, "zh", preset)
+
+
+# The published options of "original" (elmo_2x4096_512_2048cnn_2xhighway):
+# 93.6M parameters.
+ORIGINAL_OPTIONS = {
+    "lstm": {
+        "use_skip_connections": True,
+        "projection_dim": 512,
+        "cell_clip": 3,
+        "proj_clip": 3,
+        "dim": 4096,
+        "n_layers": 2,
+    },
+    "char_cnn": {
+        "activation": "relu",
+        "filters": [
+            [1, 32],
+            [2, 32],
+            [3, 64],
+            [4, 128],
+            [5, 256],
+            [6, 512],
+            [7, 1024],
+        ],  # fmt: skip
+        "n_highway": 2,
+        "embedding": {"dim": 16},
+        "n_characters": 262,
+        "max_characters_per_token": 50,
+    },
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _original_files():
+    """`(options bytes, weights bytes)` of a biLM of the original's sizes
+    with random weights (374 MB), made once a process."""
+    import tempfile
+
+    import keras_elmo
+    from keras_elmo.formats.bilm_tf_options import options_to_config
+    from keras_elmo.layers import BiLM
+
+    bilm = BiLM(**options_to_config(ORIGINAL_OPTIONS))
+    bilm.build()
+    with tempfile.TemporaryDirectory() as folder:
+        options = os.path.join(folder, "options.json")
+        weights = os.path.join(folder, "weights.hdf5")
+        keras_elmo.save_bilm(bilm, options, weights)
+        with open(options, "rb") as f, open(weights, "rb") as g:
+            return f.read(), g.read()
+
+
+def _serve_original(monkeypatch, server):
+    from keras_elmo import pretrained
+    from tests import model_server
+
+    options, weights = _original_files()
+    monkeypatch.setitem(model_server.FILES, "/m/options.json", options)
+    monkeypatch.setitem(model_server.FILES, "/m/weights.hdf5", weights)
+    preset = model_server.fixture_preset("original", server.url)
+    monkeypatch.setitem(pretrained.PRESETS, "original", preset)
 
 
 def _work_files(directory):
@@ -153,7 +217,9 @@ def test_page_runs(page, tmp_path, monkeypatch, capsys):
     _work_files(str(work))
     monkeypatch.chdir(work)
     namespace = {}
-    with serve_fixture_as(monkeypatch, tmp_path / "cache", "original") as s:
+    with serve_fixture_as(monkeypatch, tmp_path / "cache") as s:
+        if "original" in read_page(page):
+            _serve_original(monkeypatch, s)
         _serve_zh(monkeypatch, s)
         for block in blocks(page):
             if block.reason or block.backend != "tensorflow":
@@ -453,3 +519,79 @@ def test_the_api_index_lists_every_page():
     for name in os.listdir(API):
         if name != "index.md":
             assert f"]({name})" in index, name
+
+
+# === What a page prints is the named model's ===
+
+# A source a page names: a pretrained name given to a loader or --model,
+# or a training size.
+_NAMED = re.compile(
+    r"""(?:load_bilm|ELMoEmbedding|SentenceEmbedder)\(\s*["']([^"']+)["']"""
+    r"""|--model[ =](\S+)|--size[ =](\w+)"""
+)
+
+
+def _followed(current, match):
+    """The model a page's next prints are about, after `match`: a
+    pretrained name or a training size; None for "original" (served at
+    its real sizes) or the test model named by its path; other paths (a
+    user's run, files) leave it as it was."""
+    from keras_elmo.pretrained import PRESETS
+
+    name = match.group(1) or match.group(2)
+    if match.group(3):
+        return f"--size {match.group(3)}"
+    if name == "original" or "tests/fixtures" in name:
+        return None
+    return name if name in PRESETS else current
+
+
+# A shape with a width in it: (batch, time, width), (layers, ..., width),
+# (width,); (batch, time) is the same for any model.
+_SHAPE = re.compile(r"\(\d+, \d+, \d+|\(\d+,\)")
+
+
+def _printed_under_names(page):
+    """`[(line of code, the name it follows)]`: the shape promises of a
+    page's blocks (illustrative ones too) that follow a pretrained name
+    served here as a test model (every one but "original", which is
+    served at its real sizes) or a training size the page's test run does
+    not have, without saying whose numbers they are."""
+    found, current = [], None
+    for block in blocks(page):
+        for line in block.code.splitlines():
+            for match in _NAMED.finditer(line):
+                current = _followed(current, match)
+            promise = docs_blocks.PROMISE.match(line.strip())
+            if (
+                current
+                and promise
+                and _SHAPE.search(promise.group(1))
+                and "test" not in promise.group(1)
+            ):
+                found.append((line.strip(), current))
+    return found
+
+
+def test_no_page_shows_a_test_model_s_shapes_under_a_real_name():
+    for page in PAGES:
+        assert not _printed_under_names(page), page
+
+
+def test_a_test_model_s_shape_under_a_real_name_is_found(monkeypatch):
+    page = (
+        "```python\n"
+        'bilm = keras_elmo.load_bilm("zh")\n'
+        "print(bilm(x).shape)  # (1, 3, 32)\n"
+        "```\n\n"
+        "```bash\n"
+        "keras-elmo train --size small --output runs/mylm\n"
+        "```\n\n"
+        "```python\n"
+        "print(elmo(x).shape)  # (1, 3, 16): the test run's\n"
+        "print(elmo(x).shape)  # (1, 3, 16)\n"
+        "```\n"
+    )
+    monkeypatch.setattr(docs_blocks, "read_page", lambda page: page)
+    found = [(line, name) for line, name in _printed_under_names(page)]
+    assert [name for _, name in found] == ["zh", "--size small"], found

@@ -99,7 +99,7 @@ def _format(action):
     choices and count of values."""
     kind = action.type
     return (
-        type(action).__name__.replace("StoreOnce", "StoreAction"),
+        type(action).__name__,
         None if kind is None else f"{kind.__module__}.{kind.__name__}",
         repr(action.default),
         None if action.choices is None else tuple(action.choices),

@@ -177,10 +177,12 @@ def test_load_bilm_refuses_arguments_that_change_the_sizes():
     with pytest.raises(KerasElmoError) as raised:
         keras_elmo.load_bilm(RUN, units=24)
     message = str(raised.value)
-    assert "The BiLM arguments ['units'] change the sizes of the run" in message
+    assert raised.value.argument == "units"
+    assert "`units` changes the sizes of the run" in message
     assert (
         ": forward_lstm_0/kernel has shape (8, 64) there but (8, 96) with "
-        "them. Leave out the arguments that set sizes." in message
+        "it. A biLM's sizes come from its weights: leave it out (the "
+        "weights say units=16)." in message
     )
 
 
@@ -373,7 +375,8 @@ def test_a_bad_keyword_is_blamed_on_the_keyword_not_the_file(keyword, value):
     with pytest.raises(KerasElmoError) as raised:
         keras_elmo.load_bilm(OPTIONS, WEIGHTS, **{keyword: value})
     message = str(raised.value)
-    assert message.startswith(f"load_bilm({keyword}=...)"), message
+    assert raised.value.argument == keyword
+    assert message.startswith(f"`{keyword}` must be"), message
     assert "options.json" not in message
     assert not isinstance(raised.value, keras_elmo.WeightFileError)
 

@@ -23,7 +23,6 @@ import gzip
 import importlib
 import os
 import sys
-import weakref
 import zipfile
 
 from keras_elmo.cli.examples import epilog
@@ -113,37 +112,11 @@ def _with_stderr_discarded(function):
         os.close(saved)
 
 
-class _StoreOnce(argparse._StoreAction):
-    """argparse's store action, refusing a flag given twice: argparse
-    keeps the last value, so `embed --input a.txt --input b.txt` (as
-    `embed-corpus` takes several) would read b.txt alone, silently."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.given = None  # a weak reference to the namespace it was given in
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        if self.given is not None and self.given() is namespace:
-            parser.error(
-                f"argument {option_string or self.dest}: given twice; it "
-                "takes one value (the last would silently win). Give it "
-                "once."
-            )
-        self.given = weakref.ref(namespace)
-        super().__call__(parser, namespace, values, option_string)
-
-
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are two lines: the command's
     one-line usage and the error (argparse's default prints the whole
     usage block, 30 lines for `train`), whose help ends with the
-    command's examples (`keras_elmo.cli.examples`), kept as written, and
-    whose flags of one value refuse a second (`_StoreOnce`)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.register("action", None, _StoreOnce)
-        self.register("action", "store", _StoreOnce)
+    command's examples (`keras_elmo.cli.examples`), kept as written."""
 
     def format_help(self):
         examples = epilog(self.prog.partition(" ")[2])

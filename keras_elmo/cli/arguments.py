@@ -1,6 +1,7 @@
 """Argument types and argument groups shared by the subcommands."""
 
 import argparse
+import weakref
 
 from keras_elmo.cli.messages import type_error
 
@@ -31,6 +32,27 @@ positive_int = _number(int, 0, True, "a positive integer")
 positive_float = _number(float, 0.0, True, "a positive number")
 non_negative_float = _number(float, 0.0, False, "a number >= 0")
 non_negative_int = _number(int, 0, False, "an integer >= 0")
+
+
+class OneValue(argparse._StoreAction):
+    """argparse's store action, refusing the flag given twice, for a flag
+    that another command repeats: `embed --input a.txt --input b.txt` (as
+    `embed-corpus` takes several) would read b.txt alone, silently. (Other
+    flags keep argparse's rule, the last wins, which wrappers rely on to
+    override a default they pass.)"""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.given = None  # a weak reference to the namespace it was given in
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if self.given is not None and self.given() is namespace:
+            parser.error(
+                f"argument {option_string}: given twice; it takes one value "
+                "here (the last would silently win). Give it once."
+            )
+        self.given = weakref.ref(namespace)
+        super().__call__(parser, namespace, values, option_string)
 
 
 def output_path(text):

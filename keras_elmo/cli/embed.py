@@ -9,6 +9,7 @@ import sys
 import tempfile
 import time
 
+from keras_elmo.cli.arguments import OneValue
 from keras_elmo.cli.arguments import add_bilm_source
 from keras_elmo.cli.arguments import add_max_batch_tokens
 from keras_elmo.cli.arguments import add_output_layers
@@ -52,6 +53,7 @@ def add_parser(commands):
     io = embed.add_argument_group("input and output")
     io.add_argument(
         "--input",
+        action=OneValue,
         required=True,
         help="sentences, one a line; - (or /dev/stdin) reads standard "
         "input (e.g. `cat text | keras-elmo embed --input - ...`; it is "
