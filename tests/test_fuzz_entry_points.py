@@ -9,12 +9,19 @@ class or flag is fuzzed without editing this file.
 Each is given wrong values drawn by `hypothesis` (wrong types, None,
 bytes, NaN, infinities, huge and negative numbers, odd paths: missing,
 a directory, a device, a FIFO, empty, `-`, long, not UTF-8), one argument
-or flag at a time (the other required ones get wrong values too), and
-must answer with a result or a `KerasElmoError` that names an argument it
-was given wrongly (`error.argument`, or the argument in backticks in the
-message); a command must exit with a status and a message that names a
-flag it was given (or a value), never a traceback. Generators are read,
-so that lazy errors come out.
+or flag at a time, and must answer with a result or a `KerasElmoError`
+that names an argument it was given wrongly (`error.argument`, or the
+argument in backticks in the message); a command must exit with a status
+and a message that names a flag it was given (or a value), never a
+traceback. Generators are read, so that lazy errors come out.
+
+The wrong value must reach the code that uses it, not stop at a missing
+or wrong companion: every other flag a command needs gets a valid value
+(`COMPANIONS`: the test model, a small real input, a fresh output; a
+training run gets tiny sizes and one step), and every command is first
+run with its companions alone, which must succeed. Each flag of each
+command also gets the `SWEEP` value once, beside the drawn examples, so
+that a new flag is reached whatever hypothesis draws.
 
 Time: a fixed budget for the whole file (`BUDGET_S`), shared by the
 entry points in turn: each is probed once (its required arguments None),
@@ -25,6 +32,7 @@ every run (`derandomize`). Commands run in this process (`main(argv)`).
 
 import argparse
 import contextlib
+import functools
 import importlib
 import inspect
 import io
@@ -119,6 +127,122 @@ def _parameters(function):
 def _commands():
     parser = build_parser()
     return sorted(parser.commands.items())
+
+
+# A fresh output path, made anew for each run (with the suffix its
+# command writes).
+FRESH = "<fresh output>"
+_RUNS = itertools.count()
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+MODEL_DIR = os.path.join(FIXTURES, "bilm-tf", "model")
+TRAIN_TEXT = os.path.join(FIXTURES, "bilm-tf", "train", "data.txt")
+TRAIN_VOCAB = os.path.join(FIXTURES, "bilm-tf", "train", "vocab.txt")
+RUN = os.path.join(FIXTURES, "compat", "run")
+# Valid values of the flags a command needs, by flag; where one command
+# takes a flag for something else, by (command, flag). A flag not named
+# here, and not required, is left out unless it is the one fuzzed.
+COMPANIONS = {
+    "--model": MODEL_DIR,
+    "--input": TRAIN_TEXT,
+    "--output": FRESH,
+    "--train": TRAIN_TEXT,
+    "--vocab": TRAIN_VOCAB,
+    "--data": TRAIN_TEXT,
+    ("evaluate", "--model"): RUN,
+    ("export-weights", "--model"): RUN,
+    ("download", "models"): None,  # nothing to download without a network
+}
+# Flags a command gets besides its required ones, so that a run with the
+# companions alone is small (a tiny biLM, one step) and quiet.
+EXTRA = {
+    "train": [
+        "--units", "16", "--projection-dim", "8",
+        "--filters", "[[1, 4], [2, 4]]", "--char-embedding-dim", "4",
+        "--num-highway-layers", "1", "--max-length", "30",
+        "--tokens-per-batch", "64", "--num-sampled", "8", "--steps", "1",
+        "--vocab", TRAIN_VOCAB,
+    ],
+    "embed-corpus": ["--", "--direct_num_workers=1"],
+}  # fmt: skip
+# Flags that stand for one another: fuzzing one leaves the other out and
+# gives its partner a valid value.
+ALTERNATIVES = {
+    "--options": (
+        "--model",
+        "--weights",
+        os.path.join(MODEL_DIR, "lm_weights.hdf5"),
+    ),
+    "--weights": (
+        "--model",
+        "--options",
+        os.path.join(MODEL_DIR, "options.json"),
+    ),
+}
+# The wrong value each flag of each command gets once (but an output path:
+# "-1" is one, and a whole export to it proves nothing), beside the drawn
+# ones: taken as a number, a negative count or rate; as a name, one that
+# is nothing.
+SWEEP = "-1"
+_SUFFIXES = {
+    "embed": ".hdf5",
+    "dump-token-embeddings": ".hdf5",
+    "export-onnx": ".onnx",
+    "export-litert": ".tflite",
+}
+
+
+def _fresh(command, workplace):
+    name = f"out-{command}-{next(_RUNS)}{_SUFFIXES.get(command, '')}"
+    return os.path.join(workplace, "outputs", name)
+
+
+def _companion(command, action):
+    """The valid value of a flag or argument of `command`, or None."""
+    key = action.option_strings[0] if action.option_strings else action.dest
+    return COMPANIONS.get((command, key), COMPANIONS.get(key))
+
+
+def _with_companions(command, parser, workplace, target=None, value=None):
+    """The argv of `command` with `value` for the action `target` and a
+    valid value for every other action it needs; `(argv, given words)`."""
+    flags = {s for a in parser.actions() for s in a.option_strings}
+    target_flag = (
+        target.option_strings[0] if target and target.option_strings else None
+    )
+    left_out, partner = set(), None
+    if target_flag in ALTERNATIVES and "--model" in flags:
+        other, partner_flag, partner_value = ALTERNATIVES[target_flag]
+        left_out.add(other)
+        partner = (partner_flag, partner_value)
+    argv, given = [command], []
+    tail = []
+    for action in _arguments(parser):
+        key = action.option_strings[0] if action.option_strings else None
+        if action is target:
+            words = _argv(action, value)
+            given += [word for word in words if word != "--"]
+        elif key in left_out or not (action.required or key == "--model"):
+            continue
+        else:
+            companion = _companion(command, action)
+            if companion is None:
+                continue
+            if companion == FRESH:
+                companion = _fresh(command, workplace)
+            words = _argv(action, companion)
+        if action.nargs == argparse.REMAINDER:
+            tail = words
+        else:
+            argv += words
+    if partner is not None:
+        argv += list(partner)
+    extra = EXTRA.get(command, [])
+    remainder = extra[extra.index("--") :] if "--" in extra else []
+    options = extra[: len(extra) - len(remainder)]
+    for i in range(0, len(options), 2):
+        if options[i] not in argv:
+            argv += options[i : i + 2]
+    return argv + (tail or remainder), given
 
 
 CALLABLES = _public_callables()
@@ -325,17 +449,74 @@ def _quiet_home(workplace, monkeypatch):
     keras_elmo.pretrained.set_mirror(None)
 
 
+@functools.lru_cache(maxsize=1)
+def _test_bilm():
+    return keras_elmo.load_bilm(MODEL_DIR)
+
+
+# Valid values of the required arguments not fuzzed, by argument name, or
+# by (entry point, argument) where one takes the name for something else
+# (a function: made for each call). An argument named nowhere gets a wrong
+# value too.
+ARGUMENT_COMPANIONS = {
+    "bilm": _test_bilm,
+    "source": lambda: MODEL_DIR,
+    "sentences": lambda: [["The", "cat", "."], ["Hi"]],
+    "tokens": lambda: [["The", "cat", "."], ["Hi", "", ""]],
+    "units": lambda: 8,
+    "vocabulary_size": lambda: 10,
+    "file_patterns": lambda: TRAIN_TEXT,
+    "files": lambda: [TRAIN_TEXT],
+    "description": lambda: "a test source",
+    "options": lambda: os.path.join(MODEL_DIR, "options.json"),
+    "weights": lambda: os.path.join(MODEL_DIR, "lm_weights.hdf5"),
+    ("keras_elmo.data.Vocabulary", "tokens"): lambda: [
+        "<S>",
+        "</S>",
+        "<UNK>",
+        "a",
+    ],  # fmt: skip
+    ("keras_elmo.sources.ExportFolder", "path"): lambda: MODEL_DIR,
+    ("keras_elmo.sources.RunFolder", "path"): lambda: RUN,
+}
+
+
+def _argument_companion(label, name):
+    """A valid value of argument `name` of `label`, or `_NONE`."""
+    make = ARGUMENT_COMPANIONS.get((label, name), ARGUMENT_COMPANIONS.get(name))
+    return _NONE if make is None else make()
+
+
+_NONE = object()
+
+
+def _call_arguments(label, parameters, draw, target):
+    """`(kwargs, wrong names)`: a drawn wrong value for `target` (and for
+    a required argument with no companion), companions for the other
+    required ones, small sizes for the rest named in `SMALL`."""
+    kwargs, wrong = {}, set()
+    for p in parameters:
+        required = p.default is inspect.Parameter.empty
+        companion = _argument_companion(label, p.name) if required else _NONE
+        if p is target or (required and companion is _NONE):
+            kwargs[p.name] = draw(p.name)
+            wrong.add(p.name)
+        elif required:
+            kwargs[p.name] = companion
+        elif p.name in SMALL:
+            kwargs[p.name] = SMALL[p.name]
+    return kwargs, wrong
+
+
 @pytest.mark.parametrize(
     "function, label", CALLABLES, ids=[label for _, label in CALLABLES]
 )
 def test_public_callables_take_wrong_values(function, label, workplace):
     parameters = _parameters(function)
-    required = {
-        p.name: None for p in parameters if p.default is inspect.Parameter.empty
-    }
-    examples = _examples(
-        lambda: _check_call(function, label, required, set(required))
+    probe, wrong = _call_arguments(
+        label, parameters, lambda name: None, target=None
     )
+    examples = _examples(lambda: _check_call(function, label, probe, wrong))
 
     @settings(FUZZ_SETTINGS, max_examples=examples)
     @given(data=st.data())
@@ -344,13 +525,12 @@ def test_public_callables_take_wrong_values(function, label, workplace):
             _check_call(function, label, {}, set())
             return
         target = data.draw(st.sampled_from(parameters), label="argument")
-        kwargs, wrong = {}, set()
-        for p in parameters:
-            if p is target or p.default is inspect.Parameter.empty:
-                kwargs[p.name] = data.draw(_wrong_values(workplace), p.name)
-                wrong.add(p.name)
-            elif p.name in SMALL:
-                kwargs[p.name] = SMALL[p.name]
+        kwargs, wrong = _call_arguments(
+            label,
+            parameters,
+            lambda name: data.draw(_wrong_values(workplace), name),
+            target,
+        )
         _check_call(function, label, kwargs, wrong)
 
     try:
@@ -415,26 +595,32 @@ def _run(argv):
 def test_command_flags_take_wrong_values(command, parser, workplace):
     arguments = _arguments(parser)
     flags = {s for a in parser.actions() for s in a.option_strings}
-    required = [a for a in arguments if a.required]
-    probe = [command]
-    for action in required:
-        probe += _argv(action, "")
-    examples = _examples(lambda: _check_command(probe, [""], flags))
+    base, _ = _with_companions(command, parser, workplace)
+    ran = []
+    examples = _examples(lambda: ran.append(_run(base)))
+    status, err = ran[0]
+    # The companions are valid: a wrong value is what a run meets first.
+    if command != "download":  # its names need a network
+        assert status == 0, (base, err[-2000:])
+    for action in arguments:
+        if _companion(command, action) == FRESH:
+            continue
+        argv, wrong = _with_companions(
+            command, parser, workplace, action, SWEEP
+        )
+        _check_command(argv, wrong, flags)
 
     @settings(FUZZ_SETTINGS, max_examples=examples)
     @given(data=st.data())
     def fuzz(data):
-        argv, given = [command], []
+        argv, wrong = [command], []
         if arguments:
             target = data.draw(st.sampled_from(arguments), label="argument")
-            for action in arguments:
-                if action is not target and not action.required:
-                    continue
-                value = data.draw(_wrong_words(workplace), label=action.dest)
-                words = _argv(action, value)
-                argv += words
-                given += [word for word in words if word != "--"]
-        _check_command(argv, given, flags)
+            value = data.draw(_wrong_words(workplace), label=target.dest)
+            argv, wrong = _with_companions(
+                command, parser, workplace, target, value
+            )
+        _check_command(argv, wrong, flags)
 
     try:
         fuzz()

@@ -264,12 +264,14 @@ def check_vocabulary(vocabulary, encoder, source=None):
         raise KerasElmoError(
             "A word-input biLM needs its vocabulary (the vocab.txt it was "
             "trained with, one token a line) to turn words into ids; pass "
-            "vocabulary=..."
+            "vocabulary=...",
+            "vocabulary",
         )
     if isinstance(vocabulary, (str, os.PathLike)):
         vocabulary = os.fspath(vocabulary)
         source = source or f"Vocabulary file {vocabulary}"
-        vocabulary = Vocabulary.from_file(vocabulary)
+        with about("vocabulary"):  # a missing or damaged file
+            vocabulary = Vocabulary.from_file(vocabulary)
     elif not isinstance(vocabulary, Vocabulary):
         try:
             vocabulary = Vocabulary(

@@ -15,6 +15,7 @@ from keras_elmo.errors.blame import about
 from keras_elmo.layers import backends
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.keras_export import refuse_keras_export
+from keras_elmo.layers.limits import MAX_LAYERS
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.validation import check_batch_structure
 from keras_elmo.layers.validation import keras_layer_config
@@ -113,8 +114,9 @@ class ELMoEmbedding(keras.layers.Layer):
             `dtype` when one is given, else in the global Keras policy
             (float32 unless set), never in the precision a training run
             was trained in.
-        num_output_representations: int. Number of independent mixes; with
-            more than one the layer returns a list. Defaults to `1`.
+        num_output_representations: int. Number of independent mixes (at
+            most 256); with more than one the layer returns a list.
+            Defaults to `1`.
         dropout: float. Dropout on each mixed output. Defaults to `0.5`.
         l2_coef: float. L2 penalty on each mix's scalar weights. Defaults
             to `0.0` (the paper uses 0.001).
@@ -179,10 +181,12 @@ class ELMoEmbedding(keras.layers.Layer):
         super().__init__(**kwargs)
         bilm = _as_bilm(bilm, kwargs.get("dtype"))
         self.bilm = bilm
+        # Each is a ScalarMix layer made here (see layers/limits.py).
         self.num_output_representations = check_integer(
             num_output_representations,
             "num_output_representations",
             minimum=1,
+            maximum=MAX_LAYERS,
         )
         self.dropout = check_fraction(dropout, "dropout")
         self.l2_coef = check_number(l2_coef, "l2_coef", minimum=0.0)

@@ -112,8 +112,9 @@ def check_bilm_vocabulary(encoder, vocabulary, where):
     files) as `WeightFileError`s."""
     if not encoder.needs_vocabulary:
         raise WeightFileError(
-            f"vocabulary= is for word-input biLMs; the biLM of {where} reads "
-            f"{encoder.name} and takes any word. Drop it."
+            f"`vocabulary` is for word-input biLMs; the biLM of {where} "
+            f"reads {encoder.name} and takes any word. Drop it.",
+            "vocabulary",
         )
     try:
         return check_vocabulary(vocabulary, encoder)
