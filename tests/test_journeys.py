@@ -1,0 +1,281 @@
+"""The guides' journeys, run the way a user runs them: each step in a
+fresh process (a `keras-elmo` command or a short Python script), reading
+only what the step before it wrote, with the commands and code of the
+pages.
+
+- Pretraining -> Keras -> deploy (docs/pretraining.md, keras.md,
+  deploy.md): train a biLM on a small text, export it, build and train a
+  tagger on it, save it; load it in a new process; export it whole to
+  ONNX; tag with the runtime in a process without TensorFlow or Keras.
+- Corpus -> PyTorch (docs/corpus.md, pytorch.md): `embed-corpus` a
+  folder of text, read it into PyTorch tensors; the same vectors as
+  `keras-elmo embed` writes.
+- Proteins (docs/proteins.md): one residue a token, per-residue and
+  per-protein vectors of a SeqVec-style biLM, by the command and by the
+  page's Python recipe, in two processes.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from tests.helpers import MODEL_DIR
+from tests.helpers import ROOT
+from tests.helpers import subprocess_env
+
+EWT = os.path.join(ROOT, "data", "ud_english_ewt", "train.upos.tsv")
+CORPUS = os.path.join(ROOT, "tests", "fixtures", "bilm-tf", "train", "data.txt")
+TINY = [
+    "--units", "16", "--projection-dim", "8",
+    "--filters", "[[1, 4], [2, 4]]", "--char-embedding-dim", "4",
+    "--num-highway-layers", "1", "--max-length", "30",
+    "--tokens-per-batch", "64", "--num-sampled", "8",
+]  # fmt: skip
+
+
+def _step(folder, *argv, env=None):
+    """One step of a journey in a fresh process, in `folder`; its stdout."""
+    ran = subprocess.run(
+        [sys.executable, *argv],
+        cwd=folder,
+        env=env or subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ran.returncode == 0, (
+        argv[:3],
+        ran.stdout[-2000:],
+        ran.stderr[-3000:],
+    )
+    return ran.stdout
+
+
+def _command(folder, *argv):
+    return _step(folder, "-m", "keras_elmo.cli", *argv)
+
+
+def _python(folder, code, env=None):
+    return _step(folder, "-c", code, env=env)
+
+
+# === Pretraining -> Keras -> deploy ===
+
+# docs/keras.md's tagger on the exported biLM, trained on a few sentences
+# of UD English-EWT, saved with the tokens it is checked on and its tags.
+TRAIN_TAGGER = r"""
+import json
+import keras
+import numpy as np
+import tensorflow as tf
+import keras_elmo
+
+sentences, words, tags = [], [], []
+for line in open(EWT, encoding="utf-8"):
+    line = line.rstrip("\n")
+    if line:
+        word, tag = line.split("\t")
+        words.append(word)
+        tags.append(tag)
+    elif words:
+        sentences.append((words[:12], tags[:12]))
+        words, tags = [], []
+    if len(sentences) == 32:
+        break
+names = sorted({t for _, ts in sentences for t in ts})
+width = max(len(w) for w, _ in sentences)
+x = tf.constant([w + [""] * (width - len(w)) for w, _ in sentences])
+y = np.array([[names.index(t) for t in ts] + [0] * (width - len(ts))
+              for _, ts in sentences])
+
+tokens = keras.Input(shape=(None,), dtype="string", name="tokens")
+h = keras_elmo.ELMoEmbedding("run/export", name="elmo")(tokens)
+h = keras.layers.Bidirectional(keras.layers.LSTM(8, return_sequences=True))(h)
+tags = keras.layers.Dense(len(names), activation="softmax", name="tags")(h)
+tagger = keras.Model(tokens, tags)
+tagger.compile("adam", "sparse_categorical_crossentropy")
+tagger.fit(x, y, epochs=1, batch_size=8, verbose=0)
+tagger.save("tagger.keras")
+check = x[:4]
+json.dump([[t.decode() for t in row] for row in check.numpy()],
+          open("check_tokens.json", "w"))
+np.save("check_tags.npy", keras.ops.convert_to_numpy(tagger(check)))
+""".replace("EWT", repr(EWT))
+
+# A new process that only imports and loads.
+LOAD_TAGGER = r"""
+import json
+import keras
+import keras_elmo
+import numpy as np
+import tensorflow as tf
+
+tagger = keras.saving.load_model("tagger.keras")
+check = tf.constant(json.load(open("check_tokens.json")))
+got = keras.ops.convert_to_numpy(tagger(check))
+np.testing.assert_allclose(got, np.load("check_tags.npy"), atol=1e-6)
+print("loaded", got.shape)
+"""
+
+# On the device: NumPy and the runtime, no TensorFlow, no Keras.
+RUN_ON_DEVICE = r"""
+import json
+import sys
+import numpy as np
+from keras_elmo.runtime import ONNXModel
+
+device = ONNXModel("tagger.onnx", num_threads=1)
+check = json.load(open("check_tokens.json"))
+sentences = [[t for t in row if t] for row in check]
+got = device({"tokens": sentences})
+want = np.load("check_tags.npy")
+for row, sentence in enumerate(sentences):
+    n = len(sentence)
+    np.testing.assert_allclose(got[row, :n], want[row, :n], atol=1e-4)
+loaded = [m for m in ("tensorflow", "keras") if m in sys.modules]
+assert not loaded, loaded
+print("tagged", got.shape)
+"""
+
+
+def test_pretrain_export_tag_save_load_deploy(tmp_path):
+    folder = str(tmp_path)
+    _command(
+        folder, "train", "--train", CORPUS, "--build-vocab",
+        "--output", "run", *TINY, "--steps", "2", "--quiet",
+    )  # fmt: skip
+    _command(
+        folder, "export-weights", "--model", "run", "--output", "run/export"
+    )
+    _python(folder, TRAIN_TAGGER)
+    assert "loaded (4," in _python(folder, LOAD_TAGGER)
+    _command(
+        folder, "export-onnx", "--model", "tagger.keras", "--output",
+        "tagger.onnx",
+    )  # fmt: skip
+    env = subprocess_env()
+    env.pop("TF_CPP_MIN_LOG_LEVEL")
+    assert "tagged (4," in _python(folder, RUN_ON_DEVICE, env=env)
+    # The biLM inside the saved tagger (frozen: fine_tune=False) is the
+    # exported one, exactly, loaded with another setting too.
+    _python(
+        folder,
+        "import numpy as np, keras_elmo\n"
+        "from keras_elmo.layers.bilm_weights import learned_weights\n"
+        "a = keras_elmo.load_bilm('tagger.keras', stateful=True)\n"
+        "b = keras_elmo.load_bilm('run/export')\n"
+        "pairs = list(zip(learned_weights(a), learned_weights(b)))\n"
+        "assert len(pairs) == len(b.weights) > 20\n"
+        "for x, y in pairs:\n"
+        "    np.testing.assert_array_equal(x.numpy(), y.numpy())\n",
+    )
+
+
+# === Corpus -> PyTorch ===
+
+READ_INTO_TORCH = r"""
+import json
+import numpy as np
+import torch
+import h5py
+from keras_elmo.corpus import read_embeddings
+
+vectors = {
+    (file, line): torch.from_numpy(array)
+    for file, line, array in read_embeddings("elmo-out")
+}
+with h5py.File("top.hdf5") as f:
+    for (file, line), tensor in vectors.items():
+        assert isinstance(tensor, torch.Tensor)
+        want = f[str(line - 1)][...]
+        np.testing.assert_allclose(tensor.numpy(), want, atol=1e-6)
+print(len(vectors), sorted({f.rsplit("/", 1)[-1] for f, _ in vectors}))
+"""
+
+
+def test_embed_a_corpus_and_read_it_into_pytorch(tmp_path):
+    folder = str(tmp_path)
+    os.mkdir(tmp_path / "corpus")
+    lines = ["The cat sat on the mat .", "Hello world", "A third one here ."]
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / "corpus" / name).write_text("\n".join(lines) + "\n")
+    _command(
+        folder, "embed-corpus", "--model", MODEL_DIR, "--input",
+        "corpus/*.txt", "--output", "elmo-out", "--top",
+    )  # fmt: skip
+    # The same lines through `embed`, by line number (a.txt and b.txt
+    # hold the same text).
+    _command(
+        folder, "embed", "--model", MODEL_DIR, "--input", "corpus/a.txt",
+        "--output", "top.hdf5", "--top", "--quiet",
+    )  # fmt: skip
+    printed = _python(folder, READ_INTO_TORCH).strip().splitlines()[-1]
+    assert printed == "6 ['a.txt', 'b.txt']", printed
+
+
+# === Proteins ===
+
+# docs/proteins.md's recipe, on the same sequences.
+PROTEIN_RECIPE = r"""
+import json
+import keras
+import numpy as np
+import keras_elmo
+
+bilm = keras_elmo.load_bilm(MODEL_DIR)
+out = {}
+for line in open("proteins.txt"):
+    seq = line.split()
+    ids = keras_elmo.batch_to_ids([seq])
+    layers = bilm(ids)["layer_outputs"]
+    per_residue = np.stack([keras.ops.convert_to_numpy(x)[0] for x in layers])
+    out["".join(seq)] = per_residue.sum(axis=0).mean(axis=0).tolist()
+json.dump(out, open("recipe.json", "w"))
+""".replace("MODEL_DIR", repr(MODEL_DIR))
+
+
+def test_per_residue_and_per_protein_vectors(tmp_path):
+    folder = str(tmp_path)
+    sequences = ["MVTYDFGSDEMHD", "MKV", "ACDEFGHIKLMNPQRSTVWY" * 3]
+    (tmp_path / "proteins.txt").write_text(
+        "".join(" ".join(seq) + "\n" for seq in sequences)
+    )
+    _command(
+        folder, "embed", "--model", MODEL_DIR, "--input", "proteins.txt",
+        "--output", "residues.hdf5", "--quiet",
+    )  # fmt: skip
+    _python(folder, PROTEIN_RECIPE)
+    with open(tmp_path / "recipe.json") as f:
+        recipe = json.load(f)
+    with h5py.File(tmp_path / "residues.hdf5") as f:
+        for i, seq in enumerate(sequences):
+            per_residue = f[str(i)][...]  # (layers, residues, 2P)
+            assert per_residue.shape[:2] == (3, len(seq))
+            per_protein = per_residue.sum(axis=0).mean(axis=0)
+            np.testing.assert_allclose(per_protein, recipe[seq], atol=1e-5)
+
+
+@pytest.mark.large
+def test_the_main_job_s_steps_chain(tmp_path):
+    # The README's main job, shortened: train, evaluate, export, embed,
+    # each a fresh process reading what the one before wrote.
+    folder = str(tmp_path)
+    _command(
+        folder, "train", "--train", CORPUS, "--build-vocab",
+        "--validation", CORPUS, "--output", "run", *TINY, "--steps", "4",
+        "--quiet",
+    )  # fmt: skip
+    printed = _command(folder, "evaluate", "--model", "run", "--data", CORPUS)
+    assert "perplexity" in printed
+    _command(folder, "export-weights", "--model", "run", "--output", "export")
+    _command(
+        folder, "embed", "--model", "export", "--input", CORPUS, "--output",
+        "embedded.hdf5", "--quiet",
+    )  # fmt: skip
+    with h5py.File(tmp_path / "embedded.hdf5") as f:
+        assert f["0"].shape[0] == 3
