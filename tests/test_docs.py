@@ -67,36 +67,6 @@ def _serve_zh(monkeypatch, server):
     monkeypatch.setitem(pretrained.PRESETS, "zh", preset)
 
 
-# The published options of "original" (elmo_2x4096_512_2048cnn_2xhighway):
-# 93.6M parameters.
-ORIGINAL_OPTIONS = {
-    "lstm": {
-        "use_skip_connections": True,
-        "projection_dim": 512,
-        "cell_clip": 3,
-        "proj_clip": 3,
-        "dim": 4096,
-        "n_layers": 2,
-    },
-    "char_cnn": {
-        "activation": "relu",
-        "filters": [
-            [1, 32],
-            [2, 32],
-            [3, 64],
-            [4, 128],
-            [5, 256],
-            [6, 512],
-            [7, 1024],
-        ],  # fmt: skip
-        "n_highway": 2,
-        "embedding": {"dim": 16},
-        "n_characters": 262,
-        "max_characters_per_token": 50,
-    },
-}
-
-
 @functools.lru_cache(maxsize=1)
 def _original_files():
     """`(options bytes, weights bytes)` of a biLM of the original's sizes
@@ -104,10 +74,11 @@ def _original_files():
     import tempfile
 
     import keras_elmo
-    from keras_elmo.formats.bilm_tf_options import options_to_config
     from keras_elmo.layers import BiLM
+    from keras_elmo.training.sizes import SIZES
 
-    bilm = BiLM(**options_to_config(ORIGINAL_OPTIONS))
+    # The published elmo_2x4096_512_2048cnn_2xhighway: 93.6M parameters.
+    bilm = BiLM(**SIZES["original"])
     bilm.build()
     with tempfile.TemporaryDirectory() as folder:
         options = os.path.join(folder, "options.json")

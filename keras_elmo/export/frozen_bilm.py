@@ -4,6 +4,7 @@ dropout, not trainable, float32, with the biLM's weights."""
 import numpy as np
 
 from keras_elmo.layers.bilm import BiLM
+from keras_elmo.layers.bilm_weights import learned_weights
 
 
 def frozen_bilm(bilm, **config):
@@ -27,17 +28,7 @@ def frozen_bilm(bilm, **config):
     )
     copy = BiLM.from_config(config)
     copy.build()
-    copy.set_weights([np.asarray(w.numpy(), "float32") for w in _weights(bilm)])
+    copy.set_weights(
+        [np.asarray(w.numpy(), "float32") for w in learned_weights(bilm)]
+    )
     return copy
-
-
-def _weights(bilm):
-    """The weights of `bilm` without the carried state of a stateful one
-    (its `state_variables`, `[layer][direction][c, h]`)."""
-    state = {
-        id(variable)
-        for per_layer in getattr(bilm, "state_variables", [])
-        for per_direction in per_layer
-        for variable in per_direction
-    }
-    return [w for w in bilm.weights if id(w) not in state]

@@ -22,6 +22,7 @@ from keras_elmo.layers import Highway
 from keras_elmo.layers import ProjectedLSTM
 from keras_elmo.layers import ScalarMix
 from tests.backend_checks.held_classes import held_classes
+from tests.helpers import tiny_bilm_kwargs
 
 SENTENCES = [["The", "cat", "sat", "."], ["Hi", "!"], ["ünïcode"]]
 
@@ -48,14 +49,7 @@ def language_model():
     from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
     from keras_elmo.training.learning_rate import WarmupDecay
 
-    bilm = BiLM(
-        filters=[[1, 4], [2, 4]],
-        char_embedding_dim=4,
-        num_highway_layers=1,
-        units=8,
-        projection_dim=4,
-        num_layers=2,
-    )
+    bilm = BiLM(**tiny_bilm_kwargs())
     model = ELMoLanguageModel(bilm, vocabulary_size=12, num_sampled=12)
     schedule = WarmupDecay(0.2, warmup_steps=2, total_steps=10)
     model.compile(optimizer=LossScaleOptimizer(SparseAdagrad(schedule)))
