@@ -13,6 +13,11 @@ pages.
 - Proteins (docs/proteins.md): one residue a token, per-residue and
   per-protein vectors of a SeqVec-style biLM, by the command and by the
   page's Python recipe, in two processes.
+- Deploy to a phone (getting-started.md's third path, deploy.md): export
+  an int8 LiteRT file, check it with `keras-elmo embed --model FILE`,
+  and run it with `LiteRTBiLM` in a process without TensorFlow.
+- Embed sentences from PyTorch (pytorch.md): the page's `DataLoader`
+  block on `KERAS_BACKEND=torch`, equal to `keras-elmo embed --top`.
 """
 
 import json
@@ -258,6 +263,105 @@ def test_per_residue_and_per_protein_vectors(tmp_path):
             assert per_residue.shape[:2] == (3, len(seq))
             per_protein = per_residue.sum(axis=0).mean(axis=0)
             np.testing.assert_allclose(per_protein, recipe[seq], atol=1e-5)
+
+
+# === Deploy to a phone (docs/getting-started.md, deploy.md) ===
+
+# Step 2 of "On a phone", in Python: the file against the float32 biLM,
+# in a process without TensorFlow (the runtime and NumPy only).
+CHECK_ON_A_COMPUTER = r"""
+import sys
+import h5py
+import numpy as np
+from keras_elmo.runtime import LiteRTBiLM
+
+bilm = LiteRTBiLM("elmo-int8.tflite")
+sentences = [line.split() for line in open("sentences.txt")]
+out = bilm(sentences)
+with h5py.File("check.hdf5") as f:
+    for i, sentence in enumerate(sentences):
+        n = len(sentence)
+        got = np.stack([layer[i, :n] for layer in out["layer_outputs"]])
+        np.testing.assert_allclose(got, f[str(i)][...], atol=1e-5)
+with h5py.File("float32.hdf5") as f:
+    worst = max(
+        float(np.max(np.abs(
+            np.stack([layer[i, :len(s)] for layer in out["layer_outputs"]])
+            - f[str(i)][...]
+        )))
+        for i, s in enumerate(sentences)
+    )
+loaded = [m for m in ("tensorflow", "keras") if m in sys.modules]
+assert not loaded, loaded
+print(bilm.precision, worst)
+"""
+
+
+def test_export_a_phone_file_check_it_and_run_it_without_tensorflow(tmp_path):
+    folder = str(tmp_path)
+    (tmp_path / "sentences.txt").write_text(
+        "The cat sat on the mat .\nHello world\nÜnïcödé too\n"
+    )
+    _command(
+        folder, "export-litert", "--model", MODEL_DIR, "--precision",
+        "int8", "--output", "elmo-int8.tflite",
+    )  # fmt: skip
+    for model, output in (
+        (MODEL_DIR, "float32"),
+        ("elmo-int8.tflite", "check"),
+    ):
+        _command(
+            folder, "embed", "--model", model, "--input", "sentences.txt",
+            "--output", f"{output}.hdf5", "--quiet",
+        )  # fmt: skip
+    env = subprocess_env()
+    env.pop("TF_CPP_MIN_LOG_LEVEL")
+    precision, worst = _python(folder, CHECK_ON_A_COMPUTER, env=env).split()
+    assert precision == "int8"
+    # int8 weights: near the float32 biLM, not equal to it.
+    assert 0.0 < float(worst) < 0.5, worst
+
+
+# === Embed sentences from PyTorch (docs/pytorch.md) ===
+
+# The page's block, on KERAS_BACKEND=torch, in its own process.
+EMBED_FROM_PYTORCH = r"""
+import os
+
+os.environ["KERAS_BACKEND"] = "torch"
+import h5py
+import numpy as np
+import torch
+
+import keras_elmo
+from keras_elmo.data import TokenBatcher
+
+bilm = keras_elmo.load_bilm(MODEL_DIR)
+sentences = [line.split() for line in open("sentences.txt")]
+loader = torch.utils.data.DataLoader(
+    sentences, batch_size=2, collate_fn=TokenBatcher(bilm)
+)
+vectors = []
+with torch.no_grad():
+    for ids in loader:
+        top = bilm(torch.as_tensor(ids))["layer_outputs"][-1]
+        lengths = (torch.as_tensor(ids) != 0).any(-1).sum(-1)
+        vectors += [row[:n] for row, n in zip(top, lengths)]
+with h5py.File("top.hdf5") as f:
+    for i, vector in enumerate(vectors):
+        np.testing.assert_allclose(vector.numpy(), f[str(i)][...], atol=1e-5)
+print(len(vectors))
+""".replace("MODEL_DIR", repr(MODEL_DIR))
+
+
+def test_embed_sentences_from_pytorch_as_the_command_does(tmp_path):
+    folder = str(tmp_path)
+    (tmp_path / "sentences.txt").write_text("The cat sat .\nHello world\nHi\n")
+    _command(
+        folder, "embed", "--model", MODEL_DIR, "--input", "sentences.txt",
+        "--output", "top.hdf5", "--top", "--quiet",
+    )  # fmt: skip
+    assert _python(folder, EMBED_FROM_PYTORCH).strip().endswith("3")
 
 
 @pytest.mark.large
