@@ -25,6 +25,11 @@ TINY_TRAIN_FLAGS = [
     "--num-highway-layers", "1",
     "--max-length", "30",
 ]  # fmt: skip
+# The bilm-tf fixture's training text and vocabulary, and a training run
+# of a tiny biLM (tests/fixtures/compat/make_compat_fixture.py).
+TRAIN_TEXT = os.path.join(FIXTURES, "train", "data.txt")
+TRAIN_VOCAB = os.path.join(FIXTURES, "train", "vocab.txt")
+COMPAT_RUN = os.path.join(os.path.dirname(FIXTURES), "compat", "run")
 
 
 def subprocess_env(**extra):

@@ -564,5 +564,5 @@ def test_a_test_model_s_shape_under_a_real_name_is_found(monkeypatch):
         "```\n"
     )
     monkeypatch.setattr(docs_blocks, "read_page", lambda page: page)
-    found = [(line, name) for line, name in _printed_under_names(page)]
+    found = _printed_under_names(page)
     assert [name for _, name in found] == ["zh", "--size small"], found

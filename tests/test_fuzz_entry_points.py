@@ -53,6 +53,13 @@ import keras_elmo
 from keras_elmo.cli import build_parser
 from keras_elmo.cli import main
 from keras_elmo.errors import KerasElmoError
+from tests.helpers import COMPAT_RUN
+from tests.helpers import MODEL_DIR
+from tests.helpers import OPTIONS
+from tests.helpers import TINY_TRAIN_FLAGS
+from tests.helpers import TRAIN_TEXT
+from tests.helpers import TRAIN_VOCAB
+from tests.helpers import WEIGHTS
 
 # Seconds for the whole file (the imports and the first call of each
 # entry point aside), spread over the entry points.
@@ -133,11 +140,6 @@ def _commands():
 # command writes).
 FRESH = "<fresh output>"
 _RUNS = itertools.count()
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
-MODEL_DIR = os.path.join(FIXTURES, "bilm-tf", "model")
-TRAIN_TEXT = os.path.join(FIXTURES, "bilm-tf", "train", "data.txt")
-TRAIN_VOCAB = os.path.join(FIXTURES, "bilm-tf", "train", "vocab.txt")
-RUN = os.path.join(FIXTURES, "compat", "run")
 # Valid values of the flags a command needs, by flag; where one command
 # takes a flag for something else, by (command, flag). A flag not named
 # here, and not required, is left out unless it is the one fuzzed.
@@ -148,35 +150,25 @@ COMPANIONS = {
     "--train": TRAIN_TEXT,
     "--vocab": TRAIN_VOCAB,
     "--data": TRAIN_TEXT,
-    ("evaluate", "--model"): RUN,
-    ("export-weights", "--model"): RUN,
+    ("evaluate", "--model"): COMPAT_RUN,
+    ("export-weights", "--model"): COMPAT_RUN,
     ("download", "models"): None,  # nothing to download without a network
 }
 # Flags a command gets besides its required ones, so that a run with the
-# companions alone is small (a tiny biLM, one step) and quiet.
+# companions alone is small (a tiny biLM, one step); and what follows its
+# `--` (Beam's options).
 EXTRA = {
     "train": [
-        "--units", "16", "--projection-dim", "8",
-        "--filters", "[[1, 4], [2, 4]]", "--char-embedding-dim", "4",
-        "--num-highway-layers", "1", "--max-length", "30",
-        "--tokens-per-batch", "64", "--num-sampled", "8", "--steps", "1",
-        "--vocab", TRAIN_VOCAB,
+        *TINY_TRAIN_FLAGS, "--tokens-per-batch", "64", "--num-sampled", "8",
+        "--steps", "1", "--vocab", TRAIN_VOCAB,
     ],
-    "embed-corpus": ["--", "--direct_num_workers=1"],
 }  # fmt: skip
-# Flags that stand for one another: fuzzing one leaves the other out and
-# gives its partner a valid value.
-ALTERNATIVES = {
-    "--options": (
-        "--model",
-        "--weights",
-        os.path.join(MODEL_DIR, "lm_weights.hdf5"),
-    ),
-    "--weights": (
-        "--model",
-        "--options",
-        os.path.join(MODEL_DIR, "options.json"),
-    ),
+REMAINDER = {"embed-corpus": ["--direct_num_workers=1"]}
+# Flags that stand for --model together: fuzzing one leaves --model out
+# and gives its partner a valid value.
+PARTNERS = {
+    "--options": ("--weights", WEIGHTS),
+    "--weights": ("--options", OPTIONS),
 }
 # The wrong value each flag of each command gets once (but an output path:
 # "-1" is one, and a whole export to it proves nothing), beside the drawn
@@ -205,23 +197,20 @@ def _companion(command, action):
 def _with_companions(command, parser, workplace, target=None, value=None):
     """The argv of `command` with `value` for the action `target` and a
     valid value for every other action it needs; `(argv, given words)`."""
-    flags = {s for a in parser.actions() for s in a.option_strings}
     target_flag = (
         target.option_strings[0] if target and target.option_strings else None
     )
-    left_out, partner = set(), None
-    if target_flag in ALTERNATIVES and "--model" in flags:
-        other, partner_flag, partner_value = ALTERNATIVES[target_flag]
-        left_out.add(other)
-        partner = (partner_flag, partner_value)
-    argv, given = [command], []
-    tail = []
+    takes_model = any("--model" in a.option_strings for a in parser.actions())
+    partner = PARTNERS.get(target_flag, ()) if takes_model else ()
+    argv, given, tail = [command], [], ["--", *REMAINDER.get(command, [])]
     for action in _arguments(parser):
         key = action.option_strings[0] if action.option_strings else None
         if action is target:
             words = _argv(action, value)
             given += [word for word in words if word != "--"]
-        elif key in left_out or not (action.required or key == "--model"):
+        elif (key == "--model" and partner) or not (
+            action.required or key == "--model"
+        ):
             continue
         else:
             companion = _companion(command, action)
@@ -234,15 +223,11 @@ def _with_companions(command, parser, workplace, target=None, value=None):
             tail = words
         else:
             argv += words
-    if partner is not None:
-        argv += list(partner)
     extra = EXTRA.get(command, [])
-    remainder = extra[extra.index("--") :] if "--" in extra else []
-    options = extra[: len(extra) - len(remainder)]
-    for i in range(0, len(options), 2):
-        if options[i] not in argv:
-            argv += options[i : i + 2]
-    return argv + (tail or remainder), given
+    for i in range(0, len(extra), 2):
+        if extra[i] not in argv:
+            argv += extra[i : i + 2]
+    return [*argv, *partner, *(tail if len(tail) > 1 else [])], given
 
 
 CALLABLES = _public_callables()
@@ -468,8 +453,8 @@ ARGUMENT_COMPANIONS = {
     "file_patterns": lambda: TRAIN_TEXT,
     "files": lambda: [TRAIN_TEXT],
     "description": lambda: "a test source",
-    "options": lambda: os.path.join(MODEL_DIR, "options.json"),
-    "weights": lambda: os.path.join(MODEL_DIR, "lm_weights.hdf5"),
+    "options": lambda: OPTIONS,
+    "weights": lambda: WEIGHTS,
     ("keras_elmo.data.Vocabulary", "tokens"): lambda: [
         "<S>",
         "</S>",
@@ -477,7 +462,7 @@ ARGUMENT_COMPANIONS = {
         "a",
     ],  # fmt: skip
     ("keras_elmo.sources.ExportFolder", "path"): lambda: MODEL_DIR,
-    ("keras_elmo.sources.RunFolder", "path"): lambda: RUN,
+    ("keras_elmo.sources.RunFolder", "path"): lambda: COMPAT_RUN,
 }
 
 

@@ -31,16 +31,13 @@ import pytest
 
 from tests.helpers import MODEL_DIR
 from tests.helpers import ROOT
+from tests.helpers import TINY_TRAIN_FLAGS
+from tests.helpers import TRAIN_TEXT
 from tests.helpers import subprocess_env
 
 EWT = os.path.join(ROOT, "data", "ud_english_ewt", "train.upos.tsv")
-CORPUS = os.path.join(ROOT, "tests", "fixtures", "bilm-tf", "train", "data.txt")
-TINY = [
-    "--units", "16", "--projection-dim", "8",
-    "--filters", "[[1, 4], [2, 4]]", "--char-embedding-dim", "4",
-    "--num-highway-layers", "1", "--max-length", "30",
-    "--tokens-per-batch", "64", "--num-sampled", "8",
-]  # fmt: skip
+CORPUS = TRAIN_TEXT
+TINY = [*TINY_TRAIN_FLAGS, "--tokens-per-batch", "64", "--num-sampled", "8"]
 
 
 def _step(folder, *argv, env=None):

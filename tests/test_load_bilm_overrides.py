@@ -17,14 +17,16 @@ import pytest
 import keras_elmo
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.bilm_weights import learned_weights
+from tests.helpers import COMPAT_RUN
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
+from tests.helpers import ROOT
 from tests.helpers import WEIGHTS
 from tests.model_server import serve_fixture_as
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
-RUN = os.path.join(FIXTURES, "compat", "run")
-MANY_LANGS = os.path.join(FIXTURES, "elmo_for_many_langs", "word_model")
+MANY_LANGS = os.path.join(
+    ROOT, "tests", "fixtures", "elmo_for_many_langs", "word_model"
+)
 SENTENCES = [["The", "cat", "sat", "."], ["Hello", "world"], ["ELMo"]]
 
 # Arguments that leave the numbers as saved (the stateful biLM's first
@@ -97,7 +99,7 @@ def sources(tmp_path_factory):
     kinds = {
         "official files": ((OPTIONS, WEIGHTS), fixture),
         "export folder": ((MODEL_DIR,), fixture),
-        "run folder": ((RUN,), None),
+        "run folder": ((COMPAT_RUN,), None),
         "ELMoForManyLangs folder": ((MANY_LANGS,), None),
     }
     for frozen in (True, False):
