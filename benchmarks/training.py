@@ -9,9 +9,10 @@ corpus (`data/gutenberg_lm/train.txt.gz`, 1.05M
 tokens) with bilm-tf's recipe for 1B Word: Adagrad 0.2 (accumulators from
 1.0), constant rate, dropout 0.1, 8,192 sampled negatives, gradients
 clipped to a global norm of 10, the vocabulary `keras-elmo train
---build-vocab` writes (43,930 tokens). bilm-tf trains on batches of 64
-rows x 20 unrolled steps (1,280 tokens); ours on batches of at most 1,280
-tokens (`--tokens-per-batch 1280`).
+--build-vocab` writes (43,930 tokens with the corpus of 2026-12-03;
+44,034 with the one `keras-elmo prepare` made on 2026-12-05).
+bilm-tf trains on batches of 64 rows x 20 unrolled steps (1,280 tokens);
+ours on batches of at most 1,280 tokens (`--tokens-per-batch 1280`).
 
 The reference is the unmodified `bilm/training.py` of a checkout of
 https://github.com/allenai/bilm-tf (`--bilm-tf`, the folder holding

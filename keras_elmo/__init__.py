@@ -38,6 +38,7 @@ _EXPORTS = {
     "batch_to_ids": "keras_elmo.characters",
     "tokens_to_char_ids": "keras_elmo.data.character_ids",
     "load_bilm": "keras_elmo.loading",
+    "prepare": "keras_elmo.preparation.prepare_text",
     "save_bilm": "keras_elmo.formats.bilm_tf",
 }
 _SUBMODULES = (
@@ -96,6 +97,7 @@ __all__ = [
     "load_bilm",
     "models",
     "optimizers",
+    "prepare",
     "pretrained",
     "runtime",
     "save_bilm",

@@ -99,6 +99,15 @@ def _serve_original(monkeypatch, server):
     monkeypatch.setitem(pretrained.PRESETS, "original", preset)
 
 
+# Raw text, as `keras-elmo prepare` takes it: wrapped lines, paragraphs.
+RAW_TEXT = (
+    "It was a bright cold day in April. The clocks\n"
+    "were striking thirteen.\n\n"
+    'He said, "Don\'t go." She went anyway!\n\n'
+    "Blank lines separate paragraphs. Each has sentences.\n"
+)
+
+
 def _work_files(directory):
     from tests.helpers import OPTIONS
     from tests.helpers import WEIGHTS
@@ -119,6 +128,12 @@ def _work_files(directory):
         os.path.join(ROOT, "tests", "fixtures", "compat", "run"),
         os.path.join(directory, "runs", "mylm"),
     )
+    os.mkdir(os.path.join(directory, "raw"))
+    for name in ("one.txt", "two.txt"):
+        with open(os.path.join(directory, "raw", name), "w") as f:
+            f.write(RAW_TEXT)
+    with open(os.path.join(directory, "raw.txt"), "w") as f:
+        f.write('He said, "Don\'t go." She went.\nMr. Smith paid $5!\n')
 
 
 # === Commands in bash blocks ===

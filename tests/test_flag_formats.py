@@ -25,7 +25,7 @@ EXAMPLES = (
 EXCEPTIONS = {
     "--output": {
         name: "a folder of results or a run, not one file written whole"
-        for name in ("embed-corpus", *EXAMPLES)
+        for name in ("embed-corpus", "prepare", *EXAMPLES)
         if name != "pytorch_finetune"
     },
     "--batch-size": {
@@ -37,9 +37,15 @@ EXCEPTIONS = {
         "(it refuses a larger one), not how requests are batched",
     },
     "--input": {
-        "embed-corpus": "text files or globs, repeated, each file read "
-        "once; embed reads one file (or standard input), whose line "
-        "numbers key its output",
+        name: "text files or globs, repeated, each file read once; embed "
+        "reads one file (or standard input), whose line numbers key its "
+        "output"
+        for name in ("embed-corpus", "prepare")
+    },
+    "--tokenize": {
+        "prepare": "makes a corpus out of raw text, so it splits sentences "
+        "and tokens by default (spaCy); embed and embed-corpus read lines "
+        "as written unless told (whitespace), as bilm-tf and AllenNLP do",
     },
     "--epochs": {
         name: "whole epochs of a tagger's fit (Keras takes an integer); "

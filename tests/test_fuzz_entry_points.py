@@ -451,6 +451,8 @@ ARGUMENT_COMPANIONS = {
     "units": lambda: 8,
     "vocabulary_size": lambda: 10,
     "file_patterns": lambda: TRAIN_TEXT,
+    "inputs": lambda: TRAIN_TEXT,
+    ("keras_elmo.prepare", "output"): lambda: f"prepared-{next(_RUNS)}",
     "files": lambda: [TRAIN_TEXT],
     "description": lambda: "a test source",
     "options": lambda: OPTIONS,

@@ -28,8 +28,9 @@ FLOORS = (
     # use, the backend probe, progress lines, the version (utils/).
     # NumPy at most.
     ("errors", "characters", "files", "utils"),
-    # Text and vocabularies; sparse optimizers; the preset table and cache.
-    ("data", "optimizers", "pretrained"),
+    # Text, tokenisations and vocabularies; raw text prepared as a corpus;
+    # sparse optimizers; the preset table and cache.
+    ("data", "preparation", "optimizers", "pretrained"),
     # The Keras layers, their token encoders, backend seam and size
     # arithmetic.
     ("layers",),

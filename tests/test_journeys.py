@@ -3,6 +3,9 @@ fresh process (a `keras-elmo` command or a short Python script), reading
 only what the step before it wrote, with the commands and code of the
 pages.
 
+- Raw text -> prepare -> train -> embed (docs/pretraining.md): books as
+  raw files become a corpus, a biLM trained on it records its
+  tokenisation, and raw sentences are embedded split the same way.
 - Pretraining -> Keras -> deploy (docs/pretraining.md, keras.md,
   deploy.md): train a biLM on a small text, export it, build and train a
   tagger on it, save it; load it in a new process; export it whole to
@@ -64,6 +67,51 @@ def _command(folder, *argv):
 
 def _python(folder, code, env=None):
     return _step(folder, "-c", code, env=env)
+
+
+# === Raw text -> prepare -> train -> embed ===
+
+RAW_BOOK = (
+    "CHAPTER I\n\n"
+    "It was a truth universally acknowledged, that a single man in\n"
+    "possession of a good fortune must be in want of a wife. She hadn't\n"
+    "thought so.\n\n"
+    '"Mr. Bennet," said his lady, "have you heard?" He had not.\n'
+)
+
+
+def test_raw_text_to_a_bilm_that_embeds_raw_sentences(tmp_path):
+    import gzip
+
+    folder = str(tmp_path)
+    os.mkdir(tmp_path / "raw")
+    with gzip.open(tmp_path / "raw" / "one.txt.gz", "wt") as f:
+        f.write(RAW_BOOK * 3)
+    (tmp_path / "raw" / "two.txt").write_text(RAW_BOOK.upper())
+    _command(
+        folder, "prepare", "--input", "raw/*", "--output", "corpus",
+        "--held-out-by", "tail", "--quiet",
+    )  # fmt: skip
+    _command(
+        folder, "train", "--train", "corpus/train.txt.gz", "--validation",
+        "corpus/valid.txt.gz", "--build-vocab", "--output", "run", *TINY,
+        "--steps", "2", "--quiet",
+    )  # fmt: skip
+    _command(
+        folder, "export-weights", "--model", "run", "--output", "run/export"
+    )
+    spacy = {"tokenization": "spacy", "language": "en"}
+    for where in ("run", "run/export"):
+        with open(tmp_path / where / "tokenization.json") as f:
+            assert json.load(f) == spacy
+    (tmp_path / "raw.txt").write_text('She hadn\'t. "Have you?"\n')
+    _command(
+        folder, "embed", "--model", "run/export", "--input", "raw.txt",
+        "--output", "raw.hdf5", "--tokenize", "spacy", "--quiet",
+    )  # fmt: skip
+    with h5py.File(tmp_path / "raw.hdf5") as f:
+        # She had n't . " Have you ? "
+        assert f["0"].shape == (3, 9, 16)
 
 
 # === Pretraining -> Keras -> deploy ===

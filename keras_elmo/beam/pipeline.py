@@ -29,13 +29,21 @@ from keras_elmo.beam.corpus_paths import check_output
 from keras_elmo.beam.corpus_paths import input_files
 from keras_elmo.beam.corpus_paths import output_path
 from keras_elmo.beam.corpus_paths import patterns_of
+from keras_elmo.beam.elements import BAD
+from keras_elmo.beam.elements import RECORD_BATCH
+from keras_elmo.beam.elements import SENTENCES
+from keras_elmo.beam.elements import check_readable
+from keras_elmo.beam.elements import inference_array
 from keras_elmo.beam.model_handler import ELMoModelHandler
 from keras_elmo.beam.output_directory import claim_output
-from keras_elmo.beam.output_directory import is_local
-from keras_elmo.beam.output_directory import local_path
 from keras_elmo.beam.pipeline_options import pipeline_options
+from keras_elmo.beam.proteins import EmbedProteins
+from keras_elmo.beam.proteins import ReadFasta
+from keras_elmo.beam.proteins import embedder_for
+from keras_elmo.beam.proteins import protein_counts
 from keras_elmo.corpus.sentence_embedder import DTYPES
 from keras_elmo.corpus.sentences import BadLine
+from keras_elmo.data import fasta
 from keras_elmo.data import text
 from keras_elmo.embedding_files import parquet_layout as layout
 from keras_elmo.errors import InputPathError
@@ -43,14 +51,6 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import TextFileError
 from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_flag
-from keras_elmo.files.paths import check_input_file
-
-BAD = "bad"
-SENTENCES = "sentences"
-# Rows buffered per Parquet write: bounds a writer's memory (a sentence
-# of all layers at the original size is ~300 KB).
-_RECORD_BATCH = 64
-
 
 # === Read ===
 
@@ -70,7 +70,7 @@ def _numbered_lines(readable_file):
     path = readable_file.metadata.path
     read = [0]  # the last line number yielded
     try:
-        _check_readable(path)
+        check_readable(path)
         with readable_file.open(
             compression_type=CompressionTypes.UNCOMPRESSED
         ) as raw:
@@ -92,14 +92,6 @@ def _line_value(line):
             f"The line is longer than {text.MAX_LINE_BYTES:,} bytes.",
         )
     return line
-
-
-def _check_readable(path):
-    """A local path must be a regular file: a FIFO would block the worker
-    for ever, a device never end."""
-    if is_local(path):
-        check_input_file(local_path(path), "Input file", "a regular text file")
-    text.check_compression(path)
 
 
 class ReadLines(beam.PTransform):
@@ -157,11 +149,6 @@ class _Tokenize(beam.DoFn):
             yield beam.pvalue.TaggedOutput(BAD, (key, error.reason, detail))
 
 
-def _array(element):
-    key, prediction = element
-    return key, prediction.inference
-
-
 class EmbedSentences(beam.PTransform):
     """`(key, sentence)` -> `{SENTENCES: (key, array), BAD: (key,
     reason, detail)}`: bad lines go aside (`detail`: words for an
@@ -206,7 +193,7 @@ class EmbedSentences(beam.PTransform):
         embedded = (
             tokens[SENTENCES]
             | "Embed" >> RunInference(handler)
-            | "Arrays" >> beam.Map(_array)
+            | "Arrays" >> beam.Map(inference_array)
         )
         return {SENTENCES: embedded, BAD: tokens[BAD]}
 
@@ -301,24 +288,33 @@ class WriteEmbeddings(beam.PTransform):
     [(['a.txt', 1], (2, 32))]
     """
 
-    def __init__(self, output, settings, dtype="float32"):
+    def __init__(self, output, settings, dtype="float32", protein_vectors=None):
         super().__init__()
         self.output = output_path(output)
         self.settings = settings
         self.dtype = check_choice(dtype, "dtype", choices=DTYPES)
+        self.protein_vectors = protein_vectors
 
     def expand(self, outputs):
         claim_output(self.output)
         embedded, bad = outputs[SENTENCES], outputs[BAD]
+        if self.protein_vectors is None:
+            record = layout.embedding_record
+            schema = layout.parquet_schema(self.dtype)
+            counted = _sentence_counts
+        else:
+            record = layout.protein_record
+            schema = layout.protein_schema(self.dtype, self.protein_vectors)
+            counted = protein_counts
         embedding_files = (
             embedded
-            | "Rows" >> beam.MapTuple(layout.embedding_record)
+            | "Rows" >> beam.MapTuple(record)
             | "WriteParquet"
             >> beam.io.WriteToParquet(
                 FileSystems.join(self.output, layout.EMBEDDINGS_PREFIX),
-                layout.parquet_schema(self.dtype),
+                schema,
                 codec="snappy",
-                record_batch_size=_RECORD_BATCH,
+                record_batch_size=RECORD_BATCH,
                 file_name_suffix=layout.EMBEDDINGS_SUFFIX,
             )
         )
@@ -333,7 +329,7 @@ class WriteEmbeddings(beam.PTransform):
         )
         counts = (
             (
-                embedded | "CountSentences" >> beam.Map(_sentence_counts),
+                embedded | "CountSentences" >> beam.Map(counted),
                 bad | "CountBad" >> beam.Map(_bad_line_counts),
             )
             | "AllCounts" >> beam.Flatten()
@@ -371,11 +367,18 @@ def settings_of(embedder):
         "gamma": embedder.gamma,
         "dtype": embedder.dtype,
         "max_sentence_tokens": embedder.max_sentence_tokens,
+        "protein_vectors": embedder.protein_vectors,
     }
 
 
 def embed_corpus(
-    inputs, output, embedder, beam_options=(), overwrite=False, **handler
+    inputs,
+    output,
+    embedder,
+    beam_options=(),
+    overwrite=False,
+    input_format=None,
+    **handler,
 ):
     """Embeds every line of the files `inputs` match into the directory
     `output` (the layout of `keras_elmo.embedding_files.parquet_layout`),
@@ -396,6 +399,17 @@ def embed_corpus(
             directory holding a run's marker and nothing but a run's
             files: `claim_output`); otherwise such a directory is refused.
             Defaults to `False`.
+        input_format: `"lines"` (one sentence a line) or `"fasta"`
+            (protein FASTA: one row per record, keyed by `(file, header
+            line)` with its `id` and `sequence_hash`, each distinct
+            sequence embedded once; a record longer than the embedder's
+            `max_sentence_tokens` residues, empty, with a character
+            outside the amino acids, or whose id an earlier record gave
+            another sequence is a bad line; the vectors are the
+            embedder's `protein_vectors`, "both" if it has none: see
+            `keras_elmo.embedding_files.parquet_layout.protein_schema`).
+            By the files' suffix when `None` (`.fasta`, `.fa`, `.faa`,
+            `.fas`, also `.gz`). Defaults to `None`.
         **handler: `ELMoModelHandler` arguments (Beam batching, sharing).
 
     Returns:
@@ -428,20 +442,34 @@ def embed_corpus(
     overwrite = check_flag(overwrite, "overwrite")
     options = pipeline_options(beam_options)
     embedder = _check_embedder(embedder)
+    proteins = fasta.input_format_of(files, input_format) == "fasta"
+    embedder = embedder_for(embedder, proteins, input_format)
     model = embedder.load()
     check_output(output, files, model.inputs)
     claim_output(output, overwrite)
+    read, embed = _read_and_embed(files, embedder, proteins, handler)
+    write = WriteEmbeddings(
+        output,
+        {
+            **settings_of(embedder),
+            "input_format": "fasta" if proteins else "lines",
+        },
+        embedder.dtype,
+        embedder.protein_vectors if proteins else None,
+    )
     with beam.Pipeline(options=options) as pipeline:
-        (
-            pipeline
-            | "Read" >> ReadLines(files)
-            | "Embed" >> EmbedSentences(embedder, **handler)
-            | "Write"
-            >> WriteEmbeddings(output, settings_of(embedder), embedder.dtype)
-        )
+        pipeline | "Read" >> read | "Embed" >> embed | "Write" >> write
     path = FileSystems.join(output, layout.SUMMARY_FILE)
     with FileSystems.open(path) as f:
         return json.loads(f.read().decode("utf-8"))
+
+
+def _read_and_embed(files, embedder, proteins, handler):
+    """The pipeline's read and embed steps, for proteins or sentences."""
+    if proteins:
+        read = ReadFasta(files, embedder.max_sentence_tokens)
+        return read, EmbedProteins(embedder, **handler)
+    return ReadLines(files), EmbedSentences(embedder, **handler)
 
 
 def _check_embedder(embedder):

@@ -32,6 +32,7 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.utils.version import __version__
 
 COMMANDS = (
+    "keras_elmo.cli.prepare",
     "keras_elmo.cli.embed",
     "keras_elmo.cli.embed_corpus",
     "keras_elmo.cli.train",

@@ -252,3 +252,116 @@ def add_output_layers(parser, group, shapes, default, what="shape"):
             help=f"{what} {shape}{note}",
         )
     parser.set_defaults(output_layers=default)
+
+
+def add_fasta_arguments(parser):
+    """`--input-format`, `--max-residues` and `--protein-vectors`: protein
+    FASTA input, as `embed` and `embed-corpus` take it."""
+    from keras_elmo.data.fasta import DEFAULT_MAX_RESIDUES
+    from keras_elmo.data.fasta import FASTA_SUFFIXES
+    from keras_elmo.data.fasta import INPUT_FORMATS
+    from keras_elmo.embedding_files.hdf5_layout import DEFAULT_PROTEIN_VECTORS
+    from keras_elmo.embedding_files.hdf5_layout import PROTEIN_VECTORS
+
+    group = parser.add_argument_group(
+        "protein FASTA input (needs the proteins extra: pip install "
+        "'keras-elmo[proteins]')"
+    )
+    group.add_argument(
+        "--input-format",
+        choices=INPUT_FORMATS,
+        help="one sentence a line, or FASTA records (one residue a token); "
+        f"default: fasta for {'/'.join(FASTA_SUFFIXES)} (also .gz), else "
+        "lines",
+    )
+    group.add_argument(
+        "--max-residues",
+        type=positive_int,
+        help=f"FASTA: a longer record is bad (default {DEFAULT_MAX_RESIDUES})",
+    )
+    group.add_argument(
+        "--protein-vectors",
+        choices=tuple(PROTEIN_VECTORS),
+        help="FASTA: the per-residue layers (as --all/--top/--average pick), "
+        "the per-protein vector (SeqVec's: the sum over layers, then the mean "
+        "over residues; with --top, --average or a mix, the mean of that "
+        f"over residues), or both (default {DEFAULT_PROTEIN_VECTORS})",
+    )
+
+
+def fasta_settings(args, inputs):
+    """`(input_format, max_residues, protein_vectors)` of the parsed
+    `args`, the format by the suffix of `inputs` unless given; the FASTA
+    flags with text input are an error."""
+    from keras_elmo.data.fasta import DEFAULT_MAX_RESIDUES
+    from keras_elmo.data.fasta import input_format_of
+    from keras_elmo.embedding_files.hdf5_layout import DEFAULT_PROTEIN_VECTORS
+    from keras_elmo.errors import KerasElmoError
+
+    input_format = input_format_of(inputs, args.input_format, "input_format")
+    if input_format != "fasta":
+        for flag, value in (
+            ("--max-residues", args.max_residues),
+            ("--protein-vectors", args.protein_vectors),
+        ):
+            if value is not None:
+                raise KerasElmoError(
+                    f"{flag} is for FASTA input; the input is read as one "
+                    "sentence a line (by its suffix, or --input-format). "
+                    f"Drop {flag}, or give --input-format fasta.",
+                    "input_format",
+                )
+        return input_format, None, None
+    tokenize = getattr(args, "tokenize", "whitespace")
+    if tokenize != "whitespace":
+        raise KerasElmoError(
+            f"--tokenize {tokenize} is for sentences of text; FASTA input "
+            "is one residue a token. Drop --tokenize.",
+            "tokenize",
+        )
+    return (
+        input_format,
+        args.max_residues or DEFAULT_MAX_RESIDUES,
+        args.protein_vectors or DEFAULT_PROTEIN_VECTORS,
+    )
+
+
+def add_tokenize(group, default):
+    """`--tokenize` and `--language`: how raw text is split into tokens
+    (`default`: the command's)."""
+    from keras_elmo.data import tokenizers
+
+    group.add_argument(
+        "--tokenize",
+        choices=tokenizers.TOKENIZATIONS,
+        default=default,
+        help="how a line is split into tokens: whitespace (as written: "
+        "sentences tokenised before), spacy (spaCy's rule-based tokenizer "
+        "and sentencizer) or moses (the Moses rules in spaCy's sentences); "
+        "spacy and moses need the prepare extra (default %(default)s)",
+    )
+    group.add_argument(
+        "--language",
+        default=tokenizers.DEFAULT_LANGUAGE,
+        help="the text's language code, for the rules of --tokenize "
+        "(default %(default)s)",
+    )
+
+
+def tokenization_note(args, model):
+    """A line for standard error when `--tokenize` splits raw sentences
+    otherwise than the corpus of the biLM `model` was (its run or export
+    folder records it), else None."""
+    from keras_elmo.data.tokenization_record import differs
+    from keras_elmo.data.tokenization_record import recorded_tokenization
+
+    recorded = recorded_tokenization(model)
+    if not differs(recorded, args.tokenize, args.language):
+        return None
+    return (
+        f"note: this biLM's corpus was tokenised with "
+        f"{recorded['tokenization']} ({recorded['language']}), the input "
+        f"with {args.tokenize} ({args.language}); pass --tokenize "
+        f"{recorded['tokenization']} --language {recorded['language']} to "
+        "split it as the biLM learned"
+    )

@@ -2,6 +2,7 @@
 runtime choice (`--runtime`, `--precision`)."""
 
 import contextlib
+import json
 import os
 import shutil
 import stat
@@ -11,14 +12,19 @@ import time
 
 from keras_elmo.cli.arguments import OneValue
 from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo.cli.arguments import add_fasta_arguments
 from keras_elmo.cli.arguments import add_max_batch_tokens
 from keras_elmo.cli.arguments import add_output_layers
 from keras_elmo.cli.arguments import add_quiet
+from keras_elmo.cli.arguments import add_tokenize
 from keras_elmo.cli.arguments import bilm_source
 from keras_elmo.cli.arguments import bilm_vocabulary
+from keras_elmo.cli.arguments import fasta_settings
 from keras_elmo.cli.arguments import output_path
 from keras_elmo.cli.arguments import positive_int
+from keras_elmo.cli.arguments import tokenization_note
 from keras_elmo.cli.arguments import verbosity
+from keras_elmo.data.tokenizers import DEFAULT_TOKENIZATION
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.formats.exported_file import KINDS
 from keras_elmo.formats.exported_file import PRECISIONS
@@ -47,7 +53,11 @@ def add_parser(commands):
         f"'{dump.SENTENCE_INDEX}' (JSON: sentence -> dataset key): the "
         "layout of `allennlp elmo`. Stateless: each sentence starts from a "
         "zero state. The output is written to OUTPUT.partial and renamed "
-        "when complete.",
+        "when complete. A protein FASTA file (.fasta, .fa, .faa, .fas, also "
+        ".gz; or --input-format fasta) gives groups per_residue and "
+        "per_protein of a dataset per record id, and id_to_hash (JSON: id "
+        "-> md5 of the sequence; a sequence under several ids is embedded "
+        "once).",
     )
     add_bilm_source(embed)
     io = embed.add_argument_group("input and output")
@@ -55,7 +65,8 @@ def add_parser(commands):
         "--input",
         action=OneValue,
         required=True,
-        help="sentences, one a line; - (or /dev/stdin) reads standard "
+        help="sentences, one a line, or a protein FASTA file; - (or "
+        "/dev/stdin) reads standard "
         "input (e.g. `cat text | keras-elmo embed --input - ...`; it is "
         "kept in a temporary file until the end, since every line is "
         "checked before any work)",
@@ -66,8 +77,9 @@ def add_parser(commands):
         "--on-bad-line",
         choices=ON_BAD_LINE,
         default="error",
-        help="a line that is not UTF-8: stop with an error naming it "
-        "(default), or skip it (no dataset for that line)",
+        help="a line that is not UTF-8 (FASTA: a bad record): stop with "
+        "an error naming it (default), or skip it (no dataset for it; "
+        "FASTA: listed in the dataset bad_records)",
     )
     layers = embed.add_argument_group(
         "layers of each sentence (allennlp elmo's options)"
@@ -85,6 +97,10 @@ def add_parser(commands):
         help=f"leave out '{dump.SENTENCE_INDEX}' (it holds the text of "
         "every sentence)",
     )
+    add_tokenize(
+        embed.add_argument_group("raw sentences"), DEFAULT_TOKENIZATION
+    )
+    add_fasta_arguments(embed)
     add_runtime_arguments(embed)
     add_quiet(embed)
     embed.set_defaults(
@@ -229,12 +245,32 @@ def _check_not_stream(path):
 
 
 def run_embed(args):
+    input_format, max_residues, protein_vectors = fasta_settings(
+        args, [args.input]
+    )
+    if input_format == "fasta" and args.forget_sentences:
+        raise KerasElmoError(
+            "--forget-sentences leaves out the text of the sentences; a FASTA "
+            "input has none (its output is keyed by record id). Drop it."
+        )
+    fasta = {
+        "input_format": input_format,
+        "max_residues": max_residues,
+        "protein_vectors": protein_vectors,
+        "tokenize": args.tokenize,
+        "language": args.language,
+    }
+    note = tokenization_note(args, args.model)
+    if note and not args.quiet:
+        print(f"keras-elmo embed: {note}", file=sys.stderr)
     with _input_file(args.input) as input_file:
-        _embed(args, input_file)
+        _embed(args, input_file, fasta)
 
 
-def _embed(args, input_file):
+def _embed(args, input_file, fasta):
     from keras_elmo.embedding_files import runtime_dump
+
+    what = "proteins" if fasta["input_format"] == "fasta" else "sentences"
 
     # Before the biLM source is resolved: an exported file runs as it is.
     model = _exported_model(args)
@@ -249,8 +285,9 @@ def _embed(args, input_file):
             output_layers=args.output_layers,
             sentence_index=not args.forget_sentences,
             max_batch_tokens=args.max_batch_tokens,
+            **fasta,
         )
-        print(f"Wrote the biLM layers of {count} sentences to {args.output}")
+        _report(count, what, args.output)
         return
     from keras_elmo.embedding_files.bilm_dump import embed_file
 
@@ -273,8 +310,26 @@ def _embed(args, input_file):
         output_layers=args.output_layers,
         sentence_index=not args.forget_sentences,
         max_batch_tokens=args.max_batch_tokens,
+        **fasta,
     )
-    print(f"Wrote the biLM layers of {count} sentences to {args.output}")
+    _report(count, what, args.output)
+
+
+def _report(count, what, output):
+    print(f"Wrote the biLM layers of {count} {what} to {output}")
+    if what != "proteins":
+        return
+    import h5py
+
+    from keras_elmo.embedding_files.hdf5_layout import BAD_RECORDS
+
+    with h5py.File(output, "r") as f:
+        if BAD_RECORDS in f:
+            bad = json.loads(f[BAD_RECORDS][0])
+            print(
+                f"Left out {len(bad)} bad records (--on-bad-line skip), "
+                f"listed in its dataset {BAD_RECORDS}"
+            )
 
 
 def run_dump_token_embeddings(args):

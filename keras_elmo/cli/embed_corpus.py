@@ -9,13 +9,19 @@ level the command sets.
 import argparse
 import logging
 import os
+import sys
 
 from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo.cli.arguments import add_fasta_arguments
 from keras_elmo.cli.arguments import add_max_batch_tokens
 from keras_elmo.cli.arguments import add_output_layers
 from keras_elmo.cli.arguments import add_scalar_mix
+from keras_elmo.cli.arguments import add_tokenize
 from keras_elmo.cli.arguments import bilm_source
+from keras_elmo.cli.arguments import fasta_settings
 from keras_elmo.cli.arguments import positive_int
+from keras_elmo.cli.arguments import tokenization_note
+from keras_elmo.data.tokenizers import DEFAULT_TOKENIZATION
 from keras_elmo.errors import KerasElmoError
 
 RUNNERS = ("DirectRunner", "FlinkRunner", "SparkRunner", "DataflowRunner")
@@ -50,6 +56,9 @@ def add_parser(commands):
         "output is written. Each sentence equals its `keras-elmo "
         "embed` dataset. Beam pipeline options follow a `--`, e.g. `-- "
         "--direct_running_mode=multi_processing --direct_num_workers=2`. "
+        "Protein FASTA files (.fasta, .fa, .faa, .fas, also .gz; or "
+        "--input-format fasta) give a row per record, with columns id and "
+        "sequence_hash, each distinct sequence embedded once. "
         "Needs the beam extra: pip install 'keras-elmo[beam]'.",
     )
     add_bilm_source(parser)
@@ -58,7 +67,7 @@ def add_parser(commands):
         "--input",
         action="append",
         required=True,
-        help="a text file or glob (repeat for more)",
+        help="a text or FASTA file, or a glob (repeat for more)",
     )
     io.add_argument("--output", required=True, help="output directory")
     io.add_argument(
@@ -95,6 +104,10 @@ def add_parser(commands):
         help="stored precision; float16 halves the output (default "
         "%(default)s)",
     )
+    add_tokenize(
+        parser.add_argument_group("raw sentences"), DEFAULT_TOKENIZATION
+    )
+    add_fasta_arguments(parser)
     engine = parser.add_argument_group("Apache Beam")
     engine.add_argument(
         "--runner",
@@ -129,7 +142,7 @@ def _beam_options(args):
     return [_QUIET_WORKERS, f"--runner={args.runner}", *options]
 
 
-def _embedder(args):
+def _embedder(args, max_residues=None, protein_vectors=None):
     from keras_elmo.corpus import SentenceEmbedder
 
     mix = args.scalar_mix is not None
@@ -147,7 +160,10 @@ def _embedder(args):
         gamma=1.0 if args.gamma is None else args.gamma,
         dtype=args.dtype,
         max_batch_tokens=args.max_batch_tokens,
-        max_sentence_tokens=args.max_sentence_tokens,
+        max_sentence_tokens=max_residues or args.max_sentence_tokens,
+        protein_vectors=protein_vectors,
+        tokenize=args.tokenize,
+        language=args.language,
     )
 
 
@@ -155,9 +171,12 @@ def _report(summary, output):
     from keras_elmo.embedding_files.parquet_layout import BAD_LINE_REASONS
 
     bad = summary["bad_lines"]
+    units = ("sentences", "tokens")
+    if summary.get("settings", {}).get("input_format") == "fasta":
+        units = ("proteins", "residues")
     lines = [
-        f"Embedded {summary['sentences']} sentences ({summary['tokens']} "
-        f"tokens) into {output} ({len(summary['embedding_files'])} "
+        f"Embedded {summary['sentences']} {units[0]} ({summary['tokens']} "
+        f"{units[1]}) into {output} ({len(summary['embedding_files'])} "
         "Parquet shards)"
     ]
     if any(bad.values()):
@@ -184,14 +203,21 @@ def run_embed_corpus(args):
     finally:
         logging.disable(logging.NOTSET)
 
+    input_format, max_residues, protein_vectors = fasta_settings(
+        args, args.input
+    )
     options = _beam_options(args)
     bilm_source(args)  # a mistake in --model fails here, not on a worker
+    note = tokenization_note(args, args.model)
+    if note:
+        print(f"keras-elmo embed-corpus: {note}", file=sys.stderr)
     summary = embed_corpus(
         args.input,
         args.output,
-        _embedder(args),
+        _embedder(args, max_residues, protein_vectors),
         options,
         overwrite=args.overwrite,
+        input_format=input_format,
     )
     print(_report(summary, args.output))
     _check_read_whole(summary, args.output)

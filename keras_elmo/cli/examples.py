@@ -15,6 +15,11 @@ EXAMPLES = {
         "keras-elmo export-litert --model runs/mylm --precision int8 "
         "--output elmo-int8.tflite",
     ),
+    "prepare": (
+        "keras-elmo prepare --input 'books/*.txt.gz' --output corpus",
+        "keras-elmo prepare --input dump.txt --documents blank-line "
+        "--language de --deduplicate --output corpus-de",
+    ),
     "embed": (
         "keras-elmo embed --model original --input sentences.txt "
         "--output embeddings.hdf5",

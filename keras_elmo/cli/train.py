@@ -171,7 +171,9 @@ def run(args):
 
     # A time budget counts from here: start-up and the corpus scan too.
     started = time.monotonic()
-    from keras_elmo.data.datasets import resolve_files
+    from keras_elmo.data.file_patterns import resolve_files
+    from keras_elmo.data.tokenization_record import corpus_tokenization
+    from keras_elmo.data.tokenization_record import write_record
     from keras_elmo.files import check_output_directory
     from keras_elmo.loading import classify
     from keras_elmo.training.fit import train
@@ -238,4 +240,5 @@ def run(args):
         init_from=init_from and init_from.read,
         verbose=verbosity(args),
     )
+    write_record(args.output, corpus_tokenization(train_files))
     print(f"training done; the run is in {args.output}")

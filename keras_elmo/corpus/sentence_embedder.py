@@ -11,8 +11,15 @@ from keras_elmo.corpus.sentences import BadLine
 from keras_elmo.corpus.sentences import to_tokens
 from keras_elmo.data.token_batches import DEFAULT_MAX_BATCH_TOKENS
 from keras_elmo.data.token_batches import token_batches
+from keras_elmo.data.tokenizers import DEFAULT_LANGUAGE
+from keras_elmo.data.tokenizers import DEFAULT_TOKENIZATION
+from keras_elmo.data.tokenizers import shared_tokenizer
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
 from keras_elmo.embedding_files.hdf5_layout import OUTPUT_LAYERS
+from keras_elmo.embedding_files.hdf5_layout import PER_PROTEIN
+from keras_elmo.embedding_files.hdf5_layout import PER_RESIDUE
+from keras_elmo.embedding_files.hdf5_layout import PROTEIN_VECTORS
+from keras_elmo.embedding_files.hdf5_layout import protein_vector
 from keras_elmo.embedding_files.hdf5_layout import select_layers
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_choice
@@ -71,6 +78,21 @@ class SentenceEmbedder:
             longer sentence is embedded alone). Defaults to `16384`, as `embed`.
         max_sentence_tokens: int. A longer sentence is a bad line
             (`keras_elmo.corpus.sentences.BadLine`). Defaults to `2048`.
+        protein_vectors: `None` (sentences: one array each), or, for
+            proteins (one residue a token, e.g. FASTA input of
+            `keras_elmo.beam.embed_corpus`), `"both"`, `"per-residue"`
+            or `"per-protein"`: each result is then a dict of
+            `"per_residue"` (the array above) and / or `"per_protein"`
+            (`(2 * projection_dim,)`: SeqVec's sum over the layers, then
+            the mean over residues, for `"all"`; the mean over residues of
+            the layer or mix chosen otherwise), computed in float32.
+            Defaults to `None`.
+        tokenize: how a line (str or bytes) is split into tokens:
+            `"whitespace"` (default: as written), `"spacy"` or `"moses"`
+            (raw sentences, `keras_elmo.data.tokenizer`; the `prepare`
+            extra). A token list is taken as it is.
+        language: str. The language code of `tokenize`'s rules. Defaults
+            to `"en"`.
 
     Call arguments:
         sentences: a list (or any sequence: a tuple, a 1-D NumPy or pandas
@@ -102,6 +124,9 @@ class SentenceEmbedder:
         dtype="float32",
         max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
         max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS,
+        protein_vectors=None,
+        tokenize=DEFAULT_TOKENIZATION,
+        language=DEFAULT_LANGUAGE,
     ):
         self.source = _check_path(source, "source")
         self.weights = (
@@ -120,14 +145,35 @@ class SentenceEmbedder:
         self.max_sentence_tokens = check_integer(
             max_sentence_tokens, "max_sentence_tokens", minimum=1
         )
+        self.protein_vectors = (
+            None
+            if protein_vectors is None
+            else check_choice(
+                protein_vectors,
+                "protein_vectors",
+                choices=tuple(PROTEIN_VECTORS),
+            )
+        )
+
+        # Checked (and the library found) here; each process makes its own.
+        shared_tokenizer(tokenize, language)
+        if self.protein_vectors is not None and tokenize != "whitespace":
+            raise KerasElmoError(
+                "Proteins are one residue a token; `tokenize` is for "
+                "sentences of text. Leave it out with `protein_vectors`.",
+                "tokenize",
+                received=tokenize,
+            )
+        self.tokenize, self.language = tokenize, language
 
     # === Sentences ===
 
     def tokens(self, sentence):
         """The tokens of one sentence (`keras_elmo.corpus.sentences.
-        to_tokens`); raises `BadLine` for an empty, too long or non-UTF-8
-        one."""
-        return to_tokens(sentence, self.max_sentence_tokens)
+        to_tokens`, a line split by `tokenize`); raises `BadLine` for an
+        empty, too long or non-UTF-8 one."""
+        split = shared_tokenizer(self.tokenize, self.language).tokenize
+        return to_tokens(sentence, self.max_sentence_tokens, split)
 
     def __call__(self, sentences):
         token_lists = []
@@ -161,7 +207,19 @@ class SentenceEmbedder:
             mixed = np.tensordot(weights, layers, axes=1)
         else:
             mixed = select_layers(layers, self.output_layers)
-        return mixed.astype(self.dtype, copy=False)
+        if self.protein_vectors is None:
+            return mixed.astype(self.dtype, copy=False)
+        vectors = {
+            PER_RESIDUE: mixed,
+            PER_PROTEIN: protein_vector(
+                layers if self.output_layers == "all" else mixed,
+                self.output_layers,
+            ),
+        }
+        return {
+            name: vectors[name].astype(self.dtype, copy=False)
+            for name in PROTEIN_VECTORS[self.protein_vectors]
+        }
 
     # === The biLM, once per process ===
 

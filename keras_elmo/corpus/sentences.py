@@ -16,10 +16,10 @@ NumPy only: no TensorFlow, no engine.
 
 import numpy as np
 
+from keras_elmo.data.bad_lines import EMPTY
+from keras_elmo.data.bad_lines import NOT_UTF8
+from keras_elmo.data.bad_lines import TOO_LONG
 from keras_elmo.data.text import split_tokens
-from keras_elmo.embedding_files.parquet_layout import EMPTY
-from keras_elmo.embedding_files.parquet_layout import NOT_UTF8
-from keras_elmo.embedding_files.parquet_layout import TOO_LONG
 from keras_elmo.errors import KerasElmoError
 
 # A sentence longer than this is a bad line (a protein of UniRef50 rarely
@@ -67,7 +67,9 @@ def _is_token_list(value):
     return isinstance(value, (list, tuple))
 
 
-def to_tokens(value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS):
+def to_tokens(
+    value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS, split=split_tokens
+):
     """The tokens of one sentence.
 
     Args:
@@ -75,6 +77,8 @@ def to_tokens(value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS):
             UTF-8 bytes, not empty or blank; a 1-D NumPy array of them
             too).
         max_sentence_tokens: int. More tokens than this is a bad line.
+        split: callable: a line (str) -> its tokens. Defaults to the
+            whitespace rule; a token list is taken as it is.
 
     Returns:
         A list of str tokens.
@@ -85,7 +89,7 @@ def to_tokens(value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS):
             or blank.
     """
     if isinstance(value, (str, bytes, bytearray, memoryview)):
-        tokens = split_tokens(_text(value, "The line"))
+        tokens = split(_text(value, "The line"))
     elif _is_token_list(value):
         tokens = [_token(token, i) for i, token in enumerate(value)]
     else:

@@ -13,8 +13,9 @@ _EXPORTS = {
     "Vocabulary": "keras_elmo.data.vocabulary",
     "batch_to_ids": "keras_elmo.data.character_ids",
     "lm_dataset": "keras_elmo.data.datasets",
-    "resolve_files": "keras_elmo.data.datasets",
+    "resolve_files": "keras_elmo.data.file_patterns",
     "scan_corpus": "keras_elmo.data.datasets",
+    "tokenizer": "keras_elmo.data.tokenizers",
     "tokens_to_char_ids": "keras_elmo.data.character_ids",
     "tokens_to_word_ids": "keras_elmo.data.vocabulary",
 }

@@ -22,72 +22,23 @@ global step (`start_step`), which is how interrupted training resumes.
 """
 
 import dataclasses
-import glob
 import math
-import os
 
 import keras
 import tensorflow as tf
 
 from keras_elmo.utils.backend import require_tensorflow
 from keras_elmo.data.character_ids import tokens_to_char_ids
-from keras_elmo.data.text import check_compression
 from keras_elmo.data.text import check_on_bad_line
 from keras_elmo.data.text import read_lines
-from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import MissingInputError
 from keras_elmo.errors.blame import about
 from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_flag
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
-from keras_elmo.files.paths import check_input_file
-from keras_elmo.files.paths import distinct_files
 
 _SHUFFLE_BUFFER = 20000
-
-
-def resolve_files(file_patterns):
-    """Expands glob patterns (str or list) into a sorted list of files,
-    each file once however many patterns match it (by any path).
-
-    Example:
-
-    >>> keras_elmo.data.resolve_files("tests/fixtures/bilm-tf/train/d*.txt")
-    ['tests/fixtures/bilm-tf/train/data.txt']
-    """
-    if isinstance(file_patterns, str):
-        file_patterns = [file_patterns]
-    file_patterns = check_strings(file_patterns, "file_patterns")
-    files = set()
-    for pattern in file_patterns:
-        with about("file_patterns"):
-            files.update(_matches(pattern))
-    return distinct_files(sorted(files))
-
-
-def _matches(pattern):
-    """The files `pattern` matches: one at least, none a pipe or device."""
-    matches = [p for p in glob.glob(pattern) if os.path.isfile(p)]
-    if not matches and os.path.isdir(pattern):
-        raise InputPathError(
-            f"{pattern} is a directory; pass the text files in it, e.g. "
-            f"'{os.path.join(pattern, '*.txt')}' (quoted, so the shell "
-            "does not expand it)."
-        )
-    if not matches and os.path.lexists(pattern):
-        # A pipe, device, socket or symbolic link loop: say which.
-        check_input_file(pattern, "Input file", "a text file")
-    if not matches:
-        raise MissingInputError(
-            f"No file matches {pattern!r}. Pass a file path or a glob "
-            "such as 'data/*.txt' (quoted, so the shell does not expand "
-            "it)."
-        )
-    for path in matches:
-        check_compression(path)
-    return matches
 
 
 def split_lengths(length, max_length):

@@ -12,12 +12,15 @@ import numpy as np
 import tensorflow as tf
 
 from keras_elmo.data.token_batches import DEFAULT_MAX_BATCH_TOKENS
+from keras_elmo.data.tokenizers import DEFAULT_LANGUAGE
+from keras_elmo.data.tokenizers import DEFAULT_TOKENIZATION
 from keras_elmo.data.vocabulary import check_vocabulary
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
+from keras_elmo.embedding_files.hdf5_layout import DEFAULT_PROTEIN_VECTORS
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_SENTENCE_BATCH
 from keras_elmo.embedding_files.hdf5_layout import DEFAULT_TOKEN_BATCH
 from keras_elmo.embedding_files.hdf5_layout import OUTPUT_LAYERS
-from keras_elmo.embedding_files.hdf5_layout import write_sentence_embeddings
+from keras_elmo.embedding_files.hdf5_layout import write_embeddings
 from keras_elmo.embedding_files.hdf5_layout import write_token_embeddings
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_integer
@@ -66,6 +69,11 @@ def embed_file(
     output_layers=DEFAULT_OUTPUT_LAYERS,
     sentence_index=True,
     max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
+    input_format=None,
+    max_residues=None,
+    protein_vectors=DEFAULT_PROTEIN_VECTORS,
+    tokenize=DEFAULT_TOKENIZATION,
+    language=DEFAULT_LANGUAGE,
 ):
     """Writes the biLM layers of every sentence of a text file to hdf5, in
     the layout of `allennlp elmo` (`keras_elmo.embedding_files.hdf5_layout`).
@@ -100,10 +108,59 @@ def embed_file(
         max_batch_tokens: int. Most padded token positions per biLM call
             (sentences x the longest of them; a longer sentence goes
             alone): it bounds the memory of a batch. Defaults to `16384`.
+        input_format: `"lines"` (sentences) or `"fasta"` (proteins, one
+            residue a token: `hdf5_layout.write_protein_embeddings`,
+            keyed by record id); by the suffix of `input_file` when
+            `None` (`.fasta`, `.fa`, `.faa`, `.fas`, also `.gz`).
+            Defaults to `None`.
+        max_residues: int. With FASTA, a longer record is bad. Defaults
+            to `10000` (`keras_elmo.data.fasta.DEFAULT_MAX_RESIDUES`).
+        protein_vectors: with FASTA, `"both"` (default), `"per-residue"`
+            or `"per-protein"`.
+        tokenize: how a line is split into tokens: `"whitespace"`
+            (default: as written), `"spacy"` or `"moses"` (raw sentences;
+            `keras_elmo.data.tokenizer`).
+        language: str. The language code of `tokenize`'s rules. Defaults
+            to `"en"`.
 
     Returns:
-        The number of sentences written.
+        The number of sentences (FASTA: ids) written.
     """
+    batch_size, max_batch_tokens = _check_embed_arguments(
+        bilm, input_file, output_file, batch_size, max_batch_tokens,
+        output_layers,
+    )  # fmt: skip
+    vocabulary = _word_vocabulary(bilm, vocabulary)
+    layers = compiled_layers(bilm)
+
+    def layers_of(sentences):
+        return np.asarray(
+            layers(bilm.encoder.batch_to_inputs(sentences, vocabulary))
+        )
+
+    return write_embeddings(
+        layers_of,
+        input_file,
+        output_file,
+        batch_size,
+        verbose=verbose,
+        on_bad_line=on_bad_line,
+        output_layers=output_layers,
+        sentence_index=sentence_index,
+        max_batch_tokens=max_batch_tokens,
+        input_format=input_format,
+        max_residues=max_residues,
+        protein_vectors=protein_vectors,
+        tokenize=tokenize,
+        language=language,
+    )
+
+
+def _check_embed_arguments(
+    bilm, input_file, output_file, batch_size, max_batch_tokens, output_layers
+):
+    """`(batch_size, max_batch_tokens)` of `embed_file`, checked with its
+    other arguments."""
     batch_size = _check_batch_size(batch_size)
     max_batch_tokens = check_integer(
         max_batch_tokens, "max_batch_tokens", minimum=1
@@ -114,31 +171,13 @@ def embed_file(
             "output_layers",
             received=output_layers,
         )
-    vocabulary = _word_vocabulary(bilm, vocabulary)
     check_output_file(output_file, [input_file], "output_file")
     if bilm.stateful:
         raise KerasElmoError(
             "embed_file needs a stateless BiLM (outputs must not depend on "
             "the order of lines); load it without stateful=True."
         )
-    layers = compiled_layers(bilm)
-
-    def layers_of(sentences):
-        return np.asarray(
-            layers(bilm.encoder.batch_to_inputs(sentences, vocabulary))
-        )
-
-    return write_sentence_embeddings(
-        layers_of,
-        input_file,
-        output_file,
-        batch_size,
-        verbose,
-        on_bad_line,
-        output_layers,
-        sentence_index,
-        max_batch_tokens,
-    )
+    return batch_size, max_batch_tokens
 
 
 def encode_tokens_in_batches(bilm, tokens, batch_size=1024, vocabulary=None):

@@ -40,6 +40,11 @@ import math
 import os
 import re
 
+from keras_elmo.data.bad_lines import BAD_LINE_REASONS
+from keras_elmo.data.bad_lines import EMPTY  # noqa: F401 (the layout names)
+from keras_elmo.data.bad_lines import NOT_UTF8  # noqa: F401
+from keras_elmo.data.bad_lines import TOO_LONG  # noqa: F401
+from keras_elmo.data.bad_lines import UNREADABLE  # noqa: F401
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors.blame import about
 from keras_elmo.errors.shown import shown
@@ -53,18 +58,6 @@ BAD_LINES_SUFFIX = ".jsonl"
 SUMMARY_FILE = "summary.json"
 OUTPUT_MARKER = "keras-elmo-corpus.json"
 FORMAT = "keras-elmo-corpus/1"
-EMPTY = "empty"
-TOO_LONG = "too_long"
-NOT_UTF8 = "not_utf8"
-UNREADABLE = "unreadable"
-# Why a line was not embedded -> what that means, for reports.
-BAD_LINE_REASONS = {
-    EMPTY: "no tokens (an empty or blank line)",
-    TOO_LONG: "more tokens than max_sentence_tokens",
-    NOT_UTF8: "not valid UTF-8",
-    UNREADABLE: "file(s) not read to their end (damaged, truncated or not "
-    "a regular file)",
-}
 # A summary.json is a few KiB per thousand shards.
 MAX_SUMMARY_BYTES = 64 << 20
 # Shard names as the sinks write them.
@@ -122,6 +115,38 @@ def parquet_schema(dtype):
             ("embedding", pa.list_(value)),
         ]
     )
+
+
+def protein_schema(dtype, protein_vectors):
+    """The schema of a corpus run over FASTA: `parquet_schema`'s columns
+    (`line`: the record's header line), then `id` and `sequence_hash`
+    (md5), and with `protein_vectors` "both" a `per_protein` column
+    (`embedding` holds the per-residue array); with "per-protein" alone,
+    `embedding` holds the per-protein vector, shape `(2 * projection_dim,)`."""
+    import pyarrow as pa
+
+    schema = parquet_schema(dtype)
+    schema = schema.append(pa.field("id", pa.string()))
+    schema = schema.append(pa.field("sequence_hash", pa.string()))
+    if protein_vectors == "both":
+        schema = schema.append(
+            pa.field("per_protein", schema.field("embedding").type)
+        )
+    return schema
+
+
+def protein_record(key, vectors):
+    """The Parquet row of one protein: `key` is `(file, line, id,
+    sequence_hash, residues)`, `vectors` the embedder's dict of
+    `per_residue` and / or `per_protein`."""
+    file, line, record_id, digest, _ = key
+    array = vectors.get("per_residue", vectors.get("per_protein"))
+    record = embedding_record((file, line), array)
+    record["id"] = record_id
+    record["sequence_hash"] = digest
+    if len(vectors) == 2:
+        record["per_protein"] = vectors["per_protein"]
+    return record
 
 
 def embedding_record(key, array):

@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from keras_elmo.embedding_files.hdf5_layout import write_sentence_embeddings
+from keras_elmo.embedding_files.hdf5_layout import write_embeddings
 from keras_elmo.embedding_files.hdf5_layout import write_token_embeddings
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.formats.exported_file import KINDS
@@ -73,7 +73,8 @@ def open_model(model_file, runtime=None, precision=None, num_threads=None):
 def embed_file(model, input_file, output_file, batch_size, **options):
     """`keras_elmo.embedding_files.bilm_dump.embed_file` for an exported
     model; `options` (`verbose`, `on_bad_line`, `output_layers`,
-    `sentence_index`, `max_batch_tokens`) as there.
+    `sentence_index`, `max_batch_tokens`, `input_format`,
+    `max_residues`, `protein_vectors`, `tokenize`, `language`) as there.
 
     Returns:
         The number of sentences written.
@@ -85,7 +86,7 @@ def embed_file(model, input_file, output_file, batch_size, **options):
     def layers_of(sentences):
         return np.stack(model(sentences)["layer_outputs"], axis=1)
 
-    return write_sentence_embeddings(
+    return write_embeddings(
         layers_of, input_file, output_file, batch_size, **options
     )
 

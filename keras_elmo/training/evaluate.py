@@ -1,6 +1,6 @@
 """The held-out perplexity of a trained run (`keras-elmo evaluate`)."""
 
-from keras_elmo.data.datasets import resolve_files
+from keras_elmo.data.file_patterns import resolve_files
 from keras_elmo.training.corpus_scans import scan_dataset
 from keras_elmo.training.corpus_scans import scan_files
 from keras_elmo.training.run_directory import load_run

@@ -11,6 +11,8 @@ import zipfile
 
 import numpy as np
 
+from keras_elmo.data.tokenization_record import recorded_tokenization
+from keras_elmo.data.tokenization_record import write_record
 from keras_elmo.data.vocabulary import Vocabulary
 from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
@@ -384,8 +386,8 @@ def load_run(directory):
 
 def export_weights(model_dir, output_dir):
     """Writes a run as official `options.json` + `weights.hdf5`, plus
-    `vocab.txt` and `softmax.hdf5` (a source for `init_from`); returns
-    `output_dir`."""
+    `vocab.txt`, `softmax.hdf5` (a source for `init_from`) and the run's
+    `tokenization.json` where it has one; returns `output_dir`."""
     if os.path.abspath(model_dir) == os.path.abspath(output_dir):
         raise KerasElmoError(
             "`output_dir` is the run directory itself (`model_dir`); its "
@@ -399,6 +401,7 @@ def export_weights(model_dir, output_dir):
     weights = os.path.join(output_dir, EXPORT_WEIGHTS)
     save_bilm(model.bilm, options, weights)
     vocabulary.save(os.path.join(output_dir, VOCAB_FILE))
+    write_record(output_dir, recorded_tokenization(model_dir))
     write_softmax(
         os.path.join(output_dir, EXPORT_SOFTMAX),
         model.softmax_kernel.numpy(),
