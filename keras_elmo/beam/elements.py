@@ -1,9 +1,13 @@
-"""What the steps of the Beam corpus pipeline hand each other: the
-output tags, the keyed element type, the check of an input file, and a
-`RunInference` result as its array."""
+"""What the steps of the Beam corpus pipeline share: the output tags,
+the keyed element type, the check of an input file, the embedding
+transforms' model handler, and a `RunInference` result as its array."""
 
 import typing
 
+import apache_beam as beam
+from apache_beam.ml.inference.base import KeyedModelHandler
+
+from keras_elmo.beam.model_handler import ELMoModelHandler
 from keras_elmo.beam.output_directory import is_local
 from keras_elmo.beam.output_directory import local_path
 from keras_elmo.data import text
@@ -29,3 +33,19 @@ def check_readable(path):
 def inference_array(element):
     key, prediction = element
     return key, prediction.inference
+
+
+class EmbedTransform(beam.PTransform):
+    """A transform that embeds with `embedder` through `RunInference`;
+    `handler_kwargs` go to its `ELMoModelHandler` (batching, sharing)."""
+
+    def __init__(self, embedder, **handler_kwargs):
+        super().__init__()
+        self.embedder = embedder
+        self.handler_kwargs = handler_kwargs
+
+    def model_handler(self):
+        """The keyed `ELMoModelHandler` of `embedder`."""
+        return KeyedModelHandler(
+            ELMoModelHandler(self.embedder, keyed=True, **self.handler_kwargs)
+        )

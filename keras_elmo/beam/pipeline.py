@@ -22,7 +22,6 @@ import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.ml.inference.base import KeyedModelHandler
 from apache_beam.ml.inference.base import RunInference
 
 from keras_elmo.beam.corpus_paths import check_output
@@ -32,9 +31,9 @@ from keras_elmo.beam.corpus_paths import patterns_of
 from keras_elmo.beam.elements import BAD
 from keras_elmo.beam.elements import RECORD_BATCH
 from keras_elmo.beam.elements import SENTENCES
+from keras_elmo.beam.elements import EmbedTransform
 from keras_elmo.beam.elements import check_readable
 from keras_elmo.beam.elements import inference_array
-from keras_elmo.beam.model_handler import ELMoModelHandler
 from keras_elmo.beam.output_directory import claim_output
 from keras_elmo.beam.pipeline_options import pipeline_options
 from keras_elmo.beam.proteins import EmbedProteins
@@ -149,7 +148,7 @@ class _Tokenize(beam.DoFn):
             yield beam.pvalue.TaggedOutput(BAD, (key, error.reason, detail))
 
 
-class EmbedSentences(beam.PTransform):
+class EmbedSentences(EmbedTransform):
     """`(key, sentence)` -> `{SENTENCES: (key, array), BAD: (key,
     reason, detail)}`: bad lines go aside (`detail`: words for an
     unreadable file, else None), the rest through `RunInference` with an
@@ -178,18 +177,11 @@ class EmbedSentences(beam.PTransform):
     [(('a.txt', 1), (4, 32)), (('a.txt', 2), 'empty', None)]
     """
 
-    def __init__(self, embedder, **handler_kwargs):
-        super().__init__()
-        self.embedder = embedder
-        self.handler_kwargs = handler_kwargs
-
     def expand(self, sentences):
         tokens = sentences | "Tokenize" >> beam.ParDo(
             _Tokenize(self.embedder)
         ).with_outputs(BAD, main=SENTENCES)
-        handler = KeyedModelHandler(
-            ELMoModelHandler(self.embedder, keyed=True, **self.handler_kwargs)
-        )
+        handler = self.model_handler()
         embedded = (
             tokens[SENTENCES]
             | "Embed" >> RunInference(handler)

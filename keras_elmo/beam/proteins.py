@@ -9,16 +9,15 @@ import copy
 import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.ml.inference.base import KeyedModelHandler
 from apache_beam.ml.inference.base import RunInference
 
 from keras_elmo.beam.corpus_paths import patterns_of
 from keras_elmo.beam.elements import BAD
 from keras_elmo.beam.elements import KEYED
 from keras_elmo.beam.elements import SENTENCES
+from keras_elmo.beam.elements import EmbedTransform
 from keras_elmo.beam.elements import check_readable
 from keras_elmo.beam.elements import inference_array
-from keras_elmo.beam.model_handler import ELMoModelHandler
 from keras_elmo.corpus.sentences import BadLine
 from keras_elmo.data import fasta
 from keras_elmo.data import text
@@ -136,17 +135,12 @@ def _protein_rows(element):
         yield (file, line, record_id, digest, residues), vectors
 
 
-class EmbedProteins(beam.PTransform):
+class EmbedProteins(EmbedTransform):
     """`ReadFasta`'s records -> `{SENTENCES: ((file, line, id, hash,
     residues), vectors), BAD: (key, reason, detail)}`: bad records and
     ids given to two sequences go aside, and each distinct sequence is
     embedded once (`RunInference`, an `ELMoModelHandler` of an embedder
     with `protein_vectors`), its vectors given to every record of it."""
-
-    def __init__(self, embedder, **handler_kwargs):
-        super().__init__()
-        self.embedder = embedder
-        self.handler_kwargs = handler_kwargs
 
     def expand(self, records):
         split = records | "Check" >> beam.ParDo(
@@ -160,9 +154,7 @@ class EmbedProteins(beam.PTransform):
             .with_output_types(KEYED)
             .with_outputs(BAD, main=SENTENCES)
         )
-        handler = KeyedModelHandler(
-            ELMoModelHandler(self.embedder, keyed=True, **self.handler_kwargs)
-        )
+        handler = self.model_handler()
         embedded = (
             by_id[SENTENCES]
             | "BySequence" >> beam.GroupByKey()

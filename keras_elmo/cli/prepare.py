@@ -135,24 +135,31 @@ def summary_lines(summary, output):
     from keras_elmo.preparation.prepare_text import TRAIN_FILE
 
     lines = [
-        f"Prepared {summary['files']:,} files, {summary['documents']:,} "
-        f"documents ({summary['tokenization']}, {summary['language']}):"
+        f"Prepared {_count(summary['files'], 'file')}, "
+        f"{_count(summary['documents'], 'document')} "
+        f"({summary['tokenization']}, {summary['language']}):"
     ]
     for part, name in (("train", TRAIN_FILE), ("held_out", HELD_OUT_FILE)):
         counts = summary[part]
         if counts["sentences"]:
             lines.append(
-                f"  {os.path.join(output, name)}: {counts['sentences']:,} "
-                f"sentences, {counts['tokens']:,} tokens, from "
-                f"{counts['documents']:,} documents"
+                f"  {os.path.join(output, name)}: "
+                f"{_count(counts['sentences'], 'sentence')}, "
+                f"{_count(counts['tokens'], 'token')}, from "
+                f"{_count(counts['documents'], 'document')}"
             )
     longest = summary["longest_sentence"]
     changed = summary["lines_changed"] / max(1, summary["lines_read"])
     lines.append(
-        f"  longest sentence {longest['tokens']:,} tokens ({longest['file']}); "
-        f"{changed:.1%} of {summary['lines_read']:,} lines changed by "
-        f"normalisation; {summary['empty_documents']:,} empty documents; "
-        f"{summary['duplicates_dropped']:,} duplicate sentences dropped; "
-        f"{summary['lines_skipped']:,} lines skipped"
+        f"  longest sentence {_count(longest['tokens'], 'token')} "
+        f"({longest['file']}); {changed:.1%} of "
+        f"{_count(summary['lines_read'], 'line')} changed by normalisation; "
+        f"{_count(summary['empty_documents'], 'empty document')}; "
+        f"{_count(summary['duplicates_dropped'], 'duplicate sentence')} "
+        f"dropped; {_count(summary['lines_skipped'], 'line')} skipped"
     )
     return lines
+
+
+def _count(number, word):
+    return f"{number:,} {word}{'' if number == 1 else 's'}"

@@ -184,6 +184,14 @@ def _input_files(inputs):
             "inputs",
             received=inputs,
         )
+    if "-" in patterns and not os.path.exists("-"):
+        raise KerasElmoError(
+            "`inputs` '-' would be standard input; prepare reads files "
+            "(each one is a document, read twice when it is not UTF-8). "
+            "Save the text to a file first, e.g. `cat ... > raw.txt`.",
+            "inputs",
+            received=inputs,
+        )
     try:
         return resolve_files(patterns)
     except KerasElmoError as error:
