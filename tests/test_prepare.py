@@ -349,6 +349,26 @@ def test_an_interrupted_run_leaves_nothing_half_written(tmp_path, monkeypatch):
     assert (out / "train.txt.gz").read_bytes() == before
 
 
+def test_a_file_changed_while_it_is_read_leaves_nothing(tmp_path, monkeypatch):
+    from keras_elmo.preparation import prepare_text
+
+    raw = _write(tmp_path / "raw.txt", EMMA * 3)
+    read = prepare_text.paragraphs
+
+    def changing(path, *args, **kwargs):
+        for i, paragraph in enumerate(read(path, *args, **kwargs)):
+            if i == 1:
+                with open(path, "a") as f:
+                    f.write("Appended while read.\n")
+            yield paragraph
+
+    monkeypatch.setattr(prepare_text, "paragraphs", changing)
+    out = tmp_path / "out"
+    with pytest.raises(KerasElmoError, match="changed while it was read"):
+        prepare(raw, str(out), held_out=0, verbose=0)
+    assert not out.exists()
+
+
 def test_a_missing_library_names_the_extra(tmp_path):
     raw = _write(tmp_path / "raw.txt", "Text.\n")
     code = (

@@ -34,6 +34,8 @@ import tempfile
 
 from keras_elmo.data.file_patterns import resolve_files
 from keras_elmo.data.text import check_on_bad_line
+from keras_elmo.data.text import check_unchanged
+from keras_elmo.data.text import file_version
 from keras_elmo.data.tokenization_record import PREPARE_RECORD
 from keras_elmo.data.tokenizers import DEFAULT_LANGUAGE
 from keras_elmo.data.tokenizers import DEFAULT_PREPARE_TOKENIZATION
@@ -232,7 +234,7 @@ def _check_output(output, files):
 def _prepare_files(files, words, settings, out, summary, progress):
     finished = 0
     for path in files:
-        size = os.path.getsize(path)
+        size, version = os.path.getsize(path), file_version(path)
         counts = LineCounts()
         read = paragraphs(
             path,
@@ -254,6 +256,8 @@ def _prepare_files(files, words, settings, out, summary, progress):
             found += 1
         if not found and settings["documents"] == "file":
             summary.document(0, 0)  # a file is a document, even empty
+        # Nothing of a file that changed while it was read is kept.
+        check_unchanged(path, version, counts.lines, counts.lines)
         summary.lines_read(counts)
         finished += size
         progress.update(finished)
