@@ -1,16 +1,22 @@
 """What the steps of the Beam corpus pipeline share: the output tags,
-the keyed element type, the check of an input file, the embedding
-transforms' model handler, and a `RunInference` result as its array."""
+the keyed element type, the check and reading of an input file, the
+embedding transforms' model handler, and a `RunInference` result as its
+array."""
 
 import typing
 
 import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.ml.inference.base import KeyedModelHandler
 
 from keras_elmo.beam.model_handler import ELMoModelHandler
 from keras_elmo.beam.output_directory import is_local
 from keras_elmo.beam.output_directory import local_path
+from keras_elmo.corpus.sentences import BadLine
 from keras_elmo.data import text
+from keras_elmo.embedding_files import parquet_layout as layout
+from keras_elmo.errors import InputPathError
+from keras_elmo.errors import TextFileError
 from keras_elmo.files.paths import check_input_file
 
 BAD = "bad"
@@ -49,3 +55,27 @@ class EmbedTransform(beam.PTransform):
         return KeyedModelHandler(
             ELMoModelHandler(self.embedder, keyed=True, **self.handler_kwargs)
         )
+
+
+def read_keyed(readable_file, parse):
+    """`((path, line), value)` for each `(line, value)` that `parse(lines,
+    path)` yields from a matched file (opened, `.gz` decompressed); where
+    the file cannot be read on (a damaged `.gz`, no regular file, what
+    `parse` refuses as a file), a `BadLine` (`unreadable`) keyed at the
+    first line not read. An error of the filesystem itself (a lost
+    connection) is raised, for the runner to retry."""
+    path = readable_file.metadata.path
+    last = 0
+    try:
+        check_readable(path)
+        with readable_file.open(
+            compression_type=CompressionTypes.UNCOMPRESSED
+        ) as raw:
+            with text.decompressed(raw, path) as lines:
+                for last, value in parse(lines, path):
+                    yield (path, last), value
+    except text.GZIP_ERRORS as error:
+        detail = text.damaged_gzip(path, error)
+        yield (path, last + 1), BadLine(layout.UNREADABLE, detail)
+    except (TextFileError, InputPathError) as error:
+        yield (path, last + 1), BadLine(layout.UNREADABLE, str(error))

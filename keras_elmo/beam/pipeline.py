@@ -20,7 +20,6 @@ import os
 
 import apache_beam as beam
 from apache_beam.io import fileio
-from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import RunInference
 
@@ -32,8 +31,8 @@ from keras_elmo.beam.elements import BAD
 from keras_elmo.beam.elements import RECORD_BATCH
 from keras_elmo.beam.elements import SENTENCES
 from keras_elmo.beam.elements import EmbedTransform
-from keras_elmo.beam.elements import check_readable
 from keras_elmo.beam.elements import inference_array
+from keras_elmo.beam.elements import read_keyed
 from keras_elmo.beam.output_directory import claim_output
 from keras_elmo.beam.pipeline_options import pipeline_options
 from keras_elmo.beam.proteins import EmbedProteins
@@ -45,9 +44,7 @@ from keras_elmo.corpus.sentences import BadLine
 from keras_elmo.data import fasta
 from keras_elmo.data import text
 from keras_elmo.embedding_files import parquet_layout as layout
-from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import TextFileError
 from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_flag
 
@@ -66,22 +63,12 @@ def _numbered_lines(readable_file):
     file). An error of the filesystem itself (a lost connection) is
     raised, for the runner to retry.
     """
-    path = readable_file.metadata.path
-    read = [0]  # the last line number yielded
-    try:
-        check_readable(path)
-        with readable_file.open(
-            compression_type=CompressionTypes.UNCOMPRESSED
-        ) as raw:
-            with text.decompressed(raw, path) as lines:
-                for line_number, line in text.numbered_lines(lines):
-                    read[0] = line_number
-                    yield (path, line_number), _line_value(line)
-    except text.GZIP_ERRORS as error:
-        detail = text.damaged_gzip(path, error)
-        yield (path, read[0] + 1), BadLine(layout.UNREADABLE, detail)
-    except (TextFileError, InputPathError) as error:
-        yield (path, read[0] + 1), BadLine(layout.UNREADABLE, str(error))
+    yield from read_keyed(readable_file, _line_values)
+
+
+def _line_values(lines, path):
+    for line_number, line in text.numbered_lines(lines):
+        yield line_number, _line_value(line)
 
 
 def _line_value(line):

@@ -8,7 +8,6 @@ import copy
 
 import apache_beam as beam
 from apache_beam.io import fileio
-from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.ml.inference.base import RunInference
 
 from keras_elmo.beam.corpus_paths import patterns_of
@@ -16,38 +15,24 @@ from keras_elmo.beam.elements import BAD
 from keras_elmo.beam.elements import KEYED
 from keras_elmo.beam.elements import SENTENCES
 from keras_elmo.beam.elements import EmbedTransform
-from keras_elmo.beam.elements import check_readable
 from keras_elmo.beam.elements import inference_array
+from keras_elmo.beam.elements import read_keyed
 from keras_elmo.corpus.sentences import BadLine
 from keras_elmo.data import fasta
-from keras_elmo.data import text
 from keras_elmo.data.bad_lines import DUPLICATE_ID
-from keras_elmo.embedding_files import parquet_layout as layout
-from keras_elmo.errors import InputPathError
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import TextFileError
 
 
 def _fasta_records(readable_file, max_residues):
     """`((path, header_line), FastaRecord)` of each record of a matched
     FASTA file (`keras_elmo.data.fasta`), or a `BadLine` (`unreadable`)
     where the file cannot be read on or is no FASTA."""
-    path = readable_file.metadata.path
-    read = [0]  # the header line of the last record yielded
-    try:
-        check_readable(path)
-        with readable_file.open(
-            compression_type=CompressionTypes.UNCOMPRESSED
-        ) as raw:
-            with text.decompressed(raw, path) as lines:
-                for record in fasta.fasta_records(lines, path, max_residues):
-                    read[0] = record.line
-                    yield (path, record.line), record
-    except text.GZIP_ERRORS as error:
-        detail = text.damaged_gzip(path, error)
-        yield (path, read[0] + 1), BadLine(layout.UNREADABLE, detail)
-    except (TextFileError, InputPathError) as error:
-        yield (path, read[0] + 1), BadLine(layout.UNREADABLE, str(error))
+
+    def records(lines, path):
+        for record in fasta.fasta_records(lines, path, max_residues):
+            yield record.line, record
+
+    yield from read_keyed(readable_file, records)
 
 
 class ReadFasta(beam.PTransform):
