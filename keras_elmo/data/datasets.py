@@ -27,16 +27,16 @@ import math
 import keras
 import tensorflow as tf
 
-from keras_elmo.utils.backend import require_tensorflow
 from keras_elmo.data.character_ids import tokens_to_char_ids
 from keras_elmo.data.text import check_on_bad_line
 from keras_elmo.data.text import read_lines
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors.blame import about
 from keras_elmo.errors import check_choice
 from keras_elmo.errors import check_flag
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
+from keras_elmo.errors.blame import about
+from keras_elmo.utils.backend import require_tensorflow
 
 _SHUFFLE_BUFFER = 20000
 

@@ -16,8 +16,8 @@ encoder's `batch_to_inputs`. The ids are the same as the in-graph ones.
 
 import numpy as np
 
-from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import Described
+from keras_elmo.errors import KerasElmoError
 
 # What host tokens are, for messages.
 _EXPECTED = (

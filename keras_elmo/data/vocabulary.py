@@ -12,11 +12,11 @@ import numpy as np
 
 from keras_elmo.data.text import iter_sentences
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors.blame import about
-from keras_elmo.errors.blame import blame
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_strings
 from keras_elmo.errors import tensor
+from keras_elmo.errors.blame import about
+from keras_elmo.errors.blame import blame
 from keras_elmo.files import atomic_output
 
 BOS = "<S>"
