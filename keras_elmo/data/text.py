@@ -148,9 +148,7 @@ def damaged_gzip(path, error):
             "marker: the file was cut short, e.g. by an interrupted copy or "
             "download)"
         )
-    elif isinstance(error, gzip.BadGzipFile) and "Not a gzipped" in str(
-        error
-    ):
+    elif isinstance(error, gzip.BadGzipFile) and "Not a gzipped" in str(error):
         why = f"it is named .gz but is not gzip-compressed ({error})"
     else:
         why = f"it is damaged ({error})"
