@@ -11,11 +11,16 @@
    takes `--minutes` (15) on whatever machine runs it: `train` measures
    its speed and plans the number of steps and the learning-rate decay to
    fit;
-2. reports the held-out perplexity on `valid.txt.gz` (full softmax, exp of
-   the mean loss of both directions, what `keras-elmo evaluate` prints)
-   beside three count baselines with the same vocabulary, targets and
-   training text: an add-one unigram, an interpolated bigram and an
-   interpolated modified Kneser-Ney 5-gram (`keras_elmo.baselines`);
+2. reports the held-out perplexity (full softmax, exp of the mean loss of
+   both directions, what `keras-elmo evaluate` prints) on two texts it did
+   not train on: `valid.txt.gz`, held-out books of the same kind (in
+   domain), and `data/ud_english_ewt/dev.txt.gz`, web text (reviews,
+   e-mails, blogs, answers: out of domain, the kind of text a biLM is used
+   on downstream), each beside three count baselines with the same
+   vocabulary, targets and training text: an add-one unigram, an
+   interpolated bigram and an interpolated modified Kneser-Ney 5-gram
+   (`keras_elmo.baselines`); the numbers also go to `heldout.json` in the
+   run;
 3. exports the weights in the official format (`keras-elmo export-weights`);
 4. embeds two example sentences with `keras-elmo embed` and shows that the
    word "bank" gets one token embedding but two contextual vectors.
@@ -39,6 +44,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "data", "gutenberg_lm")
 TRAIN = os.path.join(DATA, "train.txt.gz")
 VALID = os.path.join(DATA, "valid.txt.gz")
+# Out of domain: UD English-EWT dev's sentences, tokenised as the books
+# (data/ud_english_ewt/README.md). Never trained on.
+OUT_OF_DOMAIN = os.path.join(ROOT, "data", "ud_english_ewt", "dev.txt.gz")
+HELD_OUT = {"in domain": VALID, "out of domain": OUT_OF_DOMAIN}
 SENTENCES = [
     "He sat down on the bank of the river and watched the water .",
     "She took the money to the bank in the morning .",
@@ -75,11 +84,12 @@ def pieces(path):
             start += length
 
 
-def count_baselines(vocab_tokens):
+def count_baselines(vocab_tokens, held_out=HELD_OUT):
     """Held-out perplexities of three count models trained on the same
     text with the model's vocabulary and targets (every token, then </S>;
     unknown words are <UNK>): add-one unigram, interpolated
-    absolute-discounting bigram, interpolated modified Kneser-Ney 5-gram."""
+    absolute-discounting bigram, interpolated modified Kneser-Ney 5-gram;
+    `{name: (unigram, bigram, 5-gram)}` for each of `held_out`'s files."""
     from keras_elmo.baselines.kneser_ney import KneserNey
 
     ids = {token: i for i, token in enumerate(vocab_tokens)}
@@ -88,11 +98,15 @@ def count_baselines(vocab_tokens):
     def mapped(path):
         return [[ids.get(w, unk) for w in s] for s in pieces(path)]
 
-    train, valid = mapped(TRAIN), mapped(VALID)
+    train = mapped(TRAIN)
     bos, eos = ids["<S>"], ids["</S>"]
-    unigram, bigram = _unigram_bigram(train, valid, bos, eos, len(ids))
     kneser_ney = KneserNey(len(ids), bos, eos, order=5).fit(train)
-    return unigram, bigram, kneser_ney.perplexity(valid)
+    results = {}
+    for name, path in held_out.items():
+        valid = mapped(path)
+        unigram, bigram = _unigram_bigram(train, valid, bos, eos, len(ids))
+        results[name] = (unigram, bigram, kneser_ney.perplexity(valid))
+    return results
 
 
 def _unigram_bigram(train, valid, bos, eos, size):
@@ -150,22 +164,63 @@ def training_budget(minutes, started):
     return f"{max(left, 60):.0f}s"
 
 
-def report(history, vocab):
-    """The biLM's held-out perplexity (its last evaluation, the one
-    `keras-elmo evaluate` repeats) beside the count baselines."""
-    unigram, bigram, kneser_ney = count_baselines(vocab)
+def report(run_dir, history, vocab):
+    """The biLM's held-out perplexities beside the count baselines: in
+    domain its last evaluation (the one `keras-elmo evaluate` repeats), out
+    of domain `keras-elmo evaluate`'s; also written to `heldout.json`."""
+    from keras_elmo.training.evaluate import evaluate
+
+    baselines = count_baselines(vocab, HELD_OUT)
     last = history[-1]
-    print(f"baselines, same vocabulary ({len(vocab):,} tokens):")
-    print(f"  add-one unigram: {unigram:.1f}")
-    print(f"  interpolated bigram (absolute discounting 0.8): {bigram:.1f}")
-    print(f"  interpolated modified Kneser-Ney 5-gram: {kneser_ney:.1f}")
+    bilm = {
+        "in domain": {
+            "perplexity": last["valid_perplexity"],
+            "forward_perplexity": last["valid_forward_perplexity"],
+            "backward_perplexity": last["valid_backward_perplexity"],
+        },
+        "out of domain": evaluate(
+            run_dir, [HELD_OUT["out of domain"]], verbose=0
+        ),
+    }
+    names = list(HELD_OUT)
+    rows = [
+        ("add-one unigram", [baselines[n][0] for n in names]),
+        ("interpolated bigram (discount 0.8)",
+         [baselines[n][1] for n in names]),
+        ("interpolated modified Kneser-Ney 5-gram",
+         [baselines[n][2] for n in names]),
+        ("biLM", [bilm[n]["perplexity"] for n in names]),
+        ("  forward", [bilm[n]["forward_perplexity"] for n in names]),
+        ("  backward", [bilm[n]["backward_perplexity"] for n in names]),
+    ]  # fmt: skip
+    ratios = [
+        bilm[name]["perplexity"] / baselines[name][2] for name in HELD_OUT
+    ]
     print(
-        f"biLM: {last['valid_perplexity']:.1f} (forward "
-        f"{last['valid_forward_perplexity']:.1f}, backward "
-        f"{last['valid_backward_perplexity']:.1f}) = "
-        f"{last['valid_perplexity'] / kneser_ney:.2f}x the 5-gram "
-        f"(forward {last['valid_forward_perplexity'] / kneser_ney:.2f}x)"
+        "held-out perplexity (full softmax), same vocabulary "
+        f"({len(vocab):,} tokens):"
     )
+    print(f"  {'':<40}{'in domain':>12}{'out of domain':>15}")
+    print(f"  {'':<40}{'(valid.txt)':>12}{'(EWT dev)':>15}")
+    for label, (inside, outside) in rows:
+        print(f"  {label:<40}{inside:>12.1f}{outside:>15.1f}")
+    print(f"  {'biLM / 5-gram':<40}{ratios[0]:>11.3f}x{ratios[1]:>14.3f}x")
+    record = {
+        name: {
+            "bilm": bilm[name]["perplexity"],
+            "forward": bilm[name]["forward_perplexity"],
+            "backward": bilm[name]["backward_perplexity"],
+            "unigram": baselines[name][0],
+            "bigram": baselines[name][1],
+            "kneser_ney_5gram": baselines[name][2],
+            "ratio_to_5gram": ratio,
+            "file": os.path.relpath(HELD_OUT[name], ROOT),
+        }
+        for name, ratio in zip(HELD_OUT, ratios)
+    }
+    record["steps"] = last["step"]
+    with open(os.path.join(run_dir, "heldout.json"), "w") as f:
+        json.dump(record, f, indent=1)
     print("perplexity curve (valid.txt, full softmax):")
     print("  step   epoch   minutes   forward  backward      mean")
     for h in history:
@@ -219,7 +274,7 @@ def main():
         vocab = f.read().split("\n")[:-1]
     with open(os.path.join(run_dir, "history.json")) as f:
         history = json.load(f)
-    report(history, vocab)
+    report(run_dir, history, vocab)
 
     print("\n== 3. export (official options.json + hdf5) ==", flush=True)
     run(["export-weights", "--model", run_dir, "--output", export_dir])

@@ -83,7 +83,7 @@ def main():
     with open(os.path.join(run_dir, "vocab.txt"), encoding="utf-8") as f:
         vocab = f.read()
     history = read_history(run_dir)
-    main_job.report(history, vocab.split("\n")[:-1])
+    main_job.report(run_dir, history, vocab.split("\n")[:-1])
     char_vocab = os.path.join(CHAR_RUN, "vocab.txt")
     print("  biLM        step  perplexity  (forward, backward)")
     for name, runs in (
