@@ -195,3 +195,21 @@ class TestCase(tf.test.TestCase, parameterized.TestCase):
         restored = keras.saving.load_model(path)
         self.assertAllCloseTree(restored(input_data), expected, atol=atol)
         return restored
+
+
+def train_interrupted_then_resumed(monkeypatch, train):
+    """Runs `train(code=...)` (a `keras-elmo train` of a run folder) so that
+    it stops right after its first checkpoint, as an interruption would
+    (exit 130), then again to the end, resuming from that checkpoint."""
+    from keras_elmo.training.training_callback import TrainingCallback
+
+    saved = TrainingCallback.on_epoch_end
+
+    def interrupted(self, epoch, logs=None):
+        saved(self, epoch, logs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(TrainingCallback, "on_epoch_end", interrupted)
+    train(code=130)
+    monkeypatch.setattr(TrainingCallback, "on_epoch_end", saved)
+    train(code=0)

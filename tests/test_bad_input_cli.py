@@ -281,9 +281,11 @@ def processes(work):
 
 # === The fixture run: trained for real, then damaged copies ===
 
+# Every word kept (`--min-count 1`, not the recipe's 2): the vocabulary
+# shows which lines were read.
 RUN_ARGV = [
-    "train", "--train", "{corpus}", "--build-vocab", "--on-bad-line",
-    "skip", "--output", "{run}", *TINY, "--steps", "1",
+    "train", "--train", "{corpus}", "--build-vocab", "--min-count", "1",
+    "--on-bad-line", "skip", "--output", "{run}", *TINY, "--steps", "1",
     "--checkpoint-every", "1",
 ]  # fmt: skip
 

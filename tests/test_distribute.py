@@ -7,6 +7,7 @@ that misbehaves must not take the test process with it. Every subprocess
 has a deadline and is killed when the test ends.
 """
 
+import functools
 import json
 import os
 import random
@@ -310,7 +311,11 @@ def _two_replicas_versus_one_device(corpus, optimizer):
         for x, y, w in lm_dataset(scan, vocab, seed=5).take(steps)
     ]
     loop = DistributedLoop(two, strategy)
-    batches = iter(distribute_lm_dataset(strategy, scan, vocab, seed=5))
+    batches = iter(
+        distribute_lm_dataset(
+            strategy, functools.partial(lm_dataset, scan, vocab, seed=5)
+        )
+    )
     losses_two = [loop.train_step(batches)["loss"] for _ in range(steps)]
     report = {
         "losses": losses_one,
@@ -328,7 +333,9 @@ def _two_replicas_versus_one_device(corpus, optimizer):
         lm_dataset(scan, vocab, **held_out), verbose=0, return_dict=True
     )["perplexity"]
     report["perplexity_two"] = loop.evaluate(
-        distribute_lm_dataset(strategy, scan, vocab, **held_out),
+        distribute_lm_dataset(
+            strategy, functools.partial(lm_dataset, scan, vocab, **held_out)
+        ),
         scan.steps_per_epoch,
     )["perplexity"]
 
@@ -338,7 +345,11 @@ def _two_replicas_versus_one_device(corpus, optimizer):
                 config(mixed_precision=precision, num_sampled=8)
             )
         loop = DistributedLoop(model, strategy)
-        batches = iter(distribute_lm_dataset(strategy, scan, vocab, seed=5))
+        batches = iter(
+            distribute_lm_dataset(
+                strategy, functools.partial(lm_dataset, scan, vocab, seed=5)
+            )
+        )
         report[precision] = {
             "losses": [loop.train_step(batches)["loss"] for _ in range(3)],
             "compute_dtype": model.bilm.compute_dtype,

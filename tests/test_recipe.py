@@ -1,6 +1,7 @@
 """The training recipe: what `train` chooses by corpus size, that it says
 so, and that a flag the user gives wins."""
 
+import collections
 import json
 import os
 
@@ -27,6 +28,7 @@ def test_a_small_corpus(tokens, epochs):
     chosen = choose_recipe(tokens)
     assert chosen.name == "small corpus"
     assert chosen.settings == {
+        "min_count": 2,
         "optimizer": "adam",
         "learning_rate": 0.006,
         "learning_rate_schedule": "linear",
@@ -43,6 +45,7 @@ def test_a_large_corpus_gets_the_original_recipe():
     chosen = choose_recipe(20_000_000)
     assert chosen.name == "large corpus"
     assert chosen.settings == {
+        "min_count": 1,
         "optimizer": "adagrad",
         "learning_rate": None,  # Adagrad's 0.2
         "learning_rate_schedule": "constant",
@@ -53,7 +56,9 @@ def test_a_large_corpus_gets_the_original_recipe():
     }
     assert chosen.epochs == 1.0
     fields = TrainingConfig.__dataclass_fields__
-    assert all(fields[k].default == v for k, v in chosen.settings.items())
+    training = dict(chosen.settings)
+    assert training.pop("min_count") == 1  # `--build-vocab`'s, not a field
+    assert all(fields[k].default == v for k, v in training.items())
 
 
 def test_counting_stops_at_the_limit(tmp_path):
@@ -156,3 +161,41 @@ def test_help_shows_the_recipe_defaults(capsys):
     assert "default: 1024 under 20M training tokens, else 4096" in text
     assert "default: adam under 20M training tokens, else adagrad" in text
     assert "under 20,000,000 training tokens the small-corpus recipe" in text
+
+
+def _vocabulary_run(output, *extra):
+    args = [
+        "train", "--train", DATA, "--build-vocab", "--output", str(output),
+        *TINY_TRAIN_FLAGS, "--steps", "1", "--num-sampled", "8", *extra,
+    ]  # fmt: skip
+    return main(args)
+
+
+def _distinct_words(min_count):
+    with open(DATA, encoding="utf-8") as f:
+        counts = collections.Counter(f.read().split())
+    return sum(1 for n in counts.values() if n >= min_count)
+
+
+def test_the_small_corpus_vocabulary_leaves_single_words_out(tmp_path, capsys):
+    # A word seen once becomes <UNK>, so the biLM learns to predict words
+    # it has not seen: held-out text has them (docs/benchmarks.md).
+    run = tmp_path / "run"
+    assert _vocabulary_run(run) == 0
+    printed = capsys.readouterr().out
+    assert "recipe: chose --min-count 2 --optimizer adam" in printed
+    words = _distinct_words(2)
+    assert f"built a vocabulary of {words + 3:,} tokens" in printed
+    assert len((run / "vocab.txt").read_text().split("\n")) - 1 == words + 3
+    assert _distinct_words(1) > words  # the fixture has words seen once
+    # A given --min-count wins.
+    assert _vocabulary_run(tmp_path / "all", "--min-count", "1") == 0
+    printed = capsys.readouterr().out
+    assert "recipe: kept your --min-count" in printed
+    assert f"built a vocabulary of {_distinct_words(1) + 3:,}" in printed
+
+
+def test_a_given_vocabulary_has_no_minimum_count(tmp_path, capsys):
+    assert _train(tmp_path / "run") == 0
+    printed = capsys.readouterr().out
+    assert "--min-count" not in printed

@@ -14,6 +14,7 @@ ARGUMENT_FLAGS = {
     "vocabulary": "--vocab",
     "max_size": "--max-vocab-size",
     "options_config": "--options",
+    "window_length": "--windows",
 }
 
 
@@ -93,6 +94,7 @@ def _budget_left(time_budget, started):
 
 # The recipe's settings as this command's flags.
 _RECIPE_FLAGS = {
+    "min_count": "--min-count",
     "optimizer": "--optimizer",
     "learning_rate": "--learning-rate",
     "learning_rate_schedule": "--lr-schedule",
@@ -118,6 +120,9 @@ def _apply_recipe(args, train_files, verbose):
     num_tokens = count_tokens(train_files, on_bad_line=args.on_bad_line)
     recipe = choose_recipe(num_tokens, length_given)
     given = [name for name in RECIPE_SETTINGS if values[name] is not None]
+    if not args.build_vocab:
+        # The vocabulary is given: nothing to build.
+        recipe.settings.pop("min_count")
     if "optimizer" in given and "learning_rate" not in given:
         # The rate goes with the optimizer: the user's optimizer gets its
         # own default rate, not the recipe's for another one.
@@ -199,12 +204,13 @@ def run(args):
         inputs += init_from.inputs()
         check_output_directory(args.output, inputs, "output")
     saved = _saved_config(args.output)
+    values, epochs = _apply_recipe(args, train_files, verbosity(args))
     vocabulary = run_vocabulary(
         args.output,
         train_files,
         args.vocab,
         args.build_vocab,
-        args.min_count,
+        values["min_count"],
         args.max_vocab_size,
         args.on_bad_line,
         verbose=verbosity(args),
@@ -212,7 +218,6 @@ def run(args):
     size = run_size(
         vars(args), init_from and init_from.bilm_size, len(vocabulary)
     )
-    values, epochs = _apply_recipe(args, train_files, verbosity(args))
     values["mixed_precision"] = _choose_precision(args, verbosity(args), saved)
     _check_optimizer_flags(args, values["optimizer"])
     config = run_config(

@@ -51,8 +51,9 @@ def _add_data_arguments(parser):
     data.add_argument(
         "--min-count",
         type=positive_int,
-        default=1,
-        help="with --build-vocab: minimum count (default %(default)s)",
+        help="with --build-vocab: keep the words seen at least this often, "
+        "the others are <UNK> (default: "
+        f"{_by_size('min_count')})",
     )
     data.add_argument(
         "--max-vocab-size",
@@ -74,6 +75,18 @@ def _add_data_arguments(parser):
         type=positive_int,
         default=defaults["max_length"].default,
         help="longer sentences are split evenly (default %(default)s)",
+    )
+    data.add_argument(
+        "--windows",
+        dest="window_length",
+        type=non_negative_int,
+        default=defaults["window_length"].default,
+        metavar="N",
+        help="train on windows of N tokens cut from continuous text "
+        "(sentences laid end to end), each row's LSTM state carried from "
+        "one step to the next: bilm-tf's recipe (N=20); a step is "
+        "--tokens-per-batch // N rows (default %(default)s: sentences, "
+        "each from a zero state)",
     )
     data.add_argument(
         "--on-bad-line",
@@ -131,9 +144,9 @@ def _by_size(name):
     """A recipe setting's defaults, for --help."""
     from keras_elmo.training.recipe import SMALL_CORPUS
     from keras_elmo.training.recipe import SMALL_CORPUS_TOKENS
-    from keras_elmo.training.training_config import TrainingConfig
+    from keras_elmo.training.recipe import large_corpus_setting
 
-    large = TrainingConfig.__dataclass_fields__[name].default
+    large = large_corpus_setting(name)
     small = SMALL_CORPUS[name]
     if large is None:
         large = "the optimizer's"
@@ -242,6 +255,15 @@ def _add_optimizer_arguments(fit):
         type=non_negative_float,
         help="dropout on the LSTM inputs and the softmax input (default: "
         f"{_by_size('dropout')})",
+    )
+    fit.add_argument(
+        "--weight-average",
+        type=non_negative_float,
+        default=defaults["weight_average"].default,
+        metavar="MOMENTUM",
+        help="momentum of an exponential moving average of the weights, "
+        "which becomes the run's weights after the last step (0.999: about "
+        "the last 1,000 steps; default %(default)s: none)",
     )
     fit.add_argument(
         "--optimizer",

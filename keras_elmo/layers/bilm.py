@@ -9,12 +9,14 @@ from keras_elmo.errors import check_fraction
 from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.layers import backends
+from keras_elmo.layers.bilm_windows import is_window_batch
+from keras_elmo.layers.bilm_windows import window_call
 from keras_elmo.layers.keras_export import refuse_keras_export
 from keras_elmo.layers.limits import MAX_LAYERS
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
 from keras_elmo.layers.token_encoders import get_token_encoder
-from keras_elmo.layers.token_encoders.token_encoder import encoder_arguments
+from keras_elmo.layers.token_encoders.token_encoder import take_arguments
 from keras_elmo.layers.validation import check_batch_structure
 
 
@@ -111,12 +113,17 @@ class BiLM(keras.layers.Layer):
             mode, a dict
             with `"token_embeddings"` `(batch, time, projection_dim)`
             (from `encode_tokens`, computed once for a vocabulary) and
-            `"mask"` `(batch, time)`, which skips the token encoder.
+            `"mask"` `(batch, time)`, which skips the token encoder. In
+            training on windows of continuous text, a dict that also holds
+            the backward direction's window (`"backward_character_ids"` or
+            `"backward_token_ids"`): see `keras_elmo.layers.bilm_windows`.
         training: bool. Enables dropout.
         keep_boundaries: bool. Return `time + 2` positions, `<S>` first and
             `</S>` after each sentence's last token, instead of stripping
             them (the language model predicts from those positions too).
             Defaults to `False`.
+        initial_states: the LSTM states a window batch starts from (window
+            batches only). Defaults to `None` (zeros).
 
     Returns:
         A dict with `"layer_outputs"`, a list of `num_layers + 1` float
@@ -164,7 +171,7 @@ class BiLM(keras.layers.Layer):
         **kwargs,
     ):
         encoder_class = get_token_encoder(token_encoder)
-        encoder_kwargs = _encoder_arguments(encoder_class, kwargs)
+        encoder_kwargs = take_arguments(encoder_class, kwargs)
         super().__init__(**kwargs)
         self.units = check_integer(units, "units", minimum=1)
         self.projection_dim = check_integer(
@@ -277,7 +284,8 @@ class BiLM(keras.layers.Layer):
         if backends.takes_host_tokens(inputs):
             inputs = host_inputs(self.encoder, inputs)
         check_batch_structure(inputs, "BiLM")
-        if not args:
+        # A window batch (which carries tensors of state) runs as it is.
+        if not args and kwargs.get("initial_states") is None:
             outputs = backends.compiled_bilm_call(self, inputs, **kwargs)
             if outputs is not None:
                 return outputs
@@ -293,7 +301,19 @@ class BiLM(keras.layers.Layer):
         """
         return self.encoder.encode(ops.convert_to_tensor(character_ids))
 
-    def call(self, inputs, training=None, keep_boundaries=False):
+    def call(
+        self, inputs, training=None, keep_boundaries=False, initial_states=None
+    ):
+        if is_window_batch(self, inputs):
+            # Training on continuous text (`layers/bilm_windows.py`).
+            return window_call(self, inputs, initial_states, training)
+        if initial_states is not None:
+            raise KerasElmoError(
+                "`initial_states` is for window batches (training on "
+                "continuous text); a BiLM of sentences starts each one from "
+                "zeros, or carries its state with stateful=True.",
+                "initial_states",
+            )
         cached = isinstance(inputs, dict) and "token_embeddings" in inputs
         if cached:
             # Cached-token mode: embeddings `e` computed earlier.
@@ -427,7 +447,9 @@ class BiLM(keras.layers.Layer):
                     )
                 )
 
-    def compute_output_spec(self, inputs, training=None, keep_boundaries=False):
+    def compute_output_spec(
+        self, inputs, training=None, keep_boundaries=False, initial_states=None
+    ):
         if isinstance(inputs, dict):
             inputs = inputs.get(
                 "token_embeddings", inputs.get(self.encoder.input_name)
@@ -467,33 +489,3 @@ class BiLM(keras.layers.Layer):
             # Written only when needed: character configs stay as before.
             config["token_encoder"] = self.token_encoder
         return config
-
-
-def _encoder_arguments(encoder_class, kwargs):
-    """Takes the token encoder's arguments out of `kwargs` (the rest go to
-    `keras.layers.Layer`); an argument of another kind is an error."""
-    mine = encoder_class.arguments()
-    owners = encoder_arguments()
-    arguments = {}
-    for name in list(kwargs):
-        if name in mine:
-            arguments[name] = kwargs.pop(name)
-        elif name in owners:
-            value = kwargs.pop(name)
-            if value is None:
-                continue
-            hint = ""
-            if name == "vocabulary_size":
-                hint = (
-                    " (a character-input biLM's softmax size belongs to "
-                    "ELMoLanguageModel)"
-                )
-            raise KerasElmoError(
-                f"`{name}` is an argument of token_encoder "
-                f"{' or '.join(repr(k) for k in owners[name])}; this BiLM "
-                f"reads token_encoder={encoder_class.name!r}{hint}. Pass "
-                "the token_encoder it belongs to, or drop it.",
-                name,
-                received=value,
-            )
-    return arguments

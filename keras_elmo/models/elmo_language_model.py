@@ -7,7 +7,11 @@ from keras_elmo.errors import KerasElmoError
 from keras_elmo.errors import check_fraction
 from keras_elmo.errors import check_integer
 from keras_elmo.layers.bilm import BiLM
+from keras_elmo.layers.bilm_windows import is_window_batch
 from keras_elmo.layers.validation import keras_layer_config
+from keras_elmo.models.window_states import build_window_states
+from keras_elmo.models.window_states import read_window_states
+from keras_elmo.models.window_states import write_window_states
 from keras_elmo.utils.backend import require_tensorflow
 
 # Rows of full-softmax logits computed at once in evaluation, so that a
@@ -189,6 +193,11 @@ class ELMoLanguageModel(keras.Model):
         dropout: float. Dropout on the top LSTM outputs before the softmax
             in training (0.1 in the original recipe). Defaults to `0.1`.
         seed: int or None. Seed of the negative sampler. Defaults to `None`.
+        window_rows: int or None. Rows of a global batch of windows of
+            continuous text (`keras_elmo.data.windows`): the model then
+            keeps each row's LSTM state from one window batch to the next
+            (`keras_elmo.models.window_states`); sentence batches still
+            start from zeros. Defaults to `None` (sentences only).
 
     Call arguments:
         inputs: dict with `"character_ids"`, int `(batch, time, 50)`; for a
@@ -226,6 +235,7 @@ class ELMoLanguageModel(keras.Model):
         num_sampled=8192,
         dropout=0.1,
         seed=None,
+        window_rows=None,
         **kwargs,
     ):
         require_tensorflow("ELMoLanguageModel (sampled-softmax training)")
@@ -251,6 +261,8 @@ class ELMoLanguageModel(keras.Model):
         dropout = check_fraction(dropout, "dropout")
         if seed is not None:
             seed = check_integer(seed, "seed", minimum=0)
+        if window_rows is not None:
+            window_rows = check_integer(window_rows, "window_rows", minimum=1)
         table = getattr(bilm, "vocabulary_size", None)
         if table is not None and int(table) != int(vocabulary_size):
             raise KerasElmoError(
@@ -265,6 +277,7 @@ class ELMoLanguageModel(keras.Model):
         self.num_sampled = int(num_sampled)
         self.dropout = float(dropout)
         self.seed = seed
+        self.window_rows = window_rows
         # float32 whatever the policy: the softmax and the loss are float32.
         self.output_dropout = keras.layers.Dropout(
             self.dropout, seed=seed, dtype="float32", name="output_dropout"
@@ -290,9 +303,14 @@ class ELMoLanguageModel(keras.Model):
             shape=(self.vocabulary_size,),
             initializer="zeros",
         )
+        self.window_states = None
+        if self.window_rows is not None:
+            self.window_states = build_window_states(self, self.window_rows)
         self.built = True
 
     def call(self, inputs, training=None):
+        if is_window_batch(self.bilm, inputs):
+            return self._call_windows(inputs, training)
         # A dict goes to the BiLM as is: it reads its own input key.
         outputs = self.bilm(inputs, training=training, keep_boundaries=True)
         top = outputs["layer_outputs"][-1]
@@ -301,6 +319,26 @@ class ELMoLanguageModel(keras.Model):
             "forward": top[..., :dim],
             "backward": top[..., dim:],
             "mask": outputs["mask"],
+        }
+
+    def _call_windows(self, inputs, training):
+        """A window batch: each row goes on from the state its previous
+        window left (`window_rows` rows), and leaves its own."""
+        if self.window_states is None:
+            raise KerasElmoError(
+                "This ELMoLanguageModel trains on sentences: give it "
+                "`window_rows` (the rows of a global batch) to train on "
+                "windows of continuous text."
+            )
+        rows = ops.shape(next(iter(inputs.values())))[0]
+        states = read_window_states(self.window_states, rows)
+        outputs = self.bilm(inputs, training=training, initial_states=states)
+        write_window_states(self.window_states, outputs["states"], rows)
+        top = outputs["forward"]
+        return {
+            "forward": top,
+            "backward": outputs["backward"],
+            "mask": ops.ones(ops.shape(top)[:2], dtype="bool"),
         }
 
     def compute_loss(
@@ -424,6 +462,7 @@ class ELMoLanguageModel(keras.Model):
                 "num_sampled": self.num_sampled,
                 "dropout": self.dropout,
                 "seed": self.seed,
+                "window_rows": self.window_rows,
             }
         )
         return config

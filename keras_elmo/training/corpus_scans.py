@@ -6,9 +6,15 @@ one fails the run at once; the scan's batches are global batches of
 (`keras_elmo.training.distribute`).
 """
 
+import dataclasses
+import functools
+
 from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import scan_corpus
+from keras_elmo.data.windows import windows_dataset
+from keras_elmo.data.windows import windows_per_epoch
 from keras_elmo.training.distribute import distribute_lm_dataset
+from keras_elmo.training.training_config import window_rows
 from keras_elmo.utils.progress import say
 
 
@@ -27,22 +33,52 @@ def scan_files(config, files, replicas, what, verbose):
 
 
 def scan_data(config, replicas, verbose):
-    """`(training scan, validation scan or None)` of a config's files."""
+    """`(training scan, validation scan or None)` of a config's files; on
+    windows, the training scan counts batches of windows."""
     scan = scan_files(config, config.train_files, replicas, "training", verbose)
+    if config.window_length:
+        scan = _in_windows(scan, config, replicas, verbose)
     if not config.validation_files:
         return scan, None
     files = config.validation_files
     return scan, scan_files(config, files, replicas, "validation", verbose)
 
 
-def scan_dataset(strategy, scan, vocabulary, model, **kwargs):
-    """The batches of `scan` for `model` (padded to their length bucket
-    under XLA), cut per replica under a `strategy` (None: one device).
-    `kwargs` go to `lm_dataset`."""
-    kwargs.update(
-        pad_to_bucket=bool(model.jit_compile),
-        token_encoder=model.bilm.token_encoder,
+def _in_windows(scan, config, replicas, verbose):
+    """`scan` with its epoch counted in batches of windows."""
+    length = config.window_length
+    rows = window_rows(config, replicas)
+    steps = windows_per_epoch(scan.num_tokens, scan.num_sentences, rows, length)
+    say(
+        verbose,
+        f"training data: windows of {length} tokens of continuous text, "
+        f"{rows:,} rows a step (the LSTM state carried from step to step): "
+        f"{steps:,} batches per epoch",
     )
+    return dataclasses.replace(scan, steps_per_epoch=steps)
+
+
+def scan_dataset(strategy, scan, vocabulary, model, window_length=0, **kwargs):
+    """The batches of `scan` for `model` (padded to their length bucket
+    under XLA), cut per replica under a `strategy` (None: one device):
+    sentences (`lm_dataset`, which `kwargs` go to), or with
+    `window_length` windows of continuous text (`windows_dataset`)."""
+    kwargs["token_encoder"] = model.bilm.token_encoder
+    if window_length:
+        make = functools.partial(
+            windows_dataset,
+            scan.files,
+            vocabulary,
+            model.window_rows,
+            window_length,
+            seed=kwargs.get("seed", 0),
+            start_step=kwargs.get("start_step", 0),
+            token_encoder=kwargs["token_encoder"],
+            on_bad_line="skip" if scan.skipped_lines else "error",
+        )
+    else:
+        kwargs["pad_to_bucket"] = bool(model.jit_compile)
+        make = functools.partial(lm_dataset, scan, vocabulary, **kwargs)
     if strategy is None:
-        return lm_dataset(scan, vocabulary, **kwargs)
-    return distribute_lm_dataset(strategy, scan, vocabulary, **kwargs)
+        return make()
+    return distribute_lm_dataset(strategy, make)

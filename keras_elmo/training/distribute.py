@@ -34,7 +34,6 @@ import math
 import keras
 import tensorflow as tf
 
-from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.errors import ClusterError
 from keras_elmo.errors import KerasElmoError
 from keras_elmo.training.strategies import tensorflow_reason
@@ -79,16 +78,16 @@ def _pad_rows(x, y, sample_weight, multiple):
     return tf.nest.map_structure(pad, (x, y, sample_weight))
 
 
-def distribute_lm_dataset(strategy, scan, vocabulary, **kwargs):
-    """`lm_dataset` batches, each cut into equal per-replica batches.
+def distribute_lm_dataset(strategy, make_dataset):
+    """Global batches, each cut into equal per-replica batches.
 
     Args:
         strategy: a `tf.distribute.Strategy`.
-        scan: a `CorpusScan` with the global token budget (the per-replica
-            budget times the replicas).
-        vocabulary: a `keras_elmo.data.Vocabulary`.
-        **kwargs: `lm_dataset` arguments (`seed`, `shuffle`, `repeat`,
-            `start_step` in global steps).
+        make_dataset: a function of no argument that returns the dataset
+            of global batches (`lm_dataset` of a scan with the global
+            token budget, the per-replica budget times the replicas, or
+            `windows_dataset` of the global rows), from the global step
+            training starts at.
 
     Returns:
         A `tf.distribute.DistributedDataset`: element `i` holds, for each
@@ -110,7 +109,7 @@ def distribute_lm_dataset(strategy, scan, vocabulary, **kwargs):
             )
             return tf.data.Dataset.from_tensor_slices(batch)
 
-        return lm_dataset(scan, vocabulary, **kwargs).flat_map(parts)
+        return make_dataset().flat_map(parts)
 
     return strategy.distribute_datasets_from_function(dataset_fn)
 

@@ -121,7 +121,13 @@ def _build(config, plan, jit_compile, strategy):
     keras.utils.set_random_seed(config.seed)
     with strategy.scope() if strategy else contextlib.nullcontext():
         schedule = learning_rate_schedule(config, plan.total_steps)
-        model = build_model(config, plan.total_steps, jit_compile, schedule)
+        model = build_model(
+            config,
+            plan.total_steps,
+            jit_compile,
+            schedule,
+            replicas=num_replicas(strategy),
+        )
     plan.schedule = schedule if hasattr(schedule, "replan") else None
     return model
 
@@ -177,6 +183,7 @@ def _fit(model, run, plan, config, scan, vocabulary, strategy, verbose):
         model,
         seed=config.seed,
         start_step=plan.start_step,
+        window_length=config.window_length,
     )
     validate = validation(
         plan.validation_scan, strategy, loop, model, vocabulary

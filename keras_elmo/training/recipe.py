@@ -28,6 +28,7 @@ SMALL_CORPUS_TOKENS = 20_000_000
 SMALL_CORPUS_TRAINING_TOKENS = 10_000_000
 SMALL_CORPUS_EPOCHS = (1, 10)
 SMALL_CORPUS = dict(
+    min_count=2,
     optimizer="adam",
     learning_rate=0.006,
     learning_rate_schedule="linear",
@@ -36,8 +37,21 @@ SMALL_CORPUS = dict(
     tokens_per_batch=1024,
     num_sampled=2048,
 )
-# The settings a recipe chooses (`TrainingConfig` fields).
+# The settings a recipe chooses: `TrainingConfig` fields, and how
+# `--build-vocab` builds the vocabulary (`VOCABULARY_SETTINGS`).
 RECIPE_SETTINGS = tuple(SMALL_CORPUS)
+# The large corpus keeps every word seen: a corpus of 20M tokens and more
+# sees most words it keeps more than once.
+VOCABULARY_SETTINGS = dict(min_count=1)
+
+
+def large_corpus_setting(name):
+    """The large-corpus recipe's value of the setting `name`."""
+    from keras_elmo.training.training_config import TrainingConfig
+
+    if name in VOCABULARY_SETTINGS:
+        return VOCABULARY_SETTINGS[name]
+    return TrainingConfig.__dataclass_fields__[name].default
 
 
 @dataclasses.dataclass
@@ -113,8 +127,6 @@ def choose_recipe(num_tokens, length_given=False):
         length_given: bool. The user sets the run's length (`--epochs`,
             `--steps` or `--time-budget`): the recipe chooses no epochs.
     """
-    from keras_elmo.training.training_config import TrainingConfig
-
     if num_tokens < SMALL_CORPUS_TOKENS:
         epochs = None if length_given else small_corpus_epochs(num_tokens)
         return Recipe(
@@ -125,11 +137,10 @@ def choose_recipe(num_tokens, length_given=False):
             dict(SMALL_CORPUS),
             epochs,
         )
-    defaults = TrainingConfig.__dataclass_fields__
     return Recipe(
         "large corpus",
         f"at least {SMALL_CORPUS_TOKENS:,} training tokens: bilm-tf's "
         "recipe for 1B Word",
-        {name: defaults[name].default for name in RECIPE_SETTINGS},
+        {name: large_corpus_setting(name) for name in RECIPE_SETTINGS},
         None if length_given else 1.0,
     )

@@ -36,6 +36,11 @@ from keras_elmo.formats.run_layout import write_json
 from keras_elmo.formats.run_layout import write_softmax
 from keras_elmo.training.training_config import TrainingConfig
 from keras_elmo.training.training_config import build_model
+from keras_elmo.training.training_config import window_rows
+
+# Replicas a checkpoint may say it was trained on (a run of windows keeps
+# state for each of their rows).
+MAX_REPLICAS = 4096
 
 
 def _state_variables(model):
@@ -225,6 +230,21 @@ class RunDirectory:
                 },
             )
 
+    def _checkpoint_replicas(self):
+        """The replicas the checkpoint was trained on (1 without one)."""
+        path = self._checkpoint_path()
+        meta = read_json(os.path.join(path, "meta.json")) if path else None
+        if not isinstance(meta, dict):
+            return 1  # none yet, or damaged: `restore_checkpoint` says so
+        replicas = meta.get("num_replicas", 1)
+        if type(replicas) is not int or not 1 <= replicas <= MAX_REPLICAS:
+            raise self._damaged(
+                path,
+                f"meta.json num_replicas is {replicas!r}, not 1 to "
+                f"{MAX_REPLICAS:,}",
+            )
+        return replicas
+
     def _checkpoint_path(self):
         final = self.file(CHECKPOINT_DIR)
         if os.path.exists(os.path.join(final, "meta.json")):
@@ -329,22 +349,25 @@ class RunDirectory:
         """
         config = self.read_config()
         vocabulary = self.read_vocabulary()
-        model = build_model(config)
+        # The state a run of windows carries is kept per global row.
+        model = build_model(config, replicas=self._checkpoint_replicas())
         if self.restore_checkpoint(model) is None:
             raise RunDirectoryError(
                 f"{self.path} has no checkpoint yet: train for at least "
                 "`checkpoint_every` steps first."
             )
         if config.mixed_precision is not None:
-            model = _in_global_precision(model, config)
+            model = _in_global_precision(model, config, model.window_rows)
         return model, vocabulary, config
 
 
-def _in_global_precision(model, config):
+def _in_global_precision(model, config, rows):
     """A copy of the trained `model` built without its training precision
     (its mixed-precision policy, and fp16's loss scaling), holding its
-    values."""
-    copy = build_model(dataclasses.replace(config, mixed_precision=None))
+    values (`rows`: its window rows, or None)."""
+    float32 = dataclasses.replace(config, mixed_precision=None)
+    replicas = 1 if rows is None else rows // window_rows(config)
+    copy = build_model(float32, replicas=replicas)
     trained = _state_variables(model)
     weights = {id(variable) for variable in copy.variables}
     for key, variable in _state_variables(copy).items():

@@ -78,9 +78,11 @@ class TrainingCallback(keras.callbacks.Callback):
             self.model.stop_training = True
 
     def on_epoch_end(self, epoch, logs=None):
+        done = self.step >= self.total_steps
+        if done:
+            self._finalize_weights()
         if self.chief:
             self.run.save_checkpoint(self.model, self.step, self.num_replicas)
-        done = self.step >= self.total_steps
         if self.validate is not None:
             last = self.history[-1]["step"] if self.history else 0
             if done or self.step - last >= self.validate_every:
@@ -92,6 +94,15 @@ class TrainingCallback(keras.callbacks.Callback):
                 state = self.schedule.state() if self.schedule else None
                 spent = self.budget.spent()
                 self.run.write_plan(self.total_steps, spent, state)
+
+    def _finalize_weights(self):
+        """After the last step: the weights become their moving average,
+        where the optimizer keeps one (`--weight-average`), before the
+        last checkpoint and the last held-out evaluation. (Keras does the
+        same again at the end of `fit`, with no effect.)"""
+        self.model.optimizer.finalize_variable_values(
+            self.model.trainable_variables
+        )
 
     def _time_validation(self):
         """Before the first plan: times a few held-out batches, so that

@@ -58,8 +58,10 @@ class TrainingConfig:
     validation_files: list = None
     tokens_per_batch: int = 4096
     max_length: int = 100
+    window_length: int = 0
     num_sampled: int = 8192
     dropout: float = 0.1
+    weight_average: float = 0.0
     optimizer: str = "adagrad"
     learning_rate: float = None
     learning_rate_schedule: str = "constant"
@@ -85,6 +87,9 @@ class TrainingConfig:
         _choice(self, "on_bad_line", ON_BAD_LINE)
         _choice(self, "mixed_precision", MIXED_PRECISION)
         self.dropout = check_fraction(self.dropout, "dropout")
+        self.weight_average = check_momentum(
+            self.weight_average, "weight_average"
+        )
         if self.learning_rate is not None:
             self.learning_rate = check_number(
                 self.learning_rate,
@@ -106,8 +111,12 @@ class TrainingConfig:
             num_sampled=min(self.num_sampled, self.vocabulary_size),
         )
         from keras_elmo.data.datasets import check_batch_budget
+        from keras_elmo.data.windows import check_window_length
 
         check_batch_budget(self.max_length, self.tokens_per_batch)
+        _at_least(self, "window_length", 0)
+        if self.window_length:
+            check_window_length(self.window_length, self.tokens_per_batch)
 
     def to_json(self):
         return dataclasses.asdict(self)
@@ -141,6 +150,20 @@ class TrainingConfig:
             ) from None
 
 
+def check_momentum(value, name):
+    """A moving average's momentum: a number in [0, 1) (0: no average)."""
+    value = check_number(value, name, minimum=0.0, maximum=1.0)
+    if value == 1.0:
+        raise KerasElmoError(
+            f"`{name}` must be below 1 (an average that never moves from "
+            "the initial weights); 0.999 averages about the last 1,000 "
+            "steps, 0 keeps no average.",
+            name,
+            received=value,
+        )
+    return value
+
+
 def _at_least(config, name, smallest):
     value = check_integer(getattr(config, name), name, minimum=smallest)
     setattr(config, name, value)
@@ -167,6 +190,13 @@ def learning_rate_schedule(config, total_steps=None):
     )
 
 
+def window_rows(config, replicas=1):
+    """The rows of a global batch of windows (None: sentences)."""
+    if not config.window_length:
+        return None
+    return replicas * (config.tokens_per_batch // config.window_length)
+
+
 def build_optimizer(config, total_steps=None, learning_rate=None):
     """The sparse optimizer of a config, with `learning_rate` (a rate or a
     schedule) or the config's (`learning_rate_schedule`)."""
@@ -176,16 +206,25 @@ def build_optimizer(config, total_steps=None, learning_rate=None):
 
     if learning_rate is None:
         learning_rate = learning_rate_schedule(config, total_steps)
+    # The average of the weights, kept by the optimizer after each update
+    # (Keras's EMA); the training callback moves it into the model after
+    # the last step.
+    average = dict(
+        use_ema=config.weight_average > 0,
+        ema_momentum=config.weight_average or 0.99,
+    )
     if config.optimizer == "adam":
         optimizer = SparseAdam(
             learning_rate=learning_rate,
             global_clipnorm=config.clip_norm or None,
+            **average,
         )
     else:
         optimizer = SparseAdagrad(
             learning_rate=learning_rate,
             initial_accumulator_value=config.initial_accumulator_value,
             global_clipnorm=config.clip_norm or None,
+            **average,
         )
     if config.mixed_precision == "fp16":
         optimizer = LossScaleOptimizer(optimizer)
@@ -193,13 +232,18 @@ def build_optimizer(config, total_steps=None, learning_rate=None):
 
 
 def build_model(
-    config, total_steps=None, jit_compile="auto", learning_rate=None
+    config,
+    total_steps=None,
+    jit_compile="auto",
+    learning_rate=None,
+    replicas=1,
 ):
     """A compiled and built `ELMoLanguageModel` for a `TrainingConfig`.
 
     `total_steps` sets the length of a decaying learning-rate schedule
     (or `learning_rate` gives the rate or schedule itself); `jit_compile`
-    is `compile`'s ("auto": XLA with a GPU, not on a CPU).
+    is `compile`'s ("auto": XLA with a GPU, not on a CPU). A config of
+    windows keeps the state of `replicas` x its rows.
     """
     from keras_elmo.layers.bilm import BiLM
     from keras_elmo.models.elmo_language_model import ELMoLanguageModel
@@ -215,6 +259,7 @@ def build_model(
         num_sampled=config.num_sampled,
         dropout=config.dropout,
         seed=config.seed,
+        window_rows=window_rows(config, replicas),
         dtype=dtype,
     )
     model.compile(

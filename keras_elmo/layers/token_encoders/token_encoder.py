@@ -135,3 +135,33 @@ def encoder_arguments():
         for argument in kind.arguments():
             owners.setdefault(argument, []).append(kind.name)
     return owners
+
+
+def take_arguments(encoder_class, kwargs):
+    """Takes the token encoder's arguments out of `kwargs` (the rest go to
+    `keras.layers.Layer`); an argument of another kind is an error."""
+    mine = encoder_class.arguments()
+    owners = encoder_arguments()
+    arguments = {}
+    for name in list(kwargs):
+        if name in mine:
+            arguments[name] = kwargs.pop(name)
+        elif name in owners:
+            value = kwargs.pop(name)
+            if value is None:
+                continue
+            hint = ""
+            if name == "vocabulary_size":
+                hint = (
+                    " (a character-input biLM's softmax size belongs to "
+                    "ELMoLanguageModel)"
+                )
+            raise KerasElmoError(
+                f"`{name}` is an argument of token_encoder "
+                f"{' or '.join(repr(k) for k in owners[name])}; this BiLM "
+                f"reads token_encoder={encoder_class.name!r}{hint}. Pass "
+                "the token_encoder it belongs to, or drop it.",
+                name,
+                received=value,
+            )
+    return arguments

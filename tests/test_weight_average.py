@@ -1,0 +1,92 @@
+"""`--weight-average`: the run's weights after its last step are the
+exponential moving average of the weights after each step, computed here
+by hand from runs without an average; it survives a resume."""
+
+import numpy as np
+import pytest
+
+from keras_elmo.cli import main
+from keras_elmo.training.run_directory import load_run
+from tests.helpers import TINY_TRAIN_FLAGS
+from tests.helpers import TRAIN_TEXT
+from tests.helpers import TRAIN_VOCAB
+from tests.helpers import train_interrupted_then_resumed
+
+# A constant rate and no warm-up: the first steps of a longer run are the
+# steps of a shorter one.
+FLAGS = [
+    *TINY_TRAIN_FLAGS,
+    "--tokens-per-batch", "64",
+    "--num-sampled", "8",
+    "--lr-schedule", "constant",
+    "--warmup-steps", "0",
+    "--mixed-precision", "off",
+    "--quiet",
+]  # fmt: skip
+
+
+def _train(output, steps, *extra, code=0):
+    args = [
+        "train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
+        "--output", str(output), "--steps", str(steps), *FLAGS, *extra,
+    ]  # fmt: skip
+    assert main(args) == code
+
+
+def _weights(run):
+    model, _, _ = load_run(str(run))
+    return model.get_weights()
+
+
+def test_the_last_weights_are_the_moving_average(tmp_path):
+    raw = []
+    for steps in (1, 2, 3):
+        _train(tmp_path / f"raw{steps}", steps)
+        raw.append(_weights(tmp_path / f"raw{steps}"))
+    _train(tmp_path / "average", 3, "--weight-average", "0.6")
+    averaged = _weights(tmp_path / "average")
+    # The average starts at the weights after the first step.
+    expected = raw[0]
+    for step in raw[1:]:
+        expected = [0.6 * e + 0.4 * w for e, w in zip(expected, step)]
+    moved = 0
+    for got, want, last in zip(averaged, expected, raw[-1]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        moved += not np.allclose(want, last, atol=1e-6)
+    # Most weights differ from the last step's: the average is not them.
+    assert moved > len(expected) // 2
+
+
+def test_a_resumed_run_keeps_its_average(tmp_path, monkeypatch):
+    _train(tmp_path / "whole", 4, "--weight-average", "0.5",
+           "--checkpoint-every", "2")  # fmt: skip
+    whole = _weights(tmp_path / "whole")
+    train_interrupted_then_resumed(
+        monkeypatch,
+        lambda code: _train(tmp_path / "resumed", 4, "--weight-average",
+                            "0.5", "--checkpoint-every", "2", code=code),
+    )  # fmt: skip
+    for got, want in zip(_weights(tmp_path / "resumed"), whole):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("1", "--weight-average must be below 1"),
+        ("1.5", "--weight-average"),
+        ("nan", "--weight-average"),
+        ("-0.1", "--weight-average"),
+    ],
+)
+def test_a_bad_momentum_is_refused_by_its_flag(tmp_path, capsys, value,
+                                               message):  # fmt: skip
+    args = [
+        "train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
+        "--output", str(tmp_path / "run"), "--steps", "1", *FLAGS,
+        "--weight-average", value,
+    ]  # fmt: skip
+    assert main(args) == 2
+    error = capsys.readouterr().err
+    assert message in error and "Traceback" not in error
+    assert not (tmp_path / "run").exists()
