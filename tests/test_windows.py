@@ -208,7 +208,18 @@ def test_a_resumed_run_goes_on_from_its_carried_state(tmp_path, monkeypatch):
 
 def test_windows_train_evaluate_and_export(tmp_path, capsys):
     run = tmp_path / "run"
-    _train(run, 3, "--validation", TRAIN_TEXT, "--validate-every", "3")
+    args = [
+        "train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
+        "--output", str(run), "--steps", "3", "--checkpoint-every", "3",
+        *[f for f in FLAGS if f != "--quiet"], "--max-length", "6",
+        "--validation", TRAIN_TEXT, "--validate-every", "3",
+    ]  # fmt: skip
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    # Windows split no sentence; the held-out sentences are split.
+    split = [x for x in printed.split("\n") if "split into pieces" in x]
+    assert split and all(x.startswith("validation data:") for x in split)
+    assert "training data: windows of 4 tokens" in printed
     history = json.loads((run / "history.json").read_text())
     assert np.isfinite(history[-1]["valid_perplexity"])
     assert main(["export-weights", "--model", str(run), "--output",

@@ -18,9 +18,10 @@ from keras_elmo.training.training_config import window_rows
 from keras_elmo.utils.progress import say
 
 
-def scan_files(config, files, replicas, what, verbose):
+def scan_files(config, files, replicas, what, verbose, windows=False):
     """Scans `files` for global batches of `replicas` x the config's token
-    budget, and reports what it found (`what`: "training" data, ...)."""
+    budget, and reports what it found (`what`: "training" data, ...);
+    `windows`: the batches are windows, which split no sentence."""
     scan = scan_corpus(
         files,
         max_length=config.max_length,
@@ -28,15 +29,19 @@ def scan_files(config, files, replicas, what, verbose):
         on_bad_line=config.on_bad_line,
     )
     for line in scan.summary():
-        say(verbose, f"{what} data: {line}")
+        if not (windows and "split into pieces" in line):
+            say(verbose, f"{what} data: {line}")
     return scan
 
 
 def scan_data(config, replicas, verbose):
     """`(training scan, validation scan or None)` of a config's files; on
     windows, the training scan counts batches of windows."""
-    scan = scan_files(config, config.train_files, replicas, "training", verbose)
-    if config.window_length:
+    windows = bool(config.window_length)
+    scan = scan_files(
+        config, config.train_files, replicas, "training", verbose, windows
+    )
+    if windows:
         scan = _in_windows(scan, config, replicas, verbose)
     if not config.validation_files:
         return scan, None
