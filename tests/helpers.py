@@ -213,3 +213,36 @@ def train_interrupted_then_resumed(monkeypatch, train):
     train(code=130)
     monkeypatch.setattr(TrainingCallback, "on_epoch_end", saved)
     train(code=0)
+
+
+def two_cpu_strategy():
+    """A MirroredStrategy over two logical CPU devices (call before
+    TensorFlow's runtime starts: in a subprocess of its own)."""
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration()] * 2
+    )
+    return tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+
+def subprocess_report(function, *args, timeout=240):
+    """Runs `function(*args)` (a "module:name" of tests/, args str) in a
+    child Python and returns the JSON it printed on its last `REPORT `
+    line; fails the test with the child's output if it fails."""
+    import json
+    import subprocess
+    import sys
+
+    module, name = function.split(":")
+    code = f"import sys; from {module} import {name} as f; f(*sys.argv[1:])"
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    line = [x for x in result.stdout.splitlines() if x.startswith("REPORT ")]
+    return json.loads(line[-1][len("REPORT ") :])

@@ -372,6 +372,10 @@ TOKENS = [
 ]  # fmt: skip
 TRAIN = ["train", "--train", "{data}", "--vocab", "{vocab}", "--quiet"]
 NEW_RUN = ["--output", "{outputs}/new_run", *TINY, "--steps", "1"]
+DISTILL = [
+    "distill", "--train", "{data}", "--vocab", "{vocab}", "--quiet",
+    "--teacher",
+]  # fmt: skip
 ONNX = ["export-onnx", "--options", "{options}", "--weights", "{weights}"]
 LITERT = ["export-litert", "--options", "{options}", "--weights", "{weights}"]
 SAVED = [
@@ -574,6 +578,36 @@ CASES = [
     ("train-filters-with-words",
      [*TRAIN, *NEW_RUN, "--token-encoder", "words"],
      ["--filters", "word-input biLM"]),
+    # --- distill: the teacher, the student's size, the loss ---
+    ("distill-teacher-missing",
+     [*DISTILL, "{inputs}/no_teacher", *NEW_RUN],
+     ["--teacher", "{inputs}/no_teacher"]),
+    ("distill-teacher-empty-folder", [*DISTILL, "{empty_dir}", *NEW_RUN],
+     ["--teacher is no biLM source", "Received: --teacher {empty_dir}"]),
+    ("distill-teacher-is-the-output",
+     [*DISTILL, "{run}", "--output", "{run}", *TINY, "--steps", "1"],
+     ["--output"]),
+    ("distill-teacher-is-text", [*DISTILL, "{data}", *NEW_RUN],
+     ["--teacher"]),
+    ("distill-windows", [*DISTILL, "{run}", *NEW_RUN, "--windows", "20"],
+     ["--windows", "sentences"]),
+    ("distill-no-loss",
+     [*DISTILL, "{run}", *NEW_RUN, "--lm-weight", "0", "--layer-weight",
+      "0"],
+     ["--layer-weight", "learn nothing"]),
+    ("distill-units-negative",
+     [*DISTILL, "{run}", *NEW_RUN, "--units", "-5"],
+     ["argument --units", "Received: -5."]),
+    ("distill-projection-above-units",
+     [*DISTILL, "{run}", *NEW_RUN, "--units", "4"],
+     ["--projection-dim"]),
+    ("distill-layer-loss-unknown",
+     [*DISTILL, "{run}", *NEW_RUN, "--layer-loss", "l1"],
+     ["argument --layer-loss", "l1"]),
+    ("distill-not-utf8",
+     ["distill", "--train", "{latin1}", "--vocab", "{vocab}", "--teacher",
+      "{run}", *NEW_RUN],
+     ["{latin1}, line 2: not valid UTF-8"]),
     # --- Training, held-out and embed input: damaged, not UTF-8, missing ---
     ("train-damaged-gz",
      ["train", "--train", "{damaged_gz}", "--vocab", "{vocab}", *NEW_RUN],
@@ -751,8 +785,8 @@ CASES = [
       "training size", "use --init-from zh"]),
     ("train-preset-unknown",
      [*TRAIN, *NEW_RUN, "--preset", "huge"],
-     ["argument --size/--preset", "expected one of cpu, small, medium, "
-      "original. Received: huge."]),
+     ["argument --size/--preset", "expected one of tiny, cpu, small, "
+      "medium, original. Received: huge."]),
     ("train-init-from-neither",
      [*TRAIN, *NEW_RUN, "--init-from", "{empty_dir}"],
      ["--init-from is no biLM source",

@@ -65,6 +65,9 @@ TOGETHER = [("--model", "--options", "--weights", "--bilm-vocab")]
 APART = {
     "train": "--options takes the size of an official options.json alone "
     "(its weights come with --init-from, which takes every biLM source)",
+    "distill": "--options takes the student's size of an official "
+    "options.json alone (the teacher comes with --teacher, which takes "
+    "every biLM source)",
     "evaluate": "--model is a training run: a perplexity needs the "
     "softmax, which no other source holds",
     "export-weights": "--model is a training run: it writes the run's "

@@ -39,7 +39,7 @@ import numpy as np
 from tests.backend_checks.held_classes import held_classes
 
 report = {"classes": [], "worst": {}}
-for name in ("layers", "hub", "language_model"):
+for name in ("layers", "hub", "language_model", "distilled_model"):
     path = os.path.join(folder, name + ".keras")
     if not os.path.exists(path):
         continue
@@ -49,7 +49,7 @@ for name in ("layers", "hub", "language_model"):
     if inputs.dtype.kind == "S":
         import tensorflow as tf
         inputs = tf.constant(inputs)
-    if name == "language_model":
+    if name in ("language_model", "distilled_model"):
         inputs = {"character_ids": inputs}
     report["classes"] += held_classes(model)
     if not call:

@@ -150,6 +150,7 @@ COMPANIONS = {
     "--train": TRAIN_TEXT,
     "--vocab": TRAIN_VOCAB,
     "--data": TRAIN_TEXT,
+    "--teacher": MODEL_DIR,
     ("evaluate", "--model"): COMPAT_RUN,
     ("export-weights", "--model"): COMPAT_RUN,
     ("download", "models"): None,  # nothing to download without a network
@@ -159,6 +160,10 @@ COMPANIONS = {
 # `--` (Beam's options).
 EXTRA = {
     "train": [
+        *TINY_TRAIN_FLAGS, "--tokens-per-batch", "64", "--num-sampled", "8",
+        "--steps", "1", "--vocab", TRAIN_VOCAB,
+    ],
+    "distill": [
         *TINY_TRAIN_FLAGS, "--tokens-per-batch", "64", "--num-sampled", "8",
         "--steps", "1", "--vocab", TRAIN_VOCAB,
     ],

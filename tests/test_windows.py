@@ -4,9 +4,6 @@ from one window to the next (two windows equal one window twice as long),
 resume in the middle of the streams, and two replicas equal one device."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,10 +15,9 @@ from keras_elmo.training.run_directory import load_run
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
 from tests.helpers import TRAIN_VOCAB
-from tests.helpers import subprocess_env
+from tests.helpers import subprocess_report
 from tests.helpers import train_interrupted_then_resumed
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.helpers import two_cpu_strategy
 
 
 def _sentences(path=TRAIN_TEXT):
@@ -253,12 +249,6 @@ def _two_replicas_versus_one_device():
     """Runs in a subprocess; prints a JSON report."""
     import functools
 
-    import tensorflow as tf
-
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(
-        cpu, [tf.config.LogicalDeviceConfiguration()] * 2
-    )
     from keras_elmo.data.windows import windows_dataset
     from keras_elmo.training.distribute import DistributedLoop
     from keras_elmo.training.distribute import distribute_lm_dataset
@@ -266,7 +256,7 @@ def _two_replicas_versus_one_device():
     from keras_elmo.training.training_config import build_model
     from tests.helpers import tiny_bilm_kwargs
 
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    strategy = two_cpu_strategy()
     vocab = Vocabulary.from_file(TRAIN_VOCAB)
 
     def config(tokens_per_batch):
@@ -322,21 +312,9 @@ def _two_replicas_versus_one_device():
 
 
 def test_two_replicas_carry_their_own_rows_as_one_device_does():
-    code = (
-        "from tests.test_windows import _two_replicas_versus_one_device as f"
-        "; f()"
+    report = subprocess_report(
+        "tests.test_windows:_two_replicas_versus_one_device"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    line = [x for x in result.stdout.splitlines() if x.startswith("REPORT ")]
-    report = json.loads(line[-1][len("REPORT ") :])
     assert all(np.isfinite(report["losses"]))
     assert report["loss_difference"] < 1e-5, report
     assert report["weight_difference"] < 1e-5, report

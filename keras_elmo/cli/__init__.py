@@ -36,6 +36,7 @@ COMMANDS = (
     "keras_elmo.cli.embed",
     "keras_elmo.cli.embed_corpus",
     "keras_elmo.cli.train",
+    "keras_elmo.cli.distill",
     "keras_elmo.cli.evaluate",
     "keras_elmo.cli.export",
     "keras_elmo.cli.pretrained",

@@ -43,6 +43,12 @@ EXAMPLES = {
         "keras-elmo train --train 'corpus/*.txt' --vocab vocab.txt "
         "--output runs/tuned --init-from original --steps 2000",
     ),
+    "distill": (
+        "keras-elmo distill --teacher runs/mylm --train 'corpus/*.txt' "
+        "--build-vocab --output runs/tiny --time-budget 15m",
+        "keras-elmo distill --teacher original --train 'corpus/*.txt' "
+        "--vocab vocab.txt --units 256 --projection-dim 64 --output runs/small",
+    ),
     "evaluate": (
         "keras-elmo evaluate --model runs/mylm --data 'heldout/*.txt'",
     ),

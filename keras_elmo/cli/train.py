@@ -171,11 +171,14 @@ def _has_gpu():
     return has_gpu()
 
 
-def run(args):
+def run(args, started=None, teacher=None, distill=None):
+    """Runs `keras-elmo train`; `keras-elmo distill` runs it too, with
+    the `teacher` source it read (from `started`, its time.monotonic())
+    and the run's `distill` settings."""
     import time
 
     # A time budget counts from here: start-up and the corpus scan too.
-    started = time.monotonic()
+    started = started or time.monotonic()
     from keras_elmo.data.file_patterns import resolve_files
     from keras_elmo.data.tokenization_record import corpus_tokenization
     from keras_elmo.data.tokenization_record import write_record
@@ -197,6 +200,8 @@ def run(args):
     # with the local files first, then with the source once resolved.
     inputs = [*train_files, *(validation_files or []), args.vocab]
     inputs.append(args.options)
+    if teacher is not None:
+        inputs += teacher.inputs()
     check_output_directory(args.output, inputs, "output")
     init_from = None
     if args.init_from:
@@ -226,6 +231,7 @@ def run(args):
         validation_files=validation_files,
         bilm=size,
         vocabulary_size=len(vocabulary),
+        distill=distill,
     )
     options = FitOptions(
         epochs=None if args.steps or args.time_budget else epochs,
@@ -244,6 +250,8 @@ def run(args):
         options,
         init_from=init_from and init_from.read,
         verbose=verbosity(args),
+        teacher=teacher,
     )
     write_record(args.output, corpus_tokenization(train_files))
-    print(f"training done; the run is in {args.output}")
+    if verbosity(args):
+        print(f"training done; the run is in {args.output}")

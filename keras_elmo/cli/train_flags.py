@@ -102,6 +102,7 @@ def _add_size_arguments(parser):
     from keras_elmo.training.sizes import DEFAULT_TOKEN_ENCODER
     from keras_elmo.training.sizes import SIZE_ARGUMENTS
     from keras_elmo.training.sizes import SIZES
+    from keras_elmo.training.sizes import STUDENT_SIZE
     from keras_elmo.training.sizes import TRAINABLE_TOKEN_ENCODERS
 
     size = parser.add_argument_group("model size")
@@ -119,7 +120,8 @@ def _add_size_arguments(parser):
         dest="size",
         type=training_size,
         metavar="{" + ",".join(SIZES) + "}",
-        help=f"{DEFAULT_SIZE} (default): a small CPU-friendly biLM; "
+        help=f"{DEFAULT_SIZE} (train's default): a small CPU-friendly biLM; "
+        f"{STUDENT_SIZE} (distill's default): a tenth of it, for phones; "
         "small, medium, original: the published ELMo sizes (--preset is an "
         "older name of this flag; a pretrained model goes to --init-from)",
     )

@@ -288,8 +288,16 @@ def _word_inputs(tokens, ids):
 LM_INPUTS = {"characters": _character_inputs, "words": _word_inputs}
 
 
-def make_lm_batch(tokens, table, bos_id, eos_id, token_encoder="characters"):
-    """`(x, y, sample_weight)` for a `(B, T)` batch of tokens ("" pads)."""
+def make_lm_batch(
+    tokens,
+    table,
+    bos_id,
+    eos_id,
+    token_encoder="characters",
+    extra_inputs=None,
+):
+    """`(x, y, sample_weight)` for a `(B, T)` batch of tokens ("" pads);
+    `extra_inputs(tokens)`, if given, adds its dict of inputs to `x`."""
     is_token = tf.not_equal(tokens, "")
     lengths = tf.reduce_sum(tf.cast(is_token, tf.int32), axis=1)
     ids = tf.where(is_token, table.lookup(tokens), 0)
@@ -308,6 +316,8 @@ def make_lm_batch(tokens, table, bos_id, eos_id, token_encoder="characters"):
     weights = tf.cast(tf.stack([forward_weight, backward_weight], 1), "float32")
     targets = targets * tf.cast(weights, tf.int32)
     x = LM_INPUTS[token_encoder](tokens, ids)
+    if extra_inputs is not None:
+        x.update(extra_inputs(tokens))
     return keras.utils.pack_x_y_sample_weight(x, targets, weights)
 
 
@@ -327,6 +337,7 @@ def lm_dataset(
     start_step=0,
     pad_to_bucket=False,
     token_encoder="characters",
+    extra_inputs=None,
 ):
     """Language-model batches for `fit` / `evaluate`.
 
@@ -348,6 +359,10 @@ def lm_dataset(
         token_encoder: str. The `BiLM.token_encoder` the inputs are for:
             `"characters"` (character ids) or `"words"` (word ids from
             `vocabulary`). Defaults to `"characters"`.
+        extra_inputs: a function or None. Given the `(batch, time)`
+            `tf.string` tokens of a batch (`""` pads), it returns a dict of
+            more inputs for `x` (a distilled student's teacher's own
+            inputs). Defaults to `None`.
 
     Returns:
         A `tf.data.Dataset` of `(x, y, sample_weight)`.
@@ -393,7 +408,12 @@ def lm_dataset(
         )
     batches = batches.map(
         lambda tokens: make_lm_batch(
-            tokens, table, vocabulary.bos_id, vocabulary.eos_id, token_encoder
+            tokens,
+            table,
+            vocabulary.bos_id,
+            vocabulary.eos_id,
+            token_encoder,
+            extra_inputs,
         ),
         num_parallel_calls=tf.data.AUTOTUNE,
         deterministic=True,

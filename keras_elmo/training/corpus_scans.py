@@ -66,7 +66,8 @@ def _in_windows(scan, config, replicas, verbose):
 def scan_dataset(strategy, scan, vocabulary, model, window_length=0, **kwargs):
     """The batches of `scan` for `model` (padded to their length bucket
     under XLA), cut per replica under a `strategy` (None: one device):
-    sentences (`lm_dataset`, which `kwargs` go to), or with
+    sentences (`lm_dataset`, which `kwargs` go to, with the inputs of a
+    distilled model's teacher when it reads its own), or with
     `window_length` windows of continuous text (`windows_dataset`)."""
     kwargs["token_encoder"] = model.bilm.token_encoder
     if window_length:
@@ -83,6 +84,7 @@ def scan_dataset(strategy, scan, vocabulary, model, window_length=0, **kwargs):
         )
     else:
         kwargs["pad_to_bucket"] = bool(model.jit_compile)
+        kwargs["extra_inputs"] = getattr(model, "teacher_token_inputs", None)
         make = functools.partial(lm_dataset, scan, vocabulary, **kwargs)
     if strategy is None:
         return make()

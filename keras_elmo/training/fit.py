@@ -23,6 +23,7 @@ import time
 import keras
 
 from keras_elmo.data.vocabulary import check_vocabulary
+from keras_elmo.errors import KerasElmoError
 from keras_elmo.formats.run_layout import LOGS_DIR
 from keras_elmo.formats.run_layout import VOCAB_FILE
 from keras_elmo.training.corpus_scans import scan_data
@@ -48,7 +49,13 @@ from keras_elmo.utils.progress import say
 
 
 def train(
-    output_dir, config, vocabulary, options=None, init_from=None, verbose=1
+    output_dir,
+    config,
+    vocabulary,
+    options=None,
+    init_from=None,
+    verbose=1,
+    teacher=None,
 ):
     """Trains (or resumes) a biLM run in `output_dir`.
 
@@ -67,6 +74,9 @@ def train(
             biLM source's `read`). Called only when the run starts anew,
             after the strategy, so a resumed run reads nothing.
         verbose: 0 or 1.
+        teacher: for a run with `config.distill`, its teacher: a biLM
+            source (`keras_elmo.loading.classify`), read only when the run
+            has steps left to train.
 
     Returns:
         The trained `ELMoLanguageModel`.
@@ -97,6 +107,8 @@ def train(
     if plan.start_step >= plan.total_steps:
         say(verbose, f"{output_dir} already trained {plan.start_step:,} steps.")
         return model
+    if config.distill is not None:
+        _attach_teacher(model, teacher, config, verbose)
     continue_plan(plan, verbose)
     _fit(model, run, plan, config, scans[0], vocabulary, strategy, verbose)
     return model
@@ -153,6 +165,35 @@ def _restore_or_initialize(
         what = initialize(model, vocabulary, source)
         say(verbose, f"initialised the {what} from {source.description}")
     return 0
+
+
+def _attach_teacher(model, teacher, config, verbose):
+    """Reads the teacher of a distilled run, in the run's precision."""
+    from keras_elmo.training.distill_settings import weights_digest
+    from keras_elmo.training.training_config import MIXED_PRECISION
+
+    if teacher is None:
+        raise KerasElmoError(
+            "This run distils a teacher biLM ("
+            f"{config.distill['teacher']}): give it as `teacher`.",
+            "teacher",
+        )
+    if weights_digest(teacher.read().bilm) != config.distill["teacher_digest"]:
+        raise KerasElmoError(
+            f"The teacher ({teacher.description}) is not the one this run "
+            "was started with: its weights differ. Give that teacher, or "
+            "start a new run.",
+            "teacher",
+        )
+    dtype = MIXED_PRECISION[config.mixed_precision]
+    bilm = teacher.load_bilm(**({"dtype": dtype} if dtype else {}))
+    model.attach_teacher(bilm, teacher.read().vocabulary)
+    say(
+        verbose,
+        f"teacher: {teacher.description} ({bilm.count_params():,} weights, "
+        f"{bilm.num_layers + 1} layers of {2 * bilm.projection_dim}), "
+        f"student: {model.bilm.count_params():,} weights",
+    )
 
 
 def _open_run(run, strategy, start_step, vocabulary, config):

@@ -72,6 +72,21 @@ def _state_variables(model):
     return keyed
 
 
+def _differences(saved, current, prefix=""):
+    """`key: value there, value now` for each key whose values differ,
+    the keys of two dicts (a `distill` setting) one by one."""
+    differences = []
+    for key in [*current, *(k for k in saved if k not in current)]:
+        theirs, ours = saved.get(key), current.get(key)
+        if theirs == ours:
+            continue
+        if isinstance(theirs, dict) and isinstance(ours, dict):
+            differences += _differences(theirs, ours, f"{prefix}{key}.")
+        else:
+            differences.append(f"{prefix}{key}: {theirs!r} there, {ours!r} now")
+    return differences
+
+
 def _stable_path(path, names):
     for name, stable in names:
         # Whole path parts, and inside optimizer slot names, which join the
@@ -130,12 +145,7 @@ class RunDirectory:
                 "or start the run in a new directory."
             )
         TrainingConfig.from_json(saved, source=path)
-        current = config.to_json()
-        differences = [
-            f"{key}: {saved.get(key)!r} there, {current.get(key)!r} now"
-            for key in [*current, *(k for k in saved if k not in current)]
-            if saved.get(key) != current.get(key)
-        ]
+        differences = _differences(saved, config.to_json())
         if differences:
             raise RunDirectoryError(
                 f"{self.path} holds a run with other settings, so it cannot "

@@ -66,6 +66,8 @@ class TrainingCallback(keras.callbacks.Callback):
             ("loss", float(logs.get("loss", float("nan")))),
             ("sampled ppl", float(logs.get("perplexity", float("nan")))),
         ]
+        if "layer_loss" in logs:  # a distilled student's
+            values.append(("layer loss", float(logs["layer_loss"])))
         self.progress.update(self.step, values)
         if self.budget is not None:
             self.budget.step_done(self.step)

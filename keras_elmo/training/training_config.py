@@ -49,7 +49,9 @@ class TrainingConfig:
 
     Saved as the run's `config.json`; a run resumes only with the same
     config. The defaults are the original bilm-tf recipe (Adagrad 0.2,
-    initial accumulator 1.0, global-norm clip 10, dropout 0.1).
+    initial accumulator 1.0, global-norm clip 10, dropout 0.1). A run with
+    `distill` (`keras_elmo.training.distill_settings`) trains its `bilm`
+    as the student of a teacher biLM.
     """
 
     train_files: list
@@ -71,6 +73,7 @@ class TrainingConfig:
     seed: int = 0
     on_bad_line: str = "error"
     mixed_precision: str = None
+    distill: dict = None
 
     def __post_init__(self):
         self.validate()
@@ -117,6 +120,10 @@ class TrainingConfig:
         _at_least(self, "window_length", 0)
         if self.window_length:
             check_window_length(self.window_length, self.tokens_per_batch)
+        if self.distill is not None:
+            from keras_elmo.training.distill_settings import check_distillation
+
+            self.distill = check_distillation(self.distill, self.window_length)
 
     def to_json(self):
         return dataclasses.asdict(self)
@@ -253,15 +260,21 @@ def build_model(
         bilm = BiLM(**config.bilm, dropout=config.dropout, dtype=dtype)
     except TypeError as error:
         raise KerasElmoError(f"The biLM size is not valid: {error}") from None
-    model = ELMoLanguageModel(
-        bilm,
+    arguments = dict(
         vocabulary_size=config.vocabulary_size,
         num_sampled=config.num_sampled,
         dropout=config.dropout,
         seed=config.seed,
-        window_rows=window_rows(config, replicas),
         dtype=dtype,
     )
+    if config.distill is not None:
+        from keras_elmo.training.distill_settings import student_model
+
+        model = student_model(bilm, config.distill, arguments)
+    else:
+        model = ELMoLanguageModel(
+            bilm, window_rows=window_rows(config, replicas), **arguments
+        )
     model.compile(
         optimizer=build_optimizer(config, total_steps, learning_rate),
         jit_compile=jit_compile,

@@ -59,6 +59,23 @@ def language_model():
     return model, inputs
 
 
+def distilled_model():
+    """`DistilledLanguageModel` (a student and its layer maps; the teacher
+    is never saved), compiled and built, with its inputs."""
+    from keras_elmo.models import DistilledLanguageModel
+    from keras_elmo.optimizers import SparseAdam
+
+    student = BiLM(**tiny_bilm_kwargs())
+    model = DistilledLanguageModel(
+        student, vocabulary_size=12, teacher_layers=3, teacher_width=32
+    )
+    model.compile(optimizer=SparseAdam(0.01))
+    inputs = {"character_ids": keras_elmo.batch_to_ids(SENTENCES)}
+    model(inputs)
+    model.optimizer.build(model.trainable_variables)
+    return model, inputs
+
+
 def save(model, inputs, folder, name):
     """Saves `model` as NAME.keras and its inputs and outputs as NAME.npz;
     returns the names of the classes it holds."""
@@ -91,6 +108,7 @@ def main(model_dir, saved_model_dir, folder):
         hub.optimizer.build(hub.trainable_variables)
         names += save(hub, tf.constant(["the cat sat", "hi"]), folder, "hub")
         names += save(*language_model(), folder, "language_model")
+        names += save(*distilled_model(), folder, "distilled_model")
     with open(os.path.join(folder, "classes.json"), "w") as f:
         json.dump(sorted(set(names)), f)
 

@@ -1,0 +1,471 @@
+"""`keras-elmo distill`: a student biLM learns a teacher's layers.
+
+The layer loss is checked against the same arithmetic done here in NumPy
+on the teacher and student outputs of separate calls; the command is
+checked end to end with the bilm-tf fixture as the teacher (and a
+word-input and an ELMoForManyLangs teacher), resumed, and refused on a
+bad teacher and bad sizes.
+"""
+
+import hashlib
+import json
+import os
+
+import numpy as np
+import pytest
+
+import keras_elmo
+from keras_elmo.cli import main
+from keras_elmo.data import Vocabulary
+from keras_elmo.data import lm_dataset
+from keras_elmo.data import scan_corpus
+from keras_elmo.layers import BiLM
+from keras_elmo.loading import classify
+from keras_elmo.models import DistilledLanguageModel
+from keras_elmo.models.distilled_language_model import matched_layers
+from keras_elmo.training.run_directory import load_run
+from tests.helpers import MODEL_DIR
+from tests.helpers import TRAIN_TEXT
+from tests.helpers import TRAIN_VOCAB
+from tests.helpers import subprocess_report
+from tests.helpers import tiny_bilm_kwargs
+from tests.helpers import train_interrupted_then_resumed
+from tests.helpers import two_cpu_strategy
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+WORD_TEACHER = os.path.join(FIXTURES, "bilm-tf-words", "model")
+EFML_TEACHER = os.path.join(FIXTURES, "elmo_for_many_langs", "word_model")
+# A student of a few hundred weights, and settings for runs of seconds:
+# float32, a constant rate, no dropout, the full softmax.
+STUDENT = [
+    "--units", "16",
+    "--projection-dim", "8",
+    "--filters", "[[1, 4], [2, 4]]",
+    "--char-embedding-dim", "4",
+    "--max-length", "30",
+]  # fmt: skip
+FLAGS = [
+    *STUDENT,
+    "--tokens-per-batch", "64",
+    "--num-sampled", "100",
+    "--lr-schedule", "constant",
+    "--warmup-steps", "0",
+    "--dropout", "0",
+    "--mixed-precision", "off",
+    "--quiet",
+]  # fmt: skip
+
+
+def _distill(output, steps, *extra, teacher=MODEL_DIR, code=0):
+    args = [
+        "distill", "--teacher", teacher, "--train", TRAIN_TEXT,
+        "--vocab", TRAIN_VOCAB, "--output", str(output),
+        "--steps", str(steps), *FLAGS, *extra,
+    ]  # fmt: skip
+    assert main(args) == code
+
+
+def _batch(vocabulary):
+    scan = scan_corpus([TRAIN_TEXT], max_length=30, tokens_per_batch=200)
+    dataset = lm_dataset(scan, vocabulary, shuffle=False, repeat=False)
+    return next(iter(dataset))
+
+
+def _layer_loss(student, teacher, maps, matched, x, kind):
+    """The layer loss by hand: per position of `<S> tokens </S>`, the
+    distance of each mapped student layer to its teacher layer."""
+    ours = student(x, keep_boundaries=True)
+    theirs = teacher(x, keep_boundaries=True)["layer_outputs"]
+    mask = np.asarray(ours["mask"], "float64")
+    total = 0.0
+    for k, layer in enumerate(ours["layer_outputs"]):
+        kernel, bias = maps[k]
+        mapped = np.asarray(layer, "float64") @ kernel + bias
+        target = np.asarray(theirs[matched[k]], "float64")
+        distance = 0.0
+        if kind in ("mse", "both"):
+            distance += np.mean((mapped - target) ** 2, axis=-1)
+        if kind in ("cosine", "both"):
+            dot = np.sum(mapped * target, axis=-1)
+            norms = np.linalg.norm(mapped, axis=-1) * np.linalg.norm(
+                target, axis=-1
+            )
+            distance += 1.0 - dot / np.maximum(norms, 1e-6)
+        total += np.sum(distance * mask)
+    return total / len(matched) / mask.sum()
+
+
+@pytest.mark.parametrize("kind", ["mse", "cosine", "both"])
+@pytest.mark.parametrize("num_layers", [1, 2, 3])
+def test_the_loss_is_the_language_model_plus_the_layer_distances(
+    kind, num_layers
+):
+    vocabulary = Vocabulary.from_file(TRAIN_VOCAB)
+    student = BiLM(**tiny_bilm_kwargs(num_layers=num_layers), dropout=0.0)
+    model = DistilledLanguageModel(
+        student,
+        vocabulary_size=len(vocabulary),
+        num_sampled=len(vocabulary),  # the full softmax: no sampling
+        dropout=0.0,
+        teacher_layers=3,
+        teacher_width=32,
+        layer_loss=kind,
+        lm_weight=0.5,
+        layer_weight=2.0,
+    )
+    model.build()
+    model.attach_teacher(keras_elmo.load_bilm(MODEL_DIR))
+    x, y, weights = _batch(vocabulary)
+    outputs = model(x, training=True)
+    trained = model.compute_loss(x, y, outputs, weights, training=True)
+    language = model.compute_loss(x, y, outputs, weights, training=False)
+    maps = [(m.kernel.numpy(), m.bias.numpy()) for m in model.layer_maps]
+    matched = {1: [0, 2], 2: [0, 1, 2], 3: [0, 1, 1, 2]}[num_layers]
+    assert model.matched == matched
+    teacher = keras_elmo.load_bilm(MODEL_DIR)  # another instance
+    expected = _layer_loss(student, teacher, maps, matched, x, kind)
+    assert expected > 0.01
+    np.testing.assert_allclose(
+        float(trained) - 0.5 * float(language), 2.0 * expected, rtol=1e-4
+    )
+
+
+@pytest.mark.parametrize("student_reads", ["characters", "words"])
+@pytest.mark.parametrize("teacher_source", [WORD_TEACHER, EFML_TEACHER])
+def test_a_teacher_reads_its_own_ids_of_the_batch_tokens(
+    student_reads, teacher_source
+):
+    # The student's vocabulary is not the word teacher's: the teacher
+    # must read the ids of its own, made in the input pipeline.
+    import tensorflow as tf
+
+    from keras_elmo.data.datasets import make_lm_batch
+    from keras_elmo.data.host_ids import host_inputs
+
+    given = Vocabulary.from_file(TRAIN_VOCAB).tokens
+    vocabulary = Vocabulary(given[:3] + given[:2:-1])  # words reversed
+    source = classify(teacher_source)
+    own = source.read().vocabulary
+    sentences = [
+        ["the", "quantum", "zebras", "make", "embeddings", "."],
+        ["neural", "language", "models", "unseen-word"],
+    ]
+    kwargs = tiny_bilm_kwargs()
+    if student_reads == "words":
+        kwargs = {k: kwargs[k] for k in ("units", "projection_dim",
+                  "num_layers")}  # fmt: skip
+        kwargs.update(token_encoder="words", vocabulary_size=len(vocabulary))
+    teacher = source.load_bilm()
+    model = DistilledLanguageModel(
+        BiLM(**kwargs),
+        vocabulary_size=len(vocabulary),
+        teacher_layers=teacher.num_layers + 1,
+        teacher_width=2 * teacher.projection_dim,
+    )
+    model.build()
+    model.attach_teacher(teacher, own)
+    width = max(len(s) for s in sentences)
+    tokens = tf.constant([s + [""] * (width - len(s)) for s in sentences])
+    x, _, _ = make_lm_batch(
+        tokens,
+        vocabulary.lookup_table(),
+        vocabulary.bos_id,
+        vocabulary.eos_id,
+        student_reads,
+        model.teacher_token_inputs,
+    )
+    got = model.teacher_outputs(x)
+    ids = host_inputs(teacher.encoder, sentences, own)
+    want = teacher(ids, keep_boundaries=True)["layer_outputs"]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, atol=1e-6)
+
+
+def test_layers_are_matched_by_relative_depth():
+    assert matched_layers(3, 3) == [0, 1, 2]
+    assert matched_layers(3, 5) == [0, 2, 4]
+    assert matched_layers(2, 5) == [0, 4]
+    assert matched_layers(5, 3) == [0, 1, 1, 2, 2]
+    assert matched_layers(1, 3) == [0]
+
+
+def _digest(folder):
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), "rb") as f:
+            digest.update(name.encode() + f.read())
+    return digest.hexdigest()
+
+
+def test_distill_trains_a_student_that_exports_and_loads(tmp_path):
+    before = _digest(MODEL_DIR)
+    _distill(tmp_path / "run", 6)
+    assert _digest(MODEL_DIR) == before  # the teacher is only read
+    with open(tmp_path / "run" / "config.json") as f:
+        config = json.load(f)
+    assert config["distill"]["teacher"] == MODEL_DIR
+    assert config["distill"]["teacher_layers"] == 3
+    assert config["bilm"]["units"] == 16
+    # The checkpoint holds the student, its maps and softmax: no teacher.
+    with open(tmp_path / "run" / "checkpoint" / "meta.json") as f:
+        keys = [key for key, _ in json.load(f)["variables"]]
+    assert any("layer_map_2" in key for key in keys)
+    teacher_weights = keras_elmo.load_bilm(MODEL_DIR).count_params()
+    model, _, _ = load_run(str(tmp_path / "run"))
+    saved = sum(
+        np.prod(shape)
+        for key, shape in _meta_shapes(tmp_path / "run")
+        if not key.startswith(("optimizer", "seed"))
+    )
+    assert saved < model.count_params() + teacher_weights
+    assert main(["export-weights", "--model", str(tmp_path / "run"),
+                 "--output", str(tmp_path / "export")]) == 0  # fmt: skip
+    exported = keras_elmo.load_bilm(str(tmp_path / "export"))
+    assert exported.units == 16 and exported.projection_dim == 8
+    x = {"character_ids": keras_elmo.batch_to_ids([["The", "cat", "."]])}
+    np.testing.assert_allclose(
+        exported(x)["layer_outputs"][-1],
+        model.bilm(x)["layer_outputs"][-1],
+        atol=1e-6,
+    )
+    assert main(["evaluate", "--model", str(tmp_path / "run"),
+                 "--data", TRAIN_TEXT, "--quiet"]) == 0  # fmt: skip
+
+
+def _meta_shapes(run):
+    with open(run / "checkpoint" / "meta.json") as f:
+        return json.load(f)["variables"]
+
+
+def _student_layer_loss(run, teacher):
+    """The layer loss of a run's student (and maps) on the fixture text,
+    computed by hand."""
+    model, vocabulary, _ = load_run(str(run))
+    x, _, _ = _batch(vocabulary)
+    maps = [(m.kernel.numpy(), m.bias.numpy()) for m in model.layer_maps]
+    return _layer_loss(model.bilm, teacher, maps, model.matched, x, "mse")
+
+
+def test_the_student_learns_the_teacher_layers(tmp_path):
+    teacher = keras_elmo.load_bilm(MODEL_DIR)
+    _distill(tmp_path / "first", 1, "--lm-weight", "0")
+    _distill(tmp_path / "more", 60, "--lm-weight", "0",
+             "--learning-rate", "0.01")  # fmt: skip
+    first = _student_layer_loss(tmp_path / "first", teacher)
+    more = _student_layer_loss(tmp_path / "more", teacher)
+    assert more < 0.5 * first
+
+
+@pytest.mark.parametrize("teacher", [WORD_TEACHER, EFML_TEACHER])
+def test_teachers_that_read_tokens_otherwise(tmp_path, teacher, capsys):
+    # A word-input teacher reads its own vocabulary's ids, an
+    # ELMoForManyLangs teacher its own character ids: the batches carry
+    # them beside the student's character ids.
+    _distill(tmp_path / "run", 3, teacher=teacher)
+    model, _, config = load_run(str(tmp_path / "run"))
+    source = keras_elmo.load_bilm(teacher)
+    assert config.distill["teacher_layers"] == source.num_layers + 1
+    assert config.distill["teacher_width"] == 2 * source.projection_dim
+    assert model.bilm.token_encoder == "characters"
+
+
+def test_an_interrupted_distillation_resumes_to_the_same_weights(
+    tmp_path, monkeypatch
+):
+    extra = ["--checkpoint-every", "2"]
+    _distill(tmp_path / "whole", 4, *extra)
+    train_interrupted_then_resumed(
+        monkeypatch,
+        lambda code: _distill(tmp_path / "resumed", 4, *extra, code=code),
+    )
+    whole, _, _ = load_run(str(tmp_path / "whole"))
+    resumed, _, _ = load_run(str(tmp_path / "resumed"))
+    for got, want in zip(resumed.get_weights(), whole.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_resume_with_another_teacher_is_refused(tmp_path, capsys):
+    _distill(tmp_path / "run", 2)
+    _distill(tmp_path / "run", 4, teacher=WORD_TEACHER, code=2)
+    error = capsys.readouterr().err
+    assert "other settings" in error and "teacher" in error
+
+
+def test_a_teacher_changed_under_its_name_is_refused(tmp_path, capsys):
+    import shutil
+
+    import h5py
+
+    teacher = tmp_path / "teacher"
+    shutil.copytree(MODEL_DIR, teacher)
+    _distill(tmp_path / "run", 2, teacher=str(teacher))
+    with h5py.File(teacher / "lm_weights.hdf5", "r+") as f:
+        datasets = []
+        f.visititems(
+            lambda key, item: (
+                datasets.append(key)
+                if isinstance(item, h5py.Dataset) and "RNN" in key
+                else None
+            )
+        )
+        data = f[datasets[0]]
+        data[...] = data[...] + 0.5
+    _distill(tmp_path / "run", 4, teacher=str(teacher), code=2)
+    error = capsys.readouterr().err
+    assert "distill.teacher_digest" in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize(
+    "teacher, message",
+    [
+        ("no/such/model", "--teacher"),
+        (TRAIN_TEXT, "--teacher"),
+        ("", "--teacher: expected a value"),
+    ],
+)
+def test_a_bad_teacher_is_refused_by_its_flag(
+    tmp_path, capsys, teacher, message
+):
+    _distill(tmp_path / "run", 2, teacher=teacher, code=2)
+    error = capsys.readouterr().err
+    assert message in error and "Traceback" not in error
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_teacher_cannot_be_the_output(tmp_path, capsys):
+    _distill(tmp_path / "first", 2)
+    assert main(["export-weights", "--model", str(tmp_path / "first"),
+                 "--output", str(tmp_path / "export")]) == 0  # fmt: skip
+    before = _digest(tmp_path / "export")
+    _distill(tmp_path / "export", 2, teacher=str(tmp_path / "export"),
+             code=2)  # fmt: skip
+    assert "--output" in capsys.readouterr().err
+    assert _digest(tmp_path / "export") == before
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--units", "0"], "--units"),
+        (["--units", "4"], "--projection-dim"),
+        (["--size", "huge"], "--size"),
+        (["--filters", "[[1, -4]]"], "--filters"),
+        (["--windows", "20"], "--windows"),
+        (["--layer-loss", "l1"], "--layer-loss"),
+        (["--lm-weight", "nan"], "--lm-weight"),
+        (["--lm-weight", "-1"], "--lm-weight"),
+        (["--lm-weight", "0", "--layer-weight", "0"], "--layer-weight"),
+    ],
+)
+def test_bad_sizes_and_settings_are_refused_by_their_flags(
+    tmp_path, capsys, extra, message
+):
+    _distill(tmp_path / "run", 2, *extra, code=2)
+    error = capsys.readouterr().err
+    assert message in error and "Traceback" not in error
+    assert not (tmp_path / "run").exists()
+
+
+def test_distill_from_python(tmp_path):
+    output = keras_elmo.distill(
+        MODEL_DIR,
+        TRAIN_TEXT,
+        str(tmp_path / "run"),
+        vocab=TRAIN_VOCAB,
+        steps=2,
+        units=16,
+        projection_dim=8,
+        tokens_per_batch=64,
+        max_length=30,
+        mixed_precision="off",
+        quiet=True,
+    )
+    student = keras_elmo.load_bilm(output)
+    assert student.units == 16
+    with pytest.raises(keras_elmo.KerasElmoError, match="unit"):
+        keras_elmo.distill(MODEL_DIR, TRAIN_TEXT, str(tmp_path / "x"),
+                           vocab=TRAIN_VOCAB, unit=16)  # fmt: skip
+
+
+# === Two replicas ===
+
+
+def _two_replicas_report(corpus):
+    """Runs in a subprocess (two logical CPUs): three distillation steps
+    on two replicas and on one device, from the same weights; prints a
+    JSON report."""
+    import functools
+
+    from keras_elmo.training.distill_settings import distill_settings
+    from keras_elmo.training.distribute import DistributedLoop
+    from keras_elmo.training.distribute import distribute_lm_dataset
+    from keras_elmo.training.training_config import TrainingConfig
+    from keras_elmo.training.training_config import build_model
+
+    strategy = two_cpu_strategy()
+    vocabulary = Vocabulary.from_file(TRAIN_VOCAB)
+    # The global batch: 2 replicas x 64 tokens.
+    scan = scan_corpus([corpus], max_length=30, tokens_per_batch=128)
+    teacher = keras_elmo.load_bilm(MODEL_DIR)
+    config = TrainingConfig(
+        train_files=[corpus],
+        bilm=tiny_bilm_kwargs(units=16, projection_dim=8),
+        vocabulary_size=len(vocabulary),
+        tokens_per_batch=64,
+        max_length=30,
+        num_sampled=len(vocabulary),
+        dropout=0.0,
+        optimizer="adam",
+        learning_rate=0.01,
+        clip_norm=0.2,
+        distill=distill_settings(MODEL_DIR, teacher, layer_weight=3.0),
+    )
+    one = build_model(config)
+    with strategy.scope():
+        two = build_model(config)
+    for mine, theirs in zip(two.variables, one.variables):
+        mine.assign(theirs.numpy())
+    one.attach_teacher(teacher)
+    two.attach_teacher(teacher)
+    batches = functools.partial(lm_dataset, scan, vocabulary, seed=5)
+
+    def replica_loss(x, y, w):
+        return two.compute_loss(x, y, two(x, training=True), w)
+
+    shares = strategy.run(
+        replica_loss, args=next(iter(distribute_lm_dataset(strategy, batches)))
+    )
+    losses_one = [
+        one.train_on_batch(x, y, sample_weight=w, return_dict=True)["loss"]
+        for x, y, w in batches().take(3)
+    ]
+    loop = DistributedLoop(two, strategy)
+    stream = iter(distribute_lm_dataset(strategy, batches))
+    losses_two = [float(loop.train_step(stream)["loss"]) for _ in range(3)]
+    weights = [
+        float(np.max(np.abs(a.numpy() - b.numpy())))
+        for a, b in zip(one.trainable_variables, two.trainable_variables)
+    ]
+    report = {
+        "one": [float(x) for x in losses_one],
+        "two": losses_two,
+        "shares": [
+            float(x) for x in strategy.experimental_local_results(shares)
+        ],
+        "weights": max(weights),
+    }
+    print("REPORT " + json.dumps(report))
+
+
+def test_two_replicas_distil_as_one_device(tmp_path):
+    with open(TRAIN_TEXT) as f:
+        lines = f.readlines()
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(lines * 12))
+    report = subprocess_report(
+        "tests.test_distill:_two_replicas_report", str(corpus)
+    )
+    # Both replicas hold part of the first global batch.
+    assert min(report["shares"]) > 0.1, report
+    np.testing.assert_allclose(report["two"], report["one"], rtol=1e-5)
+    assert report["weights"] < 1e-5, report
