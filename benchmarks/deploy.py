@@ -9,8 +9,9 @@
                                 [--json results.json]
 
 For each configuration (`fixture` is the trained bilm-tf test biLM; the
-others random weights, seed 0: `small` is H=1024, P=128, one highway
-layer, `original` the published 5.5B model's size) it exports
+others random weights, seed 0: `tiny` and `cpu` the training sizes of
+those names, `small` is H=1024, P=128, one highway layer, `original` the
+published 5.5B model's size) it exports
 the biLM with `keras_elmo.export.to_onnx` / `to_litert` at each precision
 and measures, each variant in its own process (one at a time, so that the
 peak resident memory is that of one serving process, model load included)
@@ -72,8 +73,11 @@ MAIN_JOB_EXPORT = os.path.join(ROOT, "runs", "gutenberg", "export")
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "bilm-tf", "model")
 CONFIGS = {
     # name: BiLM arguments (the others are the published defaults); None:
-    # the trained bilm-tf fixture.
+    # the trained bilm-tf fixture. "tiny" and "cpu" are the training sizes
+    # of keras_elmo.training.sizes (distill's student, the main job's).
     "fixture": None,
+    "tiny": "tiny",
+    "cpu": "cpu",
     "small": dict(units=1024, projection_dim=128, num_highway_layers=1),
     "original": {},
 }
@@ -250,8 +254,11 @@ def save_random_bilm(config, directory):
             os.path.join(FIXTURE, "options.json"),
             os.path.join(FIXTURE, "lm_weights.hdf5"),
         )
+    from keras_elmo.training.sizes import SIZES
+
     keras.utils.set_random_seed(0)
-    bilm = keras_elmo.BiLM(**CONFIGS[config])
+    size = CONFIGS[config]
+    bilm = keras_elmo.BiLM(**(SIZES[size] if isinstance(size, str) else size))
     bilm.build()
     options = os.path.join(directory, "options.json")
     weights = os.path.join(directory, "weights.hdf5")
