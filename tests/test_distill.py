@@ -315,6 +315,19 @@ def test_a_teacher_changed_under_its_name_is_refused(tmp_path, capsys):
     assert "distill.teacher_digest" in error and "Traceback" not in error
 
 
+def test_a_run_resumes_with_the_command_that_started_it(tmp_path, capsys):
+    _distill(tmp_path / "run", 2)
+    train = ["train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
+             "--steps", "4", *FLAGS]  # fmt: skip
+    assert main([*train, "--output", str(tmp_path / "run")]) == 2
+    error = capsys.readouterr().err
+    assert "resume it with `keras-elmo distill --teacher" in error
+    assert main([*train, "--output", str(tmp_path / "plain"),
+                 "--steps", "2"]) == 0  # fmt: skip
+    _distill(tmp_path / "plain", 4, code=2)
+    assert "holds a run of `keras-elmo train`" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "teacher, message",
     [

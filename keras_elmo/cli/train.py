@@ -149,6 +149,28 @@ def _saved_config(output):
     return run.read_config().to_json() if run.is_run() else None
 
 
+def _check_same_command(output, saved, distill):
+    """A run of `distill` resumes with `distill`, a run of `train` with
+    `train` (`saved`: the run's config values, or None)."""
+    from keras_elmo.errors import KerasElmoError
+
+    if saved is None or (saved.get("distill") is None) == (distill is None):
+        return
+    if distill is None:
+        teacher = saved["distill"].get("teacher")
+        raise KerasElmoError(
+            f"{output} holds a distillation of the teacher {teacher}: resume "
+            f"it with `keras-elmo distill --teacher {teacher}` and the flags "
+            "it started with, or choose a new --output.",
+            "output_dir",
+        )
+    raise KerasElmoError(
+        f"{output} holds a run of `keras-elmo train`: resume it with that "
+        "command, or choose a new --output for the distillation.",
+        "output_dir",
+    )
+
+
 def _choose_precision(args, verbose, saved):
     """The run's `mixed_precision` for `--mixed-precision` (see
     `keras_elmo.training.precision`), said when auto chose it; `saved`:
@@ -209,6 +231,7 @@ def run(args, started=None, teacher=None, distill=None):
         inputs += init_from.inputs()
         check_output_directory(args.output, inputs, "output")
     saved = _saved_config(args.output)
+    _check_same_command(args.output, saved, distill)
     values, epochs = _apply_recipe(args, train_files, verbosity(args))
     vocabulary = run_vocabulary(
         args.output,
