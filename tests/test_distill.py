@@ -256,6 +256,8 @@ def test_the_student_learns_the_teacher_layers(tmp_path):
     assert more < 0.5 * first
 
 
+# ~25 s each; their ids are checked by default (test_a_teacher_reads_...).
+@pytest.mark.large
 @pytest.mark.parametrize("teacher", [WORD_TEACHER, EFML_TEACHER])
 def test_teachers_that_read_tokens_otherwise(tmp_path, teacher, capsys):
     # A word-input teacher reads its own vocabulary's ids, an
@@ -470,6 +472,7 @@ def _two_replicas_report(corpus):
     print("REPORT " + json.dumps(report))
 
 
+@pytest.mark.large  # ~30 s; the windows' two-replica twin runs by default
 def test_two_replicas_distil_as_one_device(tmp_path):
     with open(TRAIN_TEXT) as f:
         lines = f.readlines()

@@ -32,9 +32,9 @@ def add_parser(commands):
 
 def _add_teacher_flags(parser):
     from keras_elmo.models.layer_losses import DEFAULT_LAYER_LOSS
+    from keras_elmo.models.layer_losses import DEFAULT_LAYER_WEIGHT
+    from keras_elmo.models.layer_losses import DEFAULT_LM_WEIGHT
     from keras_elmo.models.layer_losses import LAYER_LOSSES
-    from keras_elmo.training.distill_settings import DEFAULT_LAYER_WEIGHT
-    from keras_elmo.training.distill_settings import DEFAULT_LM_WEIGHT
 
     teacher = parser.add_argument_group("teacher")
     teacher.add_argument(

@@ -11,6 +11,8 @@ from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.models.elmo_language_model import ELMoLanguageModel
 from keras_elmo.models.layer_losses import DEFAULT_LAYER_LOSS
+from keras_elmo.models.layer_losses import DEFAULT_LAYER_WEIGHT
+from keras_elmo.models.layer_losses import DEFAULT_LM_WEIGHT
 from keras_elmo.models.layer_losses import LAYER_LOSSES
 
 # The input key of a teacher that does not read the student's inputs (a
@@ -99,8 +101,8 @@ class DistilledLanguageModel(ELMoLanguageModel):
         teacher_layers,
         teacher_width,
         layer_loss=DEFAULT_LAYER_LOSS,
-        lm_weight=1.0,
-        layer_weight=1.0,
+        lm_weight=DEFAULT_LM_WEIGHT,
+        layer_weight=DEFAULT_LAYER_WEIGHT,
         **kwargs,
     ):
         if kwargs.get("window_rows") is not None:

@@ -7,3 +7,7 @@ the arithmetic is `keras_elmo.models.distilled_language_model`)."""
 # vectors (their direction only); "both", the sum of the two.
 LAYER_LOSSES = ("mse", "cosine", "both")
 DEFAULT_LAYER_LOSS = "mse"
+# The weights of the two losses of a distilled student: the language
+# model's and the layers'.
+DEFAULT_LM_WEIGHT = 1.0
+DEFAULT_LAYER_WEIGHT = 1.0

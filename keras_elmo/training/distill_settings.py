@@ -15,10 +15,10 @@ from keras_elmo.errors import check_integer
 from keras_elmo.errors import check_number
 from keras_elmo.layers.limits import MAX_LAYERS
 from keras_elmo.models.layer_losses import DEFAULT_LAYER_LOSS
+from keras_elmo.models.layer_losses import DEFAULT_LAYER_WEIGHT
+from keras_elmo.models.layer_losses import DEFAULT_LM_WEIGHT
 from keras_elmo.models.layer_losses import LAYER_LOSSES
 
-DEFAULT_LM_WEIGHT = 1.0
-DEFAULT_LAYER_WEIGHT = 1.0
 # The widest teacher layer a config may name (the original ELMo's is
 # 1,024: 2 x 512).
 MAX_TEACHER_WIDTH = 2**16
