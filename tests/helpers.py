@@ -25,6 +25,15 @@ TINY_TRAIN_FLAGS = [
     "--num-highway-layers", "1",
     "--max-length", "30",
 ]  # fmt: skip
+# Settings that make a run repeatable step by step: a constant rate, no
+# warm-up, float32 (the first steps of a longer run are those of a shorter
+# one, on any CPU), and no progress output.
+STEPWISE_TRAIN_FLAGS = [
+    "--lr-schedule", "constant",
+    "--warmup-steps", "0",
+    "--mixed-precision", "off",
+    "--quiet",
+]  # fmt: skip
 # The bilm-tf fixture's training text and vocabulary, and a training run
 # of a tiny biLM (tests/fixtures/compat/make_compat_fixture.py).
 TRAIN_TEXT = os.path.join(FIXTURES, "train", "data.txt")

@@ -25,6 +25,7 @@ from keras_elmo.models import DistilledLanguageModel
 from keras_elmo.models.distilled_language_model import matched_layers
 from keras_elmo.training.run_directory import load_run
 from tests.helpers import MODEL_DIR
+from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
 from tests.helpers import TRAIN_VOCAB
 from tests.helpers import subprocess_report
@@ -48,11 +49,8 @@ FLAGS = [
     *STUDENT,
     "--tokens-per-batch", "64",
     "--num-sampled", "100",
-    "--lr-schedule", "constant",
-    "--warmup-steps", "0",
     "--dropout", "0",
-    "--mixed-precision", "off",
-    "--quiet",
+    *STEPWISE_TRAIN_FLAGS,
 ]  # fmt: skip
 
 

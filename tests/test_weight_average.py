@@ -7,6 +7,7 @@ import pytest
 
 from keras_elmo.cli import main
 from keras_elmo.training.run_directory import load_run
+from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
 from tests.helpers import TRAIN_VOCAB
@@ -18,10 +19,7 @@ FLAGS = [
     *TINY_TRAIN_FLAGS,
     "--tokens-per-batch", "64",
     "--num-sampled", "8",
-    "--lr-schedule", "constant",
-    "--warmup-steps", "0",
-    "--mixed-precision", "off",
-    "--quiet",
+    *STEPWISE_TRAIN_FLAGS,
 ]  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from keras_elmo.cli import main
 from keras_elmo.data import Vocabulary
 from keras_elmo.data.windows import window_batches
 from keras_elmo.training.run_directory import load_run
+from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
 from tests.helpers import TRAIN_VOCAB
@@ -164,10 +165,7 @@ FLAGS = [
     "--tokens-per-batch", "12",
     "--max-length", "10",
     "--num-sampled", "8",
-    "--lr-schedule", "constant",
-    "--warmup-steps", "0",
-    "--mixed-precision", "off",
-    "--quiet",
+    *STEPWISE_TRAIN_FLAGS,
 ]  # fmt: skip
 
 
