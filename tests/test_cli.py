@@ -10,6 +10,7 @@ import keras_elmo
 from keras_elmo.cli import main
 from tests.deploy_helpers import fixture_sentences
 from tests.deploy_helpers import fixture_top_layer
+from tests.helpers import COMPAT_RUN
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
@@ -169,7 +170,7 @@ def test_console_script_runs(sentences_file, tmp_path):
             sys.executable,
             "-m",
             "keras_elmo.cli",
-            *_embed_args(sentences_file, output),
+            *[a for a in _embed_args(sentences_file, output) if a != "--quiet"],
         ],
         capture_output=True,
         text=True,
@@ -194,3 +195,39 @@ def test_train_size_flag_and_its_older_name():
         .format_help()
         .split()
     )
+
+
+def test_every_command_that_writes_takes_quiet():
+    # `presets` prints a listing: that output is what it is for.
+    from keras_elmo.cli import build_parser
+
+    commands = build_parser().commands
+    without = [
+        name
+        for name, command in commands.items()
+        if not any("--quiet" in a.option_strings for a in command.actions())
+    ]
+    assert without == ["presets"]
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_commands_say_what_they_wrote_unless_quiet(
+    sentences_file, tmp_path, capsys, quiet
+):
+    flags = ["--quiet"] if quiet else []
+    weights = ["export-weights", "--model", COMPAT_RUN]
+    onnx = ["export-onnx", "--options", OPTIONS, "--weights", WEIGHTS]
+    embed = _embed_args(sentences_file, str(tmp_path / "e.hdf5"))
+    embed.remove("--quiet")
+    assert main([*weights, "--output", str(tmp_path / "e"), *flags]) == 0
+    assert main([*onnx, "--output", str(tmp_path / "m.onnx"), *flags]) == 0
+    assert main([*embed, *flags]) == 0
+    out = capsys.readouterr().out
+    assert os.path.exists(tmp_path / "e" / "weights.hdf5")
+    assert os.path.exists(tmp_path / "m.onnx")
+    assert os.path.exists(tmp_path / "e.hdf5")
+    if quiet:
+        assert out == ""
+    else:
+        assert "wrote options.json" in out and "wrote the float32 model" in out
+        assert f"Wrote the biLM layers of {len(LINES)} sentences" in out

@@ -227,10 +227,13 @@ def bilm_vocabulary(args, source):
     return vocabulary
 
 
-def add_quiet(parser):
-    parser.add_argument(
-        "--quiet", action="store_true", help="no progress output"
-    )
+# What --quiet leaves out, by what else the command prints.
+QUIET_PROGRESS = "no progress output"
+QUIET_DONE = "no progress output and no closing line"
+
+
+def add_quiet(parser, help=QUIET_PROGRESS):
+    parser.add_argument("--quiet", action="store_true", help=help)
 
 
 def verbosity(args):

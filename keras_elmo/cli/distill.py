@@ -1,6 +1,7 @@
 """`keras-elmo distill`: train a small student biLM on a teacher biLM's
 layers (a `keras-elmo train` run with a teacher)."""
 
+from keras_elmo.cli.arguments import QUIET_DONE
 from keras_elmo.cli.arguments import add_quiet
 from keras_elmo.cli.arguments import non_negative_float
 from keras_elmo.cli.train import ARGUMENT_FLAGS as TRAIN_FLAGS
@@ -25,7 +26,7 @@ def add_parser(commands):
     )
     _add_teacher_flags(parser)
     add_train_flags(parser)
-    add_quiet(parser)
+    add_quiet(parser, QUIET_DONE)
     parser.set_defaults(run=run, argument_flags=ARGUMENT_FLAGS)
     parser.set_defaults(flag_default=parser.get_default)
 

@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 
+from keras_elmo.cli.arguments import QUIET_DONE
 from keras_elmo.cli.arguments import OneValue
 from keras_elmo.cli.arguments import add_bilm_source
 from keras_elmo.cli.arguments import add_fasta_arguments
@@ -102,7 +103,7 @@ def add_parser(commands):
     )
     add_fasta_arguments(embed)
     add_runtime_arguments(embed)
-    add_quiet(embed)
+    add_quiet(embed, QUIET_DONE)
     embed.set_defaults(
         run=run_embed,
         argument_flags=_ARGUMENT_FLAGS,
@@ -120,7 +121,7 @@ def add_parser(commands):
     io = tokens.add_argument_group("input and output")
     io.add_argument("--vocab", required=True, help="one token a line")
     _add_output(io, dump.DEFAULT_TOKEN_BATCH, "tokens")
-    add_quiet(tokens)
+    add_quiet(tokens, QUIET_DONE)
     tokens.set_defaults(
         run=run_dump_token_embeddings,
         argument_flags=_ARGUMENT_FLAGS,
@@ -287,7 +288,7 @@ def _embed(args, input_file, fasta):
             max_batch_tokens=args.max_batch_tokens,
             **fasta,
         )
-        _report(count, what, args.output)
+        _report(count, what, args)
         return
     from keras_elmo.embedding_files.bilm_dump import embed_file
 
@@ -312,11 +313,15 @@ def _embed(args, input_file, fasta):
         max_batch_tokens=args.max_batch_tokens,
         **fasta,
     )
-    _report(count, what, args.output)
+    _report(count, what, args)
 
 
-def _report(count, what, output):
-    print(f"Wrote the biLM layers of {count} {what} to {output}")
+def _report(count, what, args):
+    """The closing line (not with --quiet), and the records left out
+    (always)."""
+    output = args.output
+    if not args.quiet:
+        print(f"Wrote the biLM layers of {count} {what} to {output}")
     if what != "proteins":
         return
     import h5py
@@ -344,7 +349,7 @@ def run_dump_token_embeddings(args):
             args.batch_size,
             verbose=verbosity(args),
         )
-        print(f"Wrote {count} token embeddings to {args.output}")
+        _wrote_token_embeddings(args, count)
         return
     from keras_elmo.embedding_files.bilm_dump import dump_token_embeddings
 
@@ -357,7 +362,12 @@ def run_dump_token_embeddings(args):
         verbose=verbosity(args),
         vocabulary=bilm_vocabulary(args, source),
     )
-    print(f"Wrote {count} token embeddings to {args.output}")
+    _wrote_token_embeddings(args, count)
+
+
+def _wrote_token_embeddings(args, count):
+    if not args.quiet:
+        print(f"Wrote {count} token embeddings to {args.output}")
 
 
 def add_runtime_arguments(parser):

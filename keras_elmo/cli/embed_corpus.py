@@ -15,6 +15,7 @@ from keras_elmo.cli.arguments import add_bilm_source
 from keras_elmo.cli.arguments import add_fasta_arguments
 from keras_elmo.cli.arguments import add_max_batch_tokens
 from keras_elmo.cli.arguments import add_output_layers
+from keras_elmo.cli.arguments import add_quiet
 from keras_elmo.cli.arguments import add_scalar_mix
 from keras_elmo.cli.arguments import add_tokenize
 from keras_elmo.cli.arguments import bilm_source
@@ -108,6 +109,7 @@ def add_parser(commands):
         parser.add_argument_group("raw sentences"), DEFAULT_TOKENIZATION
     )
     add_fasta_arguments(parser)
+    add_quiet(parser, "no closing line (what was not embedded is still shown)")
     engine = parser.add_argument_group("Apache Beam")
     engine.add_argument(
         "--runner",
@@ -168,6 +170,7 @@ def _embedder(args, max_residues=None, protein_vectors=None):
 
 
 def _report(summary, output):
+    """The closing line, then a line on what was not embedded (if any)."""
     from keras_elmo.embedding_files.parquet_layout import BAD_LINE_REASONS
 
     bad = summary["bad_lines"]
@@ -189,7 +192,7 @@ def _report(summary, output):
             f"Not embedded: {counts}; listed in "
             f"{os.path.join(output, 'bad_lines-*.jsonl')}"
         )
-    return "\n".join(lines)
+    return lines
 
 
 def run_embed_corpus(args):
@@ -219,7 +222,9 @@ def run_embed_corpus(args):
         overwrite=args.overwrite,
         input_format=input_format,
     )
-    print(_report(summary, args.output))
+    closing, *warnings = _report(summary, args.output)
+    for line in warnings if args.quiet else [closing, *warnings]:
+        print(line)
     _check_read_whole(summary, args.output)
 
 

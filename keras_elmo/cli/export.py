@@ -3,7 +3,9 @@
 
 import os
 
+from keras_elmo.cli.arguments import QUIET_DONE
 from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo.cli.arguments import add_quiet
 from keras_elmo.cli.arguments import add_scalar_mix
 from keras_elmo.cli.arguments import bilm_source
 from keras_elmo.cli.arguments import bilm_vocabulary
@@ -29,6 +31,7 @@ def add_parser(commands):
     weights.add_argument(
         "--output", type=output_path, required=True, help="directory to write"
     )
+    add_quiet(weights, QUIET_DONE)
     weights.set_defaults(
         run=run_export_weights,
         argument_flags={"model_dir": "--model", "output_dir": "--output"},
@@ -63,6 +66,7 @@ def add_parser(commands):
         help="refuse requests larger than this many token positions, "
         "batch x max_len (default %(default)s)",
     )
+    add_quiet(serving, QUIET_DONE)
     serving.set_defaults(
         run=run_export_savedmodel, argument_flags=_ARGUMENT_FLAGS
     )
@@ -78,9 +82,10 @@ def run_export_weights(args):
     run_inputs = RunFolder(args.model).inputs()
     check_output_directory(args.output, run_inputs, "output")
     export_weights(args.model, args.output)
-    print(
-        f"wrote options.json, weights.hdf5, vocab.txt and softmax.hdf5 to "
-        f"{args.output}"
+    _done(
+        args,
+        "wrote options.json, weights.hdf5, vocab.txt and softmax.hdf5 to "
+        f"{args.output}",
     )
 
 
@@ -113,7 +118,7 @@ def run_export_savedmodel(args):
         max_batch_tokens=args.max_batch_tokens,
     )
     cached = f", {len(vocabulary):,} cached tokens" if args.cache_vocab else ""
-    print(f"wrote the SavedModel to {args.output}{cached}")
+    _done(args, f"wrote the SavedModel to {args.output}{cached}")
 
 
 def _add_common(parser, precisions):
@@ -131,6 +136,7 @@ def _add_common(parser, precisions):
     add_scalar_mix(
         parser, "also output 'elmo', the softmax-normalised mix of the layers"
     )
+    add_quiet(parser, QUIET_DONE)
 
 
 def _add_deploy_parsers(commands):
@@ -209,7 +215,10 @@ def _export(args, write, **options):
         **options,
     )
     size = os.path.getsize(args.output) / 2**20
-    print(f"wrote the {args.precision} model to {args.output} ({size:.1f} MiB)")
+    _done(
+        args,
+        f"wrote the {args.precision} model to {args.output} ({size:.1f} MiB)",
+    )
 
 
 def run_export_onnx(args):
@@ -233,3 +242,8 @@ def run_export_litert(args):
     from keras_elmo.export.litert import to_litert
 
     _export(args, to_litert)
+
+
+def _done(args, line):
+    if not args.quiet:
+        print(line)

@@ -1,5 +1,6 @@
 """`keras-elmo train`: pretrain a biLM on a corpus (resumable)."""
 
+from keras_elmo.cli.arguments import QUIET_DONE
 from keras_elmo.cli.arguments import add_quiet
 from keras_elmo.cli.arguments import verbosity
 from keras_elmo.cli.train_flags import add_train_flags
@@ -28,7 +29,7 @@ def add_parser(commands):
         "checkpoint, optimizer state and data position included.",
     )
     add_train_flags(parser)
-    add_quiet(parser)
+    add_quiet(parser, QUIET_DONE)
     parser.set_defaults(run=run, argument_flags=ARGUMENT_FLAGS)
     # The defaults, to tell a flag given from one left alone.
     parser.set_defaults(flag_default=parser.get_default)
