@@ -24,6 +24,7 @@ from keras_elmo.loading import classify
 from keras_elmo.models import DistilledLanguageModel
 from keras_elmo.models.distilled_language_model import matched_layers
 from keras_elmo.training.run_directory import load_run
+from keras_elmo.training.teacher_start import start_from_teacher
 from tests.helpers import MODEL_DIR
 from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
@@ -54,11 +55,12 @@ FLAGS = [
 ]  # fmt: skip
 
 
-def _distill(output, steps, *extra, teacher=MODEL_DIR, code=0):
+def _distill(output, steps, *extra, teacher=MODEL_DIR, code=0, quiet=True):
+    flags = FLAGS if quiet else [f for f in FLAGS if f != "--quiet"]
     args = [
         "distill", "--teacher", teacher, "--train", TRAIN_TEXT,
         "--vocab", TRAIN_VOCAB, "--output", str(output),
-        "--steps", str(steps), *FLAGS, *extra,
+        "--steps", str(steps), *flags, *extra,
     ]  # fmt: skip
     assert main(args) == code
 
@@ -376,6 +378,115 @@ def test_bad_sizes_and_settings_are_refused_by_their_flags(
     _distill(tmp_path / "run", 2, *extra, code=2)
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error
+    assert not (tmp_path / "run").exists()
+
+
+# === The student starting from the teacher's character layers ===
+
+
+def _built(**overrides):
+    bilm = BiLM(**tiny_bilm_kwargs(**overrides))
+    bilm(keras_elmo.batch_to_ids([["a", "b"]]))
+    return bilm
+
+
+def test_the_student_starts_from_the_teacher_strongest_filters():
+    teacher = keras_elmo.load_bilm(MODEL_DIR)  # filters 4, 8, 16 of 1-3
+    # Width 1: more than the teacher has; 2: fewer; 6: none of the
+    # teacher's.
+    student = _built(filters=[[1, 6], [2, 3], [6, 2]])
+    fresh = [k.numpy().copy() for k in student.char_cnn.kernels]
+    copied = start_from_teacher(student, teacher, "filters", "the fixture")
+    assert copied == "character embeddings and 7 of 11 filters"
+    np.testing.assert_array_equal(
+        student.char_cnn.embeddings.numpy(),
+        teacher.char_cnn.embeddings.numpy(),
+    )
+    theirs = teacher.char_cnn
+    ours = student.char_cnn
+    # Width 1: the teacher's 4 filters in their order, 2 left fresh.
+    np.testing.assert_array_equal(
+        ours.kernels[0].numpy()[:, :, :4], theirs.kernels[0].numpy()
+    )
+    np.testing.assert_array_equal(
+        ours.kernels[0].numpy()[:, :, 4:], fresh[0][:, :, 4:]
+    )
+    np.testing.assert_array_equal(
+        ours.biases[0].numpy()[:4], theirs.biases[0].numpy()
+    )
+    # Width 2: the 3 of the teacher's 8 with the largest weights.
+    kernel = theirs.kernels[1].numpy()
+    norms = [np.linalg.norm(kernel[:, :, j]) for j in range(8)]
+    strongest = sorted(sorted(range(8), key=lambda j: -norms[j])[:3])
+    np.testing.assert_array_equal(
+        ours.kernels[1].numpy(), kernel[:, :, strongest]
+    )
+    np.testing.assert_array_equal(
+        ours.biases[1].numpy(), theirs.biases[1].numpy()[strongest]
+    )
+    np.testing.assert_array_equal(ours.kernels[2].numpy(), fresh[2])
+
+
+def test_the_student_starts_from_the_teacher_embeddings_alone():
+    teacher = keras_elmo.load_bilm(MODEL_DIR)
+    student = _built()
+    fresh = [k.numpy().copy() for k in student.char_cnn.kernels]
+    copied = start_from_teacher(student, teacher, "embeddings", "fixture")
+    assert copied == "character embeddings"
+    np.testing.assert_array_equal(
+        student.char_cnn.embeddings.numpy(),
+        teacher.char_cnn.embeddings.numpy(),
+    )
+    for got, want in zip(student.char_cnn.kernels, fresh):
+        np.testing.assert_array_equal(got.numpy(), want)
+    assert start_from_teacher(student, teacher, "none", "fixture") is None
+
+
+def test_distill_from_the_teacher_filters(tmp_path, capsys):
+    _distill(tmp_path / "run", 1, "--from-teacher", "filters", quiet=False)
+    out = capsys.readouterr().out
+    assert (
+        "the student starts from the teacher's character embeddings and "
+        "8 of 8 filters" in out
+    )
+    _, _, config = load_run(str(tmp_path / "run"))
+    assert config.distill["from_teacher"] == "filters"
+    # Resumed (more steps): started once, not again.
+    _distill(tmp_path / "run", 2, "--from-teacher", "filters", quiet=False)
+    out = capsys.readouterr().out
+    assert "resuming" in out and "starts from the teacher" not in out
+
+
+def test_a_run_from_before_from_teacher_resumes(tmp_path, capsys):
+    _distill(tmp_path / "run", 1)
+    path = tmp_path / "run" / "config.json"
+    config = json.loads(path.read_text())
+    del config["distill"]["from_teacher"]
+    path.write_text(json.dumps(config))
+    _distill(tmp_path / "run", 2, quiet=False)
+    assert "resuming" in capsys.readouterr().out
+    _, _, config = load_run(str(tmp_path / "run"))
+    assert config.distill["from_teacher"] == "none"
+
+
+@pytest.mark.parametrize(
+    "extra, teacher, message",
+    [
+        (["--from-teacher", "filters"], WORD_TEACHER, "reads words"),
+        (["--from-teacher", "embeddings", "--char-embedding-dim", "8"],
+         MODEL_DIR, "in 4 dimensions and this student in 8"),
+        (["--from-teacher", "filters", "--init-from", MODEL_DIR],
+         MODEL_DIR, "not both"),
+        (["--from-teacher", "all"], MODEL_DIR, "--from-teacher"),
+    ],
+)  # fmt: skip
+def test_a_student_that_cannot_start_from_its_teacher_is_refused(
+    tmp_path, capsys, extra, teacher, message
+):
+    _distill(tmp_path / "run", 1, *extra, teacher=teacher, code=2)
+    error = capsys.readouterr().err
+    assert message in error and "--from-teacher" in error, error
+    assert "Traceback" not in error
     assert not (tmp_path / "run").exists()
 
 

@@ -4,6 +4,7 @@ from one window to the next (two windows equal one window twice as long),
 resume in the middle of the streams, and two replicas equal one device."""
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -320,14 +321,21 @@ def test_two_replicas_carry_their_own_rows_as_one_device_does():
     assert report["state_rows_moved"] == [6] * 8, report
 
 
+@pytest.fixture(scope="module")
+def three_steps(tmp_path_factory):
+    run = tmp_path_factory.mktemp("windows") / "run"
+    _train(run, 3)
+    return run
+
+
 @pytest.mark.parametrize("replicas", [10**9, 0, True, "2", 1.5])
 def test_a_checkpoint_claiming_odd_replicas_is_damaged(
-    tmp_path, capsys, replicas
+    tmp_path, capsys, replicas, three_steps
 ):
     # A run of windows keeps state for every replica's rows: a count from
     # the file is checked before anything is allocated.
     run = tmp_path / "run"
-    _train(run, 3)
+    shutil.copytree(three_steps, run)
     meta = run / "checkpoint" / "meta.json"
     values = json.loads(meta.read_text())
     values["num_replicas"] = replicas

@@ -36,6 +36,8 @@ def _add_teacher_flags(parser):
     from keras_elmo.models.layer_losses import DEFAULT_LAYER_WEIGHT
     from keras_elmo.models.layer_losses import DEFAULT_LM_WEIGHT
     from keras_elmo.models.layer_losses import LAYER_LOSSES
+    from keras_elmo.training.teacher_start import DEFAULT_FROM_TEACHER
+    from keras_elmo.training.teacher_start import FROM_TEACHER
 
     teacher = parser.add_argument_group("teacher")
     teacher.add_argument(
@@ -62,6 +64,15 @@ def _add_teacher_flags(parser):
         "the teacher's layers alone)",
     )
     teacher.add_argument(
+        "--from-teacher",
+        choices=FROM_TEACHER,
+        default=DEFAULT_FROM_TEACHER,
+        help="start the student's character layers from the teacher's "
+        "(a teacher that reads characters): embeddings, its character "
+        "embeddings; filters, those and for each filter width the "
+        "teacher's strongest filters (default %(default)s)",
+    )
+    teacher.add_argument(
         "--layer-weight",
         type=non_negative_float,
         default=DEFAULT_LAYER_WEIGHT,
@@ -73,12 +84,21 @@ def run(args):
     import time
 
     from keras_elmo.cli.train import run as train
+    from keras_elmo.errors import KerasElmoError
     from keras_elmo.loading import classify
     from keras_elmo.training.distill_settings import distill_settings
     from keras_elmo.training.sizes import STUDENT_SIZE
 
     started = time.monotonic()
     teacher = classify(args.teacher, argument="teacher")
+    if args.init_from and args.from_teacher != "none":
+        raise KerasElmoError(
+            "The student starts either from `init_from` or from its "
+            "teacher's character layers (`from_teacher`), not both: leave "
+            "one out.",
+            "from_teacher",
+            received=args.from_teacher,
+        )
     if args.size is None and args.options is None and not args.init_from:
         args.size = STUDENT_SIZE
     distill = distill_settings(
@@ -87,6 +107,7 @@ def run(args):
         layer_loss=args.layer_loss,
         lm_weight=args.lm_weight,
         layer_weight=args.layer_weight,
+        from_teacher=args.from_teacher,
     )
     train(args, started, teacher=teacher, distill=distill)
 
@@ -106,8 +127,9 @@ def distill(teacher, train, output, **settings):
             destinations: `build_vocab=True` or `vocab="vocab.txt"`,
             `validation=["heldout.txt"]`, `time_budget="15m"` (or
             seconds), `steps`, `size="tiny"`, `units`, `projection_dim`,
-            `layer_loss`, `lm_weight`, `layer_weight`, `mixed_precision`,
-            `quiet=True`, ... (`keras-elmo distill --help` lists them).
+            `layer_loss`, `lm_weight`, `layer_weight`, `from_teacher`,
+            `mixed_precision`, `quiet=True`, ... (`keras-elmo distill
+            --help` lists them).
 
     Returns:
         `output`, the run directory: `keras_elmo.load_bilm(output)` is the

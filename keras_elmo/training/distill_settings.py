@@ -18,6 +18,8 @@ from keras_elmo.models.layer_losses import DEFAULT_LAYER_LOSS
 from keras_elmo.models.layer_losses import DEFAULT_LAYER_WEIGHT
 from keras_elmo.models.layer_losses import DEFAULT_LM_WEIGHT
 from keras_elmo.models.layer_losses import LAYER_LOSSES
+from keras_elmo.training.teacher_start import DEFAULT_FROM_TEACHER
+from keras_elmo.training.teacher_start import FROM_TEACHER
 
 # The widest teacher layer a config may name (the original ELMo's is
 # 1,024: 2 x 512).
@@ -30,6 +32,7 @@ DISTILL_KEYS = (
     "layer_loss",
     "lm_weight",
     "layer_weight",
+    "from_teacher",
 )
 
 
@@ -39,6 +42,7 @@ def distill_settings(
     layer_loss=DEFAULT_LAYER_LOSS,
     lm_weight=DEFAULT_LM_WEIGHT,
     layer_weight=DEFAULT_LAYER_WEIGHT,
+    from_teacher=DEFAULT_FROM_TEACHER,
 ):
     """The `TrainingConfig.distill` of a run that learns from the biLM
     `teacher_bilm`, given as `teacher` (str: what the user gave)."""
@@ -51,6 +55,7 @@ def distill_settings(
             "layer_loss": layer_loss,
             "lm_weight": lm_weight,
             "layer_weight": layer_weight,
+            "from_teacher": from_teacher,
         }
     )
 
@@ -72,6 +77,9 @@ def weights_digest(bilm):
 def check_distillation(values, window_length=0):
     """`values` (a `TrainingConfig.distill`) checked, each under its own
     name; a run of windows cannot distil."""
+    if isinstance(values, dict) and "from_teacher" not in values:
+        # A run started before the student could start from its teacher.
+        values = {**values, "from_teacher": DEFAULT_FROM_TEACHER}
     if not isinstance(values, dict) or set(values) != set(DISTILL_KEYS):
         raise KerasElmoError(
             f"`distill` must be a dict with the keys {list(DISTILL_KEYS)}.",
@@ -114,6 +122,7 @@ def check_distillation(values, window_length=0):
         maximum=MAX_TEACHER_WIDTH,
     )  # fmt: skip
     check_choice(values["layer_loss"], "layer_loss", choices=LAYER_LOSSES)
+    check_choice(values["from_teacher"], "from_teacher", choices=FROM_TEACHER)
     for name in ("lm_weight", "layer_weight"):
         checked[name] = check_number(values[name], name, minimum=0.0)
     if checked["lm_weight"] == 0 and checked["layer_weight"] == 0:

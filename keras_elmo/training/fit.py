@@ -103,12 +103,13 @@ def train(
     plan.start_step = _restore_or_initialize(
         run, model, strategy, init_from, vocabulary, verbose
     )
+    done = plan.start_step >= plan.total_steps
+    if config.distill is not None and not done:
+        _attach_teacher(model, teacher, config, plan.start_step, verbose)
     _open_run(run, strategy, plan.start_step, vocabulary, config)
-    if plan.start_step >= plan.total_steps:
+    if done:
         say(verbose, f"{output_dir} already trained {plan.start_step:,} steps.")
         return model
-    if config.distill is not None:
-        _attach_teacher(model, teacher, config, verbose)
     continue_plan(plan, verbose)
     _fit(model, run, plan, config, scans[0], vocabulary, strategy, verbose)
     return model
@@ -167,9 +168,11 @@ def _restore_or_initialize(
     return 0
 
 
-def _attach_teacher(model, teacher, config, verbose):
-    """Reads the teacher of a distilled run, in the run's precision."""
+def _attach_teacher(model, teacher, config, start_step, verbose):
+    """Reads the teacher of a distilled run, in the run's precision; a run
+    that starts copies the teacher's character layers it asks for."""
     from keras_elmo.training.distill_settings import weights_digest
+    from keras_elmo.training.teacher_start import start_from_teacher
     from keras_elmo.training.training_config import MIXED_PRECISION
 
     if teacher is None:
@@ -185,6 +188,15 @@ def _attach_teacher(model, teacher, config, verbose):
             "start a new run.",
             "teacher",
         )
+    if start_step == 0:
+        copied = start_from_teacher(
+            model.bilm,
+            teacher.read().bilm,
+            config.distill["from_teacher"],
+            teacher.description,
+        )
+        if copied:
+            say(verbose, f"the student starts from the teacher's {copied}")
     dtype = MIXED_PRECISION[config.mixed_precision]
     bilm = teacher.load_bilm(**({"dtype": dtype} if dtype else {}))
     model.attach_teacher(bilm, teacher.read().vocabulary)
