@@ -396,8 +396,8 @@ def test_the_student_starts_from_the_teacher_strongest_filters():
     # teacher's.
     student = _built(filters=[[1, 6], [2, 3], [6, 2]])
     fresh = [k.numpy().copy() for k in student.char_cnn.kernels]
-    copied = start_from_teacher(student, teacher, "filters", "the fixture")
-    assert copied == "character embeddings and 7 of 11 filters"
+    start = start_from_teacher(student, teacher, "filters", "the fixture")
+    assert start.endswith("character embeddings and 7 of 11 filters")
     np.testing.assert_array_equal(
         student.char_cnn.embeddings.numpy(),
         teacher.char_cnn.embeddings.numpy(),
@@ -431,8 +431,8 @@ def test_the_student_starts_from_the_teacher_embeddings_alone():
     teacher = keras_elmo.load_bilm(MODEL_DIR)
     student = _built()
     fresh = [k.numpy().copy() for k in student.char_cnn.kernels]
-    copied = start_from_teacher(student, teacher, "embeddings", "fixture")
-    assert copied == "character embeddings"
+    start = start_from_teacher(student, teacher, "embeddings", "fixture")
+    assert start.endswith("the teacher's character embeddings")
     np.testing.assert_array_equal(
         student.char_cnn.embeddings.numpy(),
         teacher.char_cnn.embeddings.numpy(),
@@ -457,16 +457,63 @@ def test_distill_from_the_teacher_filters(tmp_path, capsys):
     assert "resuming" in out and "starts from the teacher" not in out
 
 
-def test_a_run_from_before_from_teacher_resumes(tmp_path, capsys):
-    _distill(tmp_path / "run", 1)
+def test_a_run_from_before_from_teacher_resumes_as_it_started(tmp_path, capsys):
+    # Such a run started fresh: it reads as `none`, which the default
+    # (`auto`) is not.
+    _distill(tmp_path / "run", 1, "--from-teacher", "none")
     path = tmp_path / "run" / "config.json"
     config = json.loads(path.read_text())
     del config["distill"]["from_teacher"]
     path.write_text(json.dumps(config))
-    _distill(tmp_path / "run", 2, quiet=False)
+    _distill(tmp_path / "run", 2, code=2)
+    error = capsys.readouterr().err
+    assert "distill.from_teacher: 'none' there, 'auto' now" in error
+    _distill(tmp_path / "run", 2, "--from-teacher", "none", quiet=False)
     assert "resuming" in capsys.readouterr().out
     _, _, config = load_run(str(tmp_path / "run"))
     assert config.distill["from_teacher"] == "none"
+
+
+@pytest.mark.parametrize(
+    "teacher, start",
+    [
+        (MODEL_DIR, "character embeddings and 8 of 8 filters"),
+        (WORD_TEACHER, "starts fresh (auto: the teacher (the export "),
+    ],
+)
+def test_by_default_the_student_starts_from_what_the_teacher_allows(
+    tmp_path, capsys, teacher, start
+):
+    _distill(tmp_path / "run", 1, teacher=teacher, quiet=False)
+    assert start in capsys.readouterr().out
+    _, _, config = load_run(str(tmp_path / "run"))
+    assert config.distill["from_teacher"] == "auto"
+
+
+def test_a_student_given_init_from_starts_from_it(tmp_path, capsys):
+    _distill(tmp_path / "first", 1)
+    first = ["--init-from", str(tmp_path / "first")]
+    _distill(tmp_path / "run", 1, *first, quiet=False)
+    out = capsys.readouterr().out
+    assert "starts" not in out and "initialised the biLM" in out
+    _, _, config = load_run(str(tmp_path / "run"))
+    assert config.distill["from_teacher"] == "none"
+
+
+def test_a_student_of_another_activation_takes_the_embeddings_alone():
+    teacher = keras_elmo.load_bilm(MODEL_DIR)  # relu
+    student = _built(activation="tanh")
+    fresh = [k.numpy().copy() for k in student.char_cnn.kernels]
+    with pytest.raises(keras_elmo.KerasElmoError, match="tanh"):
+        start_from_teacher(student, teacher, "filters", "the fixture")
+    start = start_from_teacher(student, teacher, "auto", "the fixture")
+    assert start.endswith("the teacher's character embeddings")
+    np.testing.assert_array_equal(
+        student.char_cnn.embeddings.numpy(),
+        teacher.char_cnn.embeddings.numpy(),
+    )
+    for got, want in zip(student.char_cnn.kernels, fresh):
+        np.testing.assert_array_equal(got.numpy(), want)
 
 
 @pytest.mark.parametrize(
@@ -474,7 +521,7 @@ def test_a_run_from_before_from_teacher_resumes(tmp_path, capsys):
     [
         (["--from-teacher", "filters"], WORD_TEACHER, "reads words"),
         (["--from-teacher", "embeddings", "--char-embedding-dim", "8"],
-         MODEL_DIR, "in 4 dimensions and this student in 8"),
+         MODEL_DIR, "in 4 dimensions and the student in 8"),
         (["--from-teacher", "filters", "--init-from", MODEL_DIR],
          MODEL_DIR, "not both"),
         (["--from-teacher", "all"], MODEL_DIR, "--from-teacher"),

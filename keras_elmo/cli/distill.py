@@ -67,10 +67,11 @@ def _add_teacher_flags(parser):
         "--from-teacher",
         choices=FROM_TEACHER,
         default=DEFAULT_FROM_TEACHER,
-        help="start the student's character layers from the teacher's "
-        "(a teacher that reads characters): embeddings, its character "
-        "embeddings; filters, those and for each filter width the "
-        "teacher's strongest filters (default %(default)s)",
+        help="start the student's character layers from the teacher's: "
+        "filters, its character embeddings and for each filter width its "
+        "strongest filters; embeddings, the embeddings alone; none; auto "
+        "(default), the most the two biLMs allow (none for a teacher that "
+        "does not read characters)",
     )
     teacher.add_argument(
         "--layer-weight",
@@ -91,6 +92,8 @@ def run(args):
 
     started = time.monotonic()
     teacher = classify(args.teacher, argument="teacher")
+    if args.init_from and args.from_teacher == "auto":
+        args.from_teacher = "none"  # the student starts from --init-from
     if args.init_from and args.from_teacher != "none":
         raise KerasElmoError(
             "The student starts either from `init_from` or from its "

@@ -18,6 +18,7 @@ from keras_elmo.models.layer_losses import DEFAULT_LAYER_LOSS
 from keras_elmo.models.layer_losses import DEFAULT_LAYER_WEIGHT
 from keras_elmo.models.layer_losses import DEFAULT_LM_WEIGHT
 from keras_elmo.models.layer_losses import LAYER_LOSSES
+from keras_elmo.training.teacher_start import BEFORE_FROM_TEACHER
 from keras_elmo.training.teacher_start import DEFAULT_FROM_TEACHER
 from keras_elmo.training.teacher_start import FROM_TEACHER
 
@@ -79,7 +80,7 @@ def check_distillation(values, window_length=0):
     name; a run of windows cannot distil."""
     if isinstance(values, dict) and "from_teacher" not in values:
         # A run started before the student could start from its teacher.
-        values = {**values, "from_teacher": DEFAULT_FROM_TEACHER}
+        values = {**values, "from_teacher": BEFORE_FROM_TEACHER}
     if not isinstance(values, dict) or set(values) != set(DISTILL_KEYS):
         raise KerasElmoError(
             f"`distill` must be a dict with the keys {list(DISTILL_KEYS)}.",

@@ -189,14 +189,14 @@ def _attach_teacher(model, teacher, config, start_step, verbose):
             "teacher",
         )
     if start_step == 0:
-        copied = start_from_teacher(
+        start = start_from_teacher(
             model.bilm,
             teacher.read().bilm,
             config.distill["from_teacher"],
             teacher.description,
         )
-        if copied:
-            say(verbose, f"the student starts from the teacher's {copied}")
+        if start:
+            say(verbose, start)
     dtype = MIXED_PRECISION[config.mixed_precision]
     bilm = teacher.load_bilm(**({"dtype": dtype} if dtype else {}))
     model.attach_teacher(bilm, teacher.read().vocabulary)

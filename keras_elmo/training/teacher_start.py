@@ -13,70 +13,86 @@ import numpy as np
 
 from keras_elmo.errors import KerasElmoError
 
-FROM_TEACHER = ("none", "embeddings", "filters")
-DEFAULT_FROM_TEACHER = "none"
+FROM_TEACHER = ("auto", "filters", "embeddings", "none")
+DEFAULT_FROM_TEACHER = "auto"
+# What a run distilled before the setting existed did.
+BEFORE_FROM_TEACHER = "none"
 
 
 def start_from_teacher(student, teacher, what, description):
-    """Copies the teacher biLM's character embeddings (`what` is
-    "embeddings"), and its strongest filters of each width (`what` is
-    "filters"), into the student biLM; returns what was copied, in words.
-    `description` names the teacher in errors."""
+    """Copies the teacher biLM's character embeddings ("embeddings"), and
+    its strongest filters of each width ("filters"), into the student
+    biLM; "auto" copies the most the two allow. Returns a line on how the
+    student starts, or None for "none". `description` names the teacher
+    in messages: an explicit choice the two do not allow is refused."""
     if what == "none":
         return None
-    _check_same_characters(student, teacher, description)
+    most, why, fix = _most_to_copy(student, teacher, description)
+    if what == "auto":
+        what = most
+        if what == "none":
+            return f"the student starts fresh (auto: {why})"
+    elif _ORDER.index(what) > _ORDER.index(most):
+        raise KerasElmoError(
+            f"{why[0].upper()}{why[1:]}: {fix}", "from_teacher", received=what
+        )
     student.char_cnn.embeddings.assign(
         np.asarray(teacher.char_cnn.embeddings.numpy(), "float32")
     )
     if what == "embeddings":
-        return "character embeddings"
-    _check_same_activation(student, teacher, description)
+        return "the student starts from the teacher's character embeddings"
     copied = sum(
         _copy_filters(student.char_cnn, teacher.char_cnn, index)
         for index in range(len(student.filters))
     )
     total = sum(n for _, n in student.filters)
-    return f"character embeddings and {copied:,} of {total:,} filters"
+    return (
+        "the student starts from the teacher's character embeddings and "
+        f"{copied:,} of {total:,} filters"
+    )
 
 
-def _check_same_characters(student, teacher, description):
+# Least to most.
+_ORDER = ("none", "embeddings", "filters")
+
+
+def _most_to_copy(student, teacher, description):
+    """`(most, why, fix)`: the most the student can start from, of
+    `_ORDER`; why not more, and what to do about it (None, None for
+    "filters")."""
+    leave_out = "Leave out `from_teacher`."
     if teacher.token_encoder != "characters":
-        raise KerasElmoError(
-            f"The teacher ({description}) reads "
-            f"{teacher.token_encoder} (token_encoder="
-            f"{teacher.token_encoder!r}), not bilm-tf's character ids: it "
-            "has no character layers to start the student from. Leave out "
-            "`from_teacher`.",
-            "from_teacher",
+        why = (
+            f"the teacher ({description}) reads {teacher.token_encoder} "
+            f"(token_encoder={teacher.token_encoder!r}), not bilm-tf's "
+            "character ids"
         )
+        return "none", why, f"it has no character layers. {leave_out}"
     if student.token_encoder != "characters":
-        raise KerasElmoError(
-            "This student reads "
-            f"{student.token_encoder}: it has no character layers to start "
-            "from the teacher's. Leave out `from_teacher`.",
-            "from_teacher",
-        )
-    theirs = teacher.char_embedding_dim
-    ours = student.char_embedding_dim
+        why = f"the student reads {student.token_encoder}"
+        return "none", why, f"it has no character layers. {leave_out}"
+    theirs, ours = teacher.char_embedding_dim, student.char_embedding_dim
     if theirs != ours:
-        raise KerasElmoError(
-            f"The teacher ({description}) embeds characters in {theirs} "
-            f"dimensions and this student in {ours}: its embeddings cannot "
-            f"be copied. Give the student char_embedding_dim {theirs} "
-            "(in `options`), or leave out `from_teacher`.",
-            "from_teacher",
+        why = (
+            f"the teacher ({description}) embeds characters in {theirs} "
+            f"dimensions and the student in {ours}"
         )
-
-
-def _check_same_activation(student, teacher, description):
+        fix = (
+            "its embeddings cannot be copied. Give the student "
+            f"`char_embedding_dim` {theirs}, or leave out `from_teacher`."
+        )
+        return "none", why, fix
     if teacher.activation != student.activation:
-        raise KerasElmoError(
-            f"The teacher's filters ({description}) use {teacher.activation}"
-            f" and this student's {student.activation}: copied filters "
-            "would mean something else. Give the student the teacher's "
-            "activation, or `from_teacher` embeddings.",
-            "from_teacher",
+        why = (
+            f"the teacher's filters ({description}) use "
+            f"{teacher.activation} and the student's {student.activation}"
         )
+        fix = (
+            "copied filters would mean something else. Give the student "
+            "the teacher's activation, or `from_teacher` embeddings."
+        )
+        return "embeddings", why, fix
+    return "filters", None, None
 
 
 def _copy_filters(student_cnn, teacher_cnn, index):
