@@ -427,11 +427,14 @@ def test_the_student_starts_from_the_teacher_strongest_filters():
     np.testing.assert_array_equal(ours.kernels[2].numpy(), fresh[2])
 
 
-def test_the_student_starts_from_the_teacher_embeddings_alone():
-    teacher = keras_elmo.load_bilm(MODEL_DIR)
-    student = _built()
+@pytest.mark.parametrize("activation, what", [("relu", "embeddings"),
+                                              ("tanh", "auto")])  # fmt: skip
+def test_the_student_starts_from_the_teacher_embeddings_alone(activation, what):
+    # Asked for, or all `auto` copies to filters of another activation.
+    teacher = keras_elmo.load_bilm(MODEL_DIR)  # relu
+    student = _built(activation=activation)
     fresh = [k.numpy().copy() for k in student.char_cnn.kernels]
-    start = start_from_teacher(student, teacher, "embeddings", "fixture")
+    start = start_from_teacher(student, teacher, what, "fixture")
     assert start.endswith("the teacher's character embeddings")
     np.testing.assert_array_equal(
         student.char_cnn.embeddings.numpy(),
@@ -439,6 +442,13 @@ def test_the_student_starts_from_the_teacher_embeddings_alone():
     )
     for got, want in zip(student.char_cnn.kernels, fresh):
         np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_filters_of_another_activation_are_refused():
+    teacher = keras_elmo.load_bilm(MODEL_DIR)  # relu
+    student = _built(activation="tanh")
+    with pytest.raises(keras_elmo.KerasElmoError, match="use relu and"):
+        start_from_teacher(student, teacher, "filters", "the fixture")
     assert start_from_teacher(student, teacher, "none", "fixture") is None
 
 
@@ -498,22 +508,6 @@ def test_a_student_given_init_from_starts_from_it(tmp_path, capsys):
     assert "starts" not in out and "initialised the biLM" in out
     _, _, config = load_run(str(tmp_path / "run"))
     assert config.distill["from_teacher"] == "none"
-
-
-def test_a_student_of_another_activation_takes_the_embeddings_alone():
-    teacher = keras_elmo.load_bilm(MODEL_DIR)  # relu
-    student = _built(activation="tanh")
-    fresh = [k.numpy().copy() for k in student.char_cnn.kernels]
-    with pytest.raises(keras_elmo.KerasElmoError, match="tanh"):
-        start_from_teacher(student, teacher, "filters", "the fixture")
-    start = start_from_teacher(student, teacher, "auto", "the fixture")
-    assert start.endswith("the teacher's character embeddings")
-    np.testing.assert_array_equal(
-        student.char_cnn.embeddings.numpy(),
-        teacher.char_cnn.embeddings.numpy(),
-    )
-    for got, want in zip(student.char_cnn.kernels, fresh):
-        np.testing.assert_array_equal(got.numpy(), want)
 
 
 @pytest.mark.parametrize(
