@@ -144,8 +144,8 @@ class RunDirectory:
                 f"{type(saved).__name__}. The file is damaged: restore it, "
                 "or start the run in a new directory."
             )
-        # Compared as read (a key a later version added takes its
-        # default), not as written.
+        # Compared as read (a key a later version added takes the value
+        # that means what runs did before it), not as written.
         saved = TrainingConfig.from_json(saved, source=path).to_json()
         differences = _differences(saved, config.to_json())
         if differences:
