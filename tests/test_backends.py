@@ -25,7 +25,7 @@ from tests.backend_checks import empty_batches
 from tests.backend_checks import gradients
 from tests.backend_checks import recurrence
 from tests.helpers import ROOT
-from tests.helpers import subprocess_env
+from tests.helpers import backend_env
 
 SCRIPT = os.path.join(ROOT, "tests", "backend_checks", "check_backend.py")
 ATOL = 1e-5
@@ -77,7 +77,7 @@ def _run_checks(backend, reference, tmp_path_factory, part):
     out = tmp_path_factory.mktemp(f"{backend}-{part}")
     result = subprocess.run(
         [sys.executable, SCRIPT, reference, str(out), part],
-        env=subprocess_env(KERAS_BACKEND=backend),
+        env=backend_env(backend),
         capture_output=True,
         text=True,
         timeout=600,

@@ -20,6 +20,7 @@ import pytest
 import keras_elmo
 from tests.helpers import MODEL_DIR
 from tests.helpers import ROOT
+from tests.helpers import backend_env
 from tests.helpers import subprocess_env
 
 SAVE = os.path.join(ROOT, "tests", "backend_checks", "fresh_process_save.py")
@@ -69,7 +70,7 @@ print(json.dumps(report))
 def _run(args, backend):
     return subprocess.Popen(
         [sys.executable, *args],
-        env=subprocess_env(KERAS_BACKEND=backend),
+        env=backend_env(backend),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
