@@ -3,8 +3,9 @@
 bilm-tf `options.json` and ELMoForManyLangs `config.json` / network JSON
 / `char.dic` that name 10^9 layers, units, filters or characters, strings
 where numbers belong, NaN or infinity: each is a `WeightFileError` naming
-the file and the key, raised before any layer is built (so each case takes
-milliseconds, not minutes or all memory).
+the file and the key, raised before any layer is built: each case checks
+that no Keras weight was made (`weights_made`), so none takes minutes or
+all memory.
 """
 
 import json
