@@ -6,7 +6,8 @@ LiteRT interpreter and by `keras_elmo.runtime.ONNXModel` / `LiteRTModel`
 (words in, no TensorFlow), compared with the Keras model: float32 to
 1e-5, the reduced precisions by the tags they agree on. Keras's own
 `model.export` refused clearly; the command line; models the export
-cannot take refused by name."""
+cannot take refused by name. The word-input biLM's tagger in every
+precision is a `large` test (its six exports take about 35 s)."""
 
 import json
 import os
@@ -266,6 +267,7 @@ def test_reduced_precisions_agree_on_the_tags(char_tagger, char_files, name):
     assert 0 < worst < 0.2, worst
 
 
+@pytest.mark.large  # ~35 s of exports; the char tagger's twin runs by default
 def test_word_tagger_in_every_precision(word_tagger, word_files):
     for name, path in word_files.items():
         runtime, precision = name.split("-")
@@ -285,6 +287,7 @@ def test_word_tagger_in_every_precision(word_tagger, word_files):
         # (this tiny biLM's matrices are below the size LiteRT quantizes).
         assert agreed >= 0.85 * total, (name, counts)
         assert agreed_decided == decided >= total // 2, (name, counts)
+    _assert_litert_builtin_ops_only(word_files)
 
 
 def test_int8_onnx_is_exact_integer_arithmetic_on_every_cpu(char_files):
@@ -307,13 +310,16 @@ def test_int8_onnx_is_exact_integer_arithmetic_on_every_cpu(char_files):
     assert all(n.input[1] in dequantized for n in token_encoder)
 
 
-def test_litert_files_hold_builtin_ops_only(char_files, word_files):
-    for files in (char_files, word_files):
-        for name, path in files.items():
-            if name.startswith("litert"):
-                codes = litert_operator_codes(path)
-                # The biLM's and the tagger's recurrences (dynamic time).
-                assert schema.BuiltinOperator.WHILE in codes
+def _assert_litert_builtin_ops_only(files):
+    for name, path in files.items():
+        if name.startswith("litert"):
+            codes = litert_operator_codes(path)
+            # The biLM's and the tagger's recurrences (dynamic time).
+            assert schema.BuiltinOperator.WHILE in codes
+
+
+def test_litert_files_hold_builtin_ops_only(char_files):
+    _assert_litert_builtin_ops_only(char_files)
 
 
 def test_reduced_precision_files_are_smaller(char_files):
