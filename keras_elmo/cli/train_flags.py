@@ -268,6 +268,15 @@ def _add_optimizer_arguments(fit):
         "the last 1,000 steps; default %(default)s: none)",
     )
     fit.add_argument(
+        "--weight-decay",
+        type=non_negative_float,
+        default=defaults["weight_decay"].default,
+        metavar="DECAY",
+        help="decoupled weight decay (AdamW's): before each update every "
+        "weight shrinks by the step's learning rate x DECAY of itself "
+        "(default %(default)s: none)",
+    )
+    fit.add_argument(
         "--optimizer",
         choices=sorted(OPTIMIZERS),
         help="adagrad (the original recipe) or adam (default: "

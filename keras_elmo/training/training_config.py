@@ -64,6 +64,7 @@ class TrainingConfig:
     num_sampled: int = 8192
     dropout: float = 0.1
     weight_average: float = 0.0
+    weight_decay: float = 0.0
     optimizer: str = "adagrad"
     learning_rate: float = None
     learning_rate_schedule: str = "constant"
@@ -100,6 +101,10 @@ class TrainingConfig:
                 minimum=0.0,
                 above=True,
             )
+        self.weight_decay = check_weight_decay(
+            self.weight_decay,
+            self.learning_rate or OPTIMIZERS.get(self.optimizer),
+        )
         for name in ("initial_accumulator_value", "clip_norm"):
             value = check_number(getattr(self, name), name, minimum=0.0)
             setattr(self, name, value)
@@ -171,6 +176,23 @@ def check_momentum(value, name):
     return value
 
 
+def check_weight_decay(value, learning_rate):
+    """A decoupled weight decay: a number >= 0 (0: none) whose product with
+    the peak `learning_rate` (each step's shrink) is below 1."""
+    value = check_number(value, "weight_decay", minimum=0.0)
+    if learning_rate and value * learning_rate >= 1.0:
+        raise KerasElmoError(
+            f"`weight_decay` {value:g} with the learning rate "
+            f"{learning_rate:g} would shrink every weight by "
+            f"{value * learning_rate:g} of itself at a step (at least all "
+            "of it). Give a decay below 1 / learning rate "
+            f"({1 / learning_rate:g}); 0.02 to 0.1 suit Adam at 0.006.",
+            "weight_decay",
+            received=value,
+        )
+    return value
+
+
 def _at_least(config, name, smallest):
     value = check_integer(getattr(config, name), name, minimum=smallest)
     setattr(config, name, value)
@@ -213,25 +235,29 @@ def build_optimizer(config, total_steps=None, learning_rate=None):
 
     if learning_rate is None:
         learning_rate = learning_rate_schedule(config, total_steps)
-    # The average of the weights, kept by the optimizer after each update
-    # (Keras's EMA); the training callback moves it into the model after
-    # the last step.
-    average = dict(
+    keras_options = dict(
+        # The average of the weights, kept by the optimizer after each
+        # update (Keras's EMA); the training callback moves it into the
+        # model after the last step.
         use_ema=config.weight_average > 0,
         ema_momentum=config.weight_average or 0.99,
+        # Decoupled weight decay (Keras's, as in AdamW): before each
+        # update every trainable weight, softmax rows a batch does not
+        # touch included, shrinks by the step's rate x decay of itself.
+        weight_decay=config.weight_decay or None,
     )
     if config.optimizer == "adam":
         optimizer = SparseAdam(
             learning_rate=learning_rate,
             global_clipnorm=config.clip_norm or None,
-            **average,
+            **keras_options,
         )
     else:
         optimizer = SparseAdagrad(
             learning_rate=learning_rate,
             initial_accumulator_value=config.initial_accumulator_value,
             global_clipnorm=config.clip_norm or None,
-            **average,
+            **keras_options,
         )
     if config.mixed_precision == "fp16":
         optimizer = LossScaleOptimizer(optimizer)
