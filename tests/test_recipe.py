@@ -34,6 +34,7 @@ def test_a_small_corpus(tokens, epochs):
         "learning_rate_schedule": "linear",
         "warmup_steps": 100,
         "dropout": 0.1,
+        "weight_decay": 0.1,
         "tokens_per_batch": 1024,
         "num_sampled": 2048,
     }
@@ -51,6 +52,7 @@ def test_a_large_corpus_gets_the_original_recipe():
         "learning_rate_schedule": "constant",
         "warmup_steps": 0,
         "dropout": 0.1,
+        "weight_decay": 0.0,  # none: bilm-tf had none
         "tokens_per_batch": 4096,
         "num_sampled": 8192,
     }
@@ -92,7 +94,8 @@ def test_train_says_what_it_chose_and_keeps_given_flags(tmp_path, capsys):
     )
     assert (
         "recipe: chose --optimizer adam --learning-rate 0.006 "
-        "--lr-schedule linear --warmup-steps 100 --tokens-per-batch 1024\n"
+        "--lr-schedule linear --warmup-steps 100 --weight-decay 0.1 "
+        "--tokens-per-batch 1024\n"
     ) in printed
     assert "recipe: kept your --dropout, --num-sampled" in printed
     config = _config(run)
@@ -100,6 +103,7 @@ def test_train_says_what_it_chose_and_keeps_given_flags(tmp_path, capsys):
     assert config["optimizer"] == "adam" and config["learning_rate"] == 0.006
     assert config["learning_rate_schedule"] == "linear"
     assert config["warmup_steps"] == 100
+    assert config["weight_decay"] == 0.1
     assert config["tokens_per_batch"] == 1024
     # --steps sets the length: the recipe chose no epochs.
     assert "--epochs" not in printed

@@ -95,7 +95,7 @@ def test_a_training_step_decays_every_weight_by_the_rate(tmp_path):
     # decay), and what the step moved is Adam's first step, at most the
     # rate a weight, and nothing where the gradient is zero.
     decay = 3.0
-    _train(tmp_path / "plain", 1)
+    _train(tmp_path / "plain", 1, "--weight-decay", "0")
     _train(tmp_path / "decayed", 1, "--weight-decay", str(decay))
     plain, decayed = (
         _weights(tmp_path / "plain"),
@@ -131,16 +131,18 @@ def test_a_resumed_run_keeps_decaying(tmp_path, monkeypatch):
 
 
 def test_an_older_run_without_the_key_had_no_decay(tmp_path, capsys):
-    _train(tmp_path / "run", 1, "--checkpoint-every", "1")
+    _train(
+        tmp_path / "run", 1, "--weight-decay", "0", "--checkpoint-every", "1"
+    )
     path = tmp_path / "run" / "config.json"
     config = json.loads(path.read_text())
     del config["weight_decay"]
     path.write_text(json.dumps(config))
     assert TrainingConfig.from_json(config).weight_decay == 0.0
-    # Resumed without the flag it goes on; with a decay it is refused.
-    _train(tmp_path / "run", 2)
+    # It resumes with no decay; the recipe's decay is another run's.
+    _train(tmp_path / "run", 2, "--weight-decay", "0")
     capsys.readouterr()
-    _train(tmp_path / "run", 3, "--weight-decay", "0.1", code=2)
+    _train(tmp_path / "run", 3, code=2)
     assert "weight_decay: 0.0 there, 0.1 now" in capsys.readouterr().err
 
 

@@ -101,6 +101,7 @@ _RECIPE_FLAGS = {
     "learning_rate_schedule": "--lr-schedule",
     "warmup_steps": "--warmup-steps",
     "dropout": "--dropout",
+    "weight_decay": "--weight-decay",
     "tokens_per_batch": "--tokens-per-batch",
     "num_sampled": "--num-sampled",
     "epochs": "--epochs",

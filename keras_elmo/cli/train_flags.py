@@ -198,8 +198,9 @@ def _add_training_arguments(parser):
     fit = parser.add_argument_group(
         "training",
         "Unset, --optimizer, --learning-rate, --lr-schedule, "
-        "--warmup-steps, --dropout, --tokens-per-batch, --num-sampled and "
-        "--epochs follow the recipe for the corpus size (printed when "
+        "--warmup-steps, --dropout, --weight-decay, --tokens-per-batch, "
+        "--num-sampled and --epochs follow the recipe for the corpus size "
+        "(printed when "
         f"training starts): under {SMALL_CORPUS_TOKENS:,} training tokens "
         "the small-corpus recipe, else bilm-tf's.",
     )
@@ -270,11 +271,10 @@ def _add_optimizer_arguments(fit):
     fit.add_argument(
         "--weight-decay",
         type=non_negative_float,
-        default=defaults["weight_decay"].default,
         metavar="DECAY",
         help="decoupled weight decay (AdamW's): before each update every "
         "weight shrinks by the step's learning rate x DECAY of itself "
-        "(default %(default)s: none)",
+        f"(default: {_by_size('weight_decay')})",
     )
     fit.add_argument(
         "--optimizer",

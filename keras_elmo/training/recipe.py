@@ -6,7 +6,7 @@ user gives always wins. Two recipes:
 
 - a corpus under `SMALL_CORPUS_TOKENS` tokens (a language or domain with a
   few million tokens, trained on a CPU) gets `SMALL_CORPUS`: Adam with a
-  short warm-up and a linear decay to zero, more dropout, small batches
+  short warm-up and a linear decay to zero, weight decay, small batches
   and fewer sampled negatives (more updates per pass over little data),
   and enough epochs to see about `SMALL_CORPUS_TRAINING_TOKENS` tokens;
 - a larger corpus gets bilm-tf's recipe for 1B Word (the defaults of
@@ -34,6 +34,7 @@ SMALL_CORPUS = dict(
     learning_rate_schedule="linear",
     warmup_steps=100,
     dropout=0.1,
+    weight_decay=0.1,
     tokens_per_batch=1024,
     num_sampled=2048,
 )
