@@ -152,7 +152,7 @@ def test_an_older_run_without_the_key_had_no_decay(tmp_path, capsys):
         ("nan", "--weight-decay: expected a number >= 0"),
         ("-0.1", "--weight-decay: expected a number >= 0"),
         ("inf", "--weight-decay: expected a number >= 0"),
-        ("100", "below 1 / learning rate (100)"),
+        ("100", "Give a decay below 100 (1 / the learning rate)"),
     ],
 )
 def test_a_bad_decay_is_refused_by_its_flag(tmp_path, capsys, value, message):

@@ -200,9 +200,9 @@ def _add_training_arguments(parser):
         "Unset, --optimizer, --learning-rate, --lr-schedule, "
         "--warmup-steps, --dropout, --weight-decay, --tokens-per-batch, "
         "--num-sampled and --epochs follow the recipe for the corpus size "
-        "(printed when "
-        f"training starts): under {SMALL_CORPUS_TOKENS:,} training tokens "
-        "the small-corpus recipe, else bilm-tf's.",
+        "(printed when training starts): under "
+        f"{SMALL_CORPUS_TOKENS:,} training tokens the small-corpus recipe, "
+        "else bilm-tf's.",
     )
     fit.add_argument(
         "--epochs",

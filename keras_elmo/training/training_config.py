@@ -182,11 +182,11 @@ def check_weight_decay(value, learning_rate):
     value = check_number(value, "weight_decay", minimum=0.0)
     if learning_rate and value * learning_rate >= 1.0:
         raise KerasElmoError(
-            f"`weight_decay` {value:g} with the learning rate "
-            f"{learning_rate:g} would shrink every weight by "
-            f"{value * learning_rate:g} of itself at a step (at least all "
-            "of it). Give a decay below 1 / learning rate "
-            f"({1 / learning_rate:g}); 0.02 to 0.1 suit Adam at 0.006.",
+            f"`weight_decay` {value:g} times the learning rate "
+            f"{learning_rate:g} is {value * learning_rate:g}: each step "
+            "would take that share of every weight off it (1 or more zeroes "
+            "or flips it). Give a decay below "
+            f"{1 / learning_rate:g} (1 / the learning rate).",
             "weight_decay",
             received=value,
         )
