@@ -117,6 +117,7 @@ def test_a_training_step_decays_every_weight_by_the_rate(tmp_path):
     assert config["weight_decay"] == decay
 
 
+@pytest.mark.large  # the optimizer is rebuilt from config.json either way
 def test_a_resumed_run_keeps_decaying(tmp_path, monkeypatch):
     extra = ("--weight-decay", "2", "--checkpoint-every", "2")
     _train(tmp_path / "whole", 4, *extra)
