@@ -33,7 +33,7 @@ def test_a_small_corpus(tokens, epochs):
         "learning_rate": 0.006,
         "learning_rate_schedule": "linear",
         "warmup_steps": 100,
-        "dropout": 0.1,
+        "dropout": 0.05,
         "weight_decay": 0.1,
         "tokens_per_batch": 1024,
         "num_sampled": 2048,
