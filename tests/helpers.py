@@ -226,6 +226,26 @@ class TestCase(tf.test.TestCase, parameterized.TestCase):
         return restored
 
 
+def train_fixture_steps(output, steps, *flags, code=0):
+    """`keras-elmo train` of `steps` steps on the bilm-tf fixture's text
+    and vocabulary into `output`, with `flags`; asserts its exit code."""
+    from keras_elmo.cli import main
+
+    args = [
+        "train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
+        "--output", str(output), "--steps", str(steps), *flags,
+    ]  # fmt: skip
+    assert main(args) == code
+
+
+def run_weights(run):
+    """The weights of the model in the run directory `run`."""
+    from keras_elmo.training.run_directory import load_run
+
+    model, _, _ = load_run(str(run))
+    return model.get_weights()
+
+
 def train_interrupted_then_resumed(monkeypatch, train):
     """Runs `train(code=...)` (a `keras-elmo train` of a run folder) so that
     it stops right after its first checkpoint, as an interruption would

@@ -5,12 +5,10 @@ by hand from runs without an average; it survives a resume."""
 import numpy as np
 import pytest
 
-from keras_elmo.cli import main
-from keras_elmo.training.run_directory import load_run
 from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TINY_TRAIN_FLAGS
-from tests.helpers import TRAIN_TEXT
-from tests.helpers import TRAIN_VOCAB
+from tests.helpers import run_weights
+from tests.helpers import train_fixture_steps
 from tests.helpers import train_interrupted_then_resumed
 
 # A constant rate and no warm-up: the first steps of a longer run are the
@@ -24,25 +22,16 @@ FLAGS = [
 
 
 def _train(output, steps, *extra, code=0):
-    args = [
-        "train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
-        "--output", str(output), "--steps", str(steps), *FLAGS, *extra,
-    ]  # fmt: skip
-    assert main(args) == code
-
-
-def _weights(run):
-    model, _, _ = load_run(str(run))
-    return model.get_weights()
+    train_fixture_steps(output, steps, *FLAGS, *extra, code=code)
 
 
 def test_the_last_weights_are_the_moving_average(tmp_path):
     raw = []
     for steps in (1, 2, 3):
         _train(tmp_path / f"raw{steps}", steps)
-        raw.append(_weights(tmp_path / f"raw{steps}"))
+        raw.append(run_weights(tmp_path / f"raw{steps}"))
     _train(tmp_path / "average", 3, "--weight-average", "0.6")
-    averaged = _weights(tmp_path / "average")
+    averaged = run_weights(tmp_path / "average")
     # The average starts at the weights after the first step.
     expected = raw[0]
     for step in raw[1:]:
@@ -58,13 +47,13 @@ def test_the_last_weights_are_the_moving_average(tmp_path):
 def test_a_resumed_run_keeps_its_average(tmp_path, monkeypatch):
     _train(tmp_path / "whole", 4, "--weight-average", "0.5",
            "--checkpoint-every", "2")  # fmt: skip
-    whole = _weights(tmp_path / "whole")
+    whole = run_weights(tmp_path / "whole")
     train_interrupted_then_resumed(
         monkeypatch,
         lambda code: _train(tmp_path / "resumed", 4, "--weight-average",
                             "0.5", "--checkpoint-every", "2", code=code),
     )  # fmt: skip
-    for got, want in zip(_weights(tmp_path / "resumed"), whole):
+    for got, want in zip(run_weights(tmp_path / "resumed"), whole):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -79,12 +68,7 @@ def test_a_resumed_run_keeps_its_average(tmp_path, monkeypatch):
 )
 def test_a_bad_momentum_is_refused_by_its_flag(tmp_path, capsys, value,
                                                message):  # fmt: skip
-    args = [
-        "train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
-        "--output", str(tmp_path / "run"), "--steps", "1", *FLAGS,
-        "--weight-average", value,
-    ]  # fmt: skip
-    assert main(args) == 2
+    _train(tmp_path / "run", 1, "--weight-average", value, code=2)
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error
     assert not (tmp_path / "run").exists()

@@ -11,15 +11,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_elmo.cli import main
 from keras_elmo.errors import KerasElmoError
-from keras_elmo.training.run_directory import load_run
 from keras_elmo.training.training_config import TrainingConfig
 from keras_elmo.training.training_config import build_optimizer
 from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TINY_TRAIN_FLAGS
-from tests.helpers import TRAIN_TEXT
-from tests.helpers import TRAIN_VOCAB
+from tests.helpers import run_weights
+from tests.helpers import train_fixture_steps
 from tests.helpers import train_interrupted_then_resumed
 
 RATE = 0.01
@@ -77,16 +75,7 @@ def test_no_decay_is_keras_none():
 
 
 def _train(output, steps, *extra, code=0):
-    args = [
-        "train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
-        "--output", str(output), "--steps", str(steps), *FLAGS, *extra,
-    ]  # fmt: skip
-    assert main(args) == code
-
-
-def _weights(run):
-    model, _, _ = load_run(str(run))
-    return model.get_weights()
+    train_fixture_steps(output, steps, *FLAGS, *extra, code=code)
 
 
 def test_a_training_step_decays_every_weight_by_the_rate(tmp_path):
@@ -98,8 +87,8 @@ def test_a_training_step_decays_every_weight_by_the_rate(tmp_path):
     _train(tmp_path / "plain", 1, "--weight-decay", "0")
     _train(tmp_path / "decayed", 1, "--weight-decay", str(decay))
     plain, decayed = (
-        _weights(tmp_path / "plain"),
-        _weights(tmp_path / "decayed"),
+        run_weights(tmp_path / "plain"),
+        run_weights(tmp_path / "decayed"),
     )
     still = stepped = 0
     for after, shrunk in zip(plain, decayed):
@@ -126,7 +115,7 @@ def test_a_resumed_run_keeps_decaying(tmp_path, monkeypatch):
         lambda code: _train(tmp_path / "resumed", 4, *extra, code=code),
     )
     for got, want in zip(
-        _weights(tmp_path / "resumed"), _weights(tmp_path / "whole")
+        run_weights(tmp_path / "resumed"), run_weights(tmp_path / "whole")
     ):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
