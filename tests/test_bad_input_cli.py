@@ -31,6 +31,7 @@ import pytest
 
 from keras_elmo.cli import build_parser
 from keras_elmo.cli import main
+from keras_elmo.training.recipe import SMALL_CORPUS
 from tests.helpers import FIXTURES
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
@@ -745,7 +746,8 @@ CASES = [
       "{outputs}/export"],
      ["{run_no_checkpoint} has no checkpoint yet"]),
     ("train-resume-other-settings", _resume("run", "--dropout", "0.3"),
-     ["{run} holds a run with other settings", "dropout: 0.1 there, 0.3 now"]),
+     ["{run} holds a run with other settings",
+      f"dropout: {SMALL_CORPUS['dropout']:g} there, 0.3 now"]),
     ("train-resume-other-vocabulary",
      ["train", "--train", "{corpus}", "--vocab", "{vocab}",
       "--on-bad-line", "skip", "--output", "{run}", *TINY, "--steps", "1",

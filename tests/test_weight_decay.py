@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 from keras_elmo.errors import KerasElmoError
+from keras_elmo.training.recipe import SMALL_CORPUS
 from keras_elmo.training.training_config import TrainingConfig
 from keras_elmo.training.training_config import build_optimizer
 from tests.helpers import STEPWISE_TRAIN_FLAGS
@@ -133,7 +134,8 @@ def test_an_older_run_without_the_key_had_no_decay(tmp_path, capsys):
     _train(tmp_path / "run", 2, "--weight-decay", "0")
     capsys.readouterr()
     _train(tmp_path / "run", 3, code=2)
-    assert "weight_decay: 0.0 there, 0.1 now" in capsys.readouterr().err
+    recipe = SMALL_CORPUS["weight_decay"]
+    assert f"weight_decay: 0.0 there, {recipe:g} now" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
