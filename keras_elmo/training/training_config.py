@@ -102,8 +102,7 @@ class TrainingConfig:
                 above=True,
             )
         self.weight_decay = check_weight_decay(
-            self.weight_decay,
-            self.learning_rate or OPTIMIZERS.get(self.optimizer),
+            self.weight_decay, peak_learning_rate(self)
         )
         for name in ("initial_accumulator_value", "clip_norm"):
             value = check_number(getattr(self, name), name, minimum=0.0)
@@ -202,10 +201,15 @@ def _choice(config, name, choices):
     check_choice(getattr(config, name), name, choices=choices)
 
 
+def peak_learning_rate(config):
+    """The config's learning rate, or its optimizer's default."""
+    return config.learning_rate or OPTIMIZERS[config.optimizer]
+
+
 def learning_rate_schedule(config, total_steps=None):
     """The learning rate of a config: a float, or a `WarmupDecay` (with a
     warm-up or the "linear" schedule, decayed to zero at `total_steps`)."""
-    learning_rate = config.learning_rate or OPTIMIZERS[config.optimizer]
+    learning_rate = peak_learning_rate(config)
     decay = config.learning_rate_schedule == "linear"
     if not decay and not config.warmup_steps:
         return learning_rate
