@@ -9,13 +9,21 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+import elmo_core  # noqa: E402
 import keras_elmo  # noqa: E402
 
 # keras_elmo/beam imports Apache Beam (the `beam` extra); where it is not
-# installed, pytest does not import those modules for their doctests (and
+# installed, pytest does not import its modules for their doctests (and
 # tests/test_embed_corpus_beam.py skips).
 if importlib.util.find_spec("apache_beam") is None:
-    collect_ignore_glob = ["keras_elmo/beam/[mop]*.py"]
+    collect_ignore_glob = ["keras_elmo/beam/*.py"]
+# The deprecated names warn when imported (tests/test_doors.py checks it).
+collect_ignore = ["keras_elmo/characters.py", "keras_elmo/runtime.py"]
+
+
+FIXTURE_MODEL = os.path.join(
+    os.path.dirname(__file__), "tests", "fixtures", "bilm-tf", "model"
+)
 
 
 def pytest_addoption(parser):
@@ -36,9 +44,25 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session")
+def fixture_onnx(tmp_path_factory):
+    """The fixture biLM (tests/fixtures/bilm-tf/model) exported to ONNX,
+    float32, once per test run."""
+    from tests.shared import shared_path
+
+    def build(path):
+        from keras_elmo.export import to_onnx
+
+        to_onnx(keras_elmo.load_bilm(FIXTURE_MODEL), path)
+
+    return shared_path(tmp_path_factory, "fixture.onnx", build)
+
+
 @pytest.fixture(autouse=True)
 def doctest_namespace_names(doctest_namespace):
-    doctest_namespace.update(keras=keras, keras_elmo=keras_elmo, np=np, tf=tf)
+    doctest_namespace.update(
+        elmo_core=elmo_core, keras=keras, keras_elmo=keras_elmo, np=np, tf=tf
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -43,7 +43,7 @@ def write_model(size, directory):
     """An export directory (options.json + weights.hdf5) of a random biLM
     of the training size `size`."""
     import keras_elmo
-    from keras_elmo.training.sizes import SIZES
+    from elmo_core.settings.sizes import SIZES
 
     bilm = keras_elmo.BiLM(**SIZES[size])
     bilm.build()
@@ -65,7 +65,7 @@ def timed(argv):
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3")
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "keras_elmo.cli", *argv],
+        [sys.executable, "-m", "keras_elmo_cli", *argv],
         check=True,
         env=env,
         stdout=subprocess.DEVNULL,

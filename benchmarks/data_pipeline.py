@@ -26,12 +26,12 @@ def main():
     parser.add_argument("--preset", default="cpu")
     args = parser.parse_args()
 
-    from keras_elmo.data import Vocabulary
+    from elmo_core.ids.vocabulary import Vocabulary
+    from elmo_core.settings.sizes import SIZES
+    from elmo_core.settings.training_config import TrainingConfig
     from keras_elmo.data import lm_dataset
     from keras_elmo.data import scan_corpus
-    from keras_elmo.training.sizes import SIZES
-    from keras_elmo.training.training_config import TrainingConfig
-    from keras_elmo.training.training_config import build_model
+    from keras_elmo.training.compiled_model import build_model
 
     vocabulary = Vocabulary.from_corpus([TRAIN])
     scan = scan_corpus([TRAIN], max_length=100, tokens_per_batch=4096)

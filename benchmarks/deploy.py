@@ -74,7 +74,7 @@ FIXTURE = os.path.join(ROOT, "tests", "fixtures", "bilm-tf", "model")
 CONFIGS = {
     # name: BiLM arguments (the others are the published defaults); None:
     # the trained bilm-tf fixture. "tiny" and "cpu" are the training sizes
-    # of keras_elmo.training.sizes (distill's student, the main job's).
+    # of elmo_core.settings.sizes (distill's student, the main job's).
     "fixture": None,
     "tiny": "tiny",
     "cpu": "cpu",
@@ -151,7 +151,7 @@ def _tensorflow_model(options, weights, threads):
 
 def serve(args):
     """Loads one model, times it, writes its outputs; prints JSON."""
-    from keras_elmo.runtime import batch_to_ids
+    from elmo_core.runtime import batch_to_ids
 
     with open(args.inputs) as f:
         inputs = json.load(f)
@@ -161,7 +161,7 @@ def serve(args):
     if args.runtime == "tensorflow":
         model = _tensorflow_model(args.options, args.weights, args.threads)
     else:
-        from keras_elmo import runtime
+        from elmo_core import runtime
 
         cls = {"onnx": runtime.ONNXBiLM, "litert": runtime.LiteRTBiLM}
         model = cls[args.runtime](args.model, num_threads=args.threads)
@@ -254,7 +254,7 @@ def save_random_bilm(config, directory):
             os.path.join(FIXTURE, "options.json"),
             os.path.join(FIXTURE, "lm_weights.hdf5"),
         )
-    from keras_elmo.training.sizes import SIZES
+    from elmo_core.settings.sizes import SIZES
 
     keras.utils.set_random_seed(0)
     size = CONFIGS[config]
@@ -401,7 +401,7 @@ def embed_end_to_end(args, results, source, directory):
     )
     for variant, model in runs.items():
         output = os.path.join(directory, "embed.hdf5")
-        command = [sys.executable, "-m", "keras_elmo.cli", "embed", *model]
+        command = [sys.executable, "-m", "keras_elmo_cli", "embed", *model]
         command += ["--input", text, "--output", output, "--quiet"]
         started = time.perf_counter()
         done = subprocess.run(
@@ -516,7 +516,7 @@ def dev_accuracy(pos, model, dev_batches):
 
 def run_downstream(args, work):
     import keras_elmo
-    from keras_elmo import runtime
+    from elmo_core import runtime
 
     print("\n== downstream: UPOS tagger (b), main job's biLM ==", flush=True)
     where = args.downstream_bilm or MAIN_JOB_EXPORT

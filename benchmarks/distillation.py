@@ -40,8 +40,8 @@ def teacher_bilm(source, dtype):
     import keras
 
     import keras_elmo
+    from elmo_core.settings.sizes import SIZES
     from keras_elmo.layers.bilm import BiLM
-    from keras_elmo.training.sizes import SIZES
 
     if source.startswith("random:"):
         keras.utils.set_random_seed(0)
@@ -82,13 +82,13 @@ def measure(args):
     import numpy as np
     import tensorflow as tf
 
-    from keras_elmo.data.vocabulary import Vocabulary
+    from elmo_core.ids.vocabulary import Vocabulary
+    from elmo_core.settings.precision import choose_precision
+    from elmo_core.settings.sizes import bilm_size
+    from elmo_core.settings.training_config import MIXED_PRECISION
+    from keras_elmo.training.compiled_model import build_model
     from keras_elmo.training.distill_settings import distill_settings
-    from keras_elmo.training.precision import choose_precision
     from keras_elmo.training.run_setup import run_config
-    from keras_elmo.training.sizes import bilm_size
-    from keras_elmo.training.training_config import MIXED_PRECISION
-    from keras_elmo.training.training_config import build_model
 
     vocabulary = Vocabulary.from_corpus([TRAIN], min_count=2)
     precision, _ = choose_precision(args.mixed_precision, saved=None, gpu=False)

@@ -102,7 +102,7 @@ def _embed_seconds(files, text, folder, args):
         os.remove(output)
     command = [
         "taskset", "-c", _cores(args),
-        sys.executable, "-m", "keras_elmo.cli",
+        sys.executable, "-m", "keras_elmo_cli",
         "embed",
         "--options", files[0],
         "--weights", files[1],

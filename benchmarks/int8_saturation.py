@@ -93,7 +93,7 @@ def main():
     import deploy
     import onnx
 
-    from keras_elmo.runtime import batch_to_ids
+    from elmo_core.runtime import batch_to_ids
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("model", help="a float32 export (.onnx)")

@@ -148,7 +148,7 @@ def _ours(work, tokens, args):
     third of the steps. Writes the vocabulary bilm-tf then reads."""
     run = os.path.join(work, "ours")
     command = [
-        *_taskset(args), sys.executable, "-m", "keras_elmo.cli", "train",
+        *_taskset(args), sys.executable, "-m", "keras_elmo_cli", "train",
         "--train", os.path.join(work, "train.txt"), "--build-vocab",
         "--output", run, "--size", args.size, "--steps", str(args.steps),
         "--optimizer", "adagrad", "--learning-rate", "0.2",

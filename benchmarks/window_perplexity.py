@@ -41,7 +41,7 @@ def zero_states(model):
 def passes(path, rows, length):
     """Batches in one pass over `path` (tokens and two boundaries a
     sentence)."""
-    from keras_elmo.data.text import iter_sentences
+    from elmo_core.text.lines import iter_sentences
 
     tokens = sentences = 0
     for sentence in iter_sentences(path):

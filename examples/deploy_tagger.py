@@ -14,7 +14,7 @@ without TensorFlow, and measure what the files cost.
    `to_litert`, float32 and int8 each;
 3. runs every file in a child process that never imports TensorFlow or
    Keras, through `DeviceTagger` below (what an app on the device runs:
-   the file, `tagger.json`, `keras_elmo.runtime` and NumPy; words in,
+   the file, `tagger.json`, `elmo_core.runtime` and NumPy; words in,
    tags out), and reports on the UD English-EWT dev split: its accuracy,
    how many tags it shares with the Keras tagger, its size, and the
    latency per sentence at batch 1 and batch 32 on 1 and 2 threads (the
@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo_cli.arguments import add_bilm_source
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FILES = {
@@ -58,7 +58,7 @@ EVALUATION_BATCH = 64
 class DeviceTagger:
     """What the device runs: an exported tagger and its `tagger.json`
     (word vocabulary, tag names); token lists in, tag lists out. Imports
-    `keras_elmo.runtime` and NumPy only.
+    `elmo_core.runtime` and NumPy only.
 
     Args:
         path: str. A `.onnx` or `.tflite` file of the whole tagger.
@@ -68,8 +68,8 @@ class DeviceTagger:
     """
 
     def __init__(self, path, info, num_threads=None):
-        from keras_elmo.runtime import LiteRTModel
-        from keras_elmo.runtime import ONNXModel
+        from elmo_core.runtime import LiteRTModel
+        from elmo_core.runtime import ONNXModel
 
         runtime = ONNXModel if path.endswith(".onnx") else LiteRTModel
         self.model = runtime(path, num_threads=num_threads)
@@ -95,7 +95,7 @@ class DeviceTagger:
 
 
 def write_json(path, value):
-    from keras_elmo.files import atomic_output
+    from elmo_core.files import atomic_output
 
     with atomic_output(path) as partial:
         with open(partial, "w", encoding="utf-8") as f:

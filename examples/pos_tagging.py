@@ -62,13 +62,14 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+import elmo_core  # noqa: E402
 import keras_elmo  # noqa: E402
-from keras_elmo.cli.arguments import add_bilm_source  # noqa: E402
-from keras_elmo.cli.arguments import bilm_source  # noqa: E402
-from keras_elmo.cli.arguments import bilm_vocabulary  # noqa: E402
-from keras_elmo.cli.messages import command_line_message  # noqa: E402
-from keras_elmo.errors import KerasElmoError  # noqa: E402
-from keras_elmo.files import atomic_output  # noqa: E402
+from elmo_core.errors import KerasElmoError  # noqa: E402
+from elmo_core.files import atomic_output  # noqa: E402
+from keras_elmo_cli.arguments import add_bilm_source  # noqa: E402
+from keras_elmo_cli.arguments import bilm_source  # noqa: E402
+from keras_elmo_cli.arguments import bilm_vocabulary  # noqa: E402
+from keras_elmo_cli.messages import command_line_message  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "data", "ud_english_ewt")
@@ -723,7 +724,7 @@ def main(argv=None):
     word_vocabulary = None
     if word_paths is not None:
         word_options, word_weights, word_vocab = word_paths
-        word_vocabulary = keras_elmo.data.Vocabulary.from_file(word_vocab)
+        word_vocabulary = elmo_core.ids.Vocabulary.from_file(word_vocab)
         bilms["word"] = keras_elmo.load_bilm(
             word_options, word_weights, vocabulary=word_vocabulary
         )

@@ -74,8 +74,8 @@ MAX_LENGTH = 100
 def pieces(path):
     """The sentences of `path` as the biLM reads them: cut evenly into
     pieces of at most `MAX_LENGTH` tokens."""
+    from elmo_core.text.lines import iter_sentences
     from keras_elmo.data.datasets import split_lengths
-    from keras_elmo.data.text import iter_sentences
 
     for sentence in iter_sentences(path):
         start = 0
@@ -233,7 +233,7 @@ def report(run_dir, history, vocab):
 
 
 def run(argv):
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     code = main(argv)
     if code:

@@ -23,9 +23,9 @@ import gzip
 import os
 import sys
 
-from keras_elmo.cli.arguments import add_bilm_source
-from keras_elmo.cli.arguments import bilm_source
-from keras_elmo.cli.arguments import bilm_vocabulary
+from keras_elmo_cli.arguments import add_bilm_source
+from keras_elmo_cli.arguments import bilm_source
+from keras_elmo_cli.arguments import bilm_vocabulary
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
@@ -89,7 +89,7 @@ def main(argv=None):
     import torch
 
     import keras_elmo
-    from keras_elmo.data.host_ids import TokenBatcher
+    from elmo_core.ids.host_ids import TokenBatcher
 
     if keras.backend.backend() != "torch":
         sys.exit("Run with KERAS_BACKEND=torch.")

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-from keras_elmo.cli.arguments import add_bilm_source
+from keras_elmo_cli.arguments import add_bilm_source
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAINED = os.path.join(ROOT, "runs", "gutenberg", "export")
@@ -78,7 +78,7 @@ def main():
     bilm = [f for flag, v in zip(flags, given) if v for f in (flag, v)]
     output = args.output or os.path.join(tempfile.mkdtemp(), "elmo")
 
-    from keras_elmo.cli import main as cli
+    from keras_elmo_cli import main as cli
 
     command = ["export-savedmodel", *(bilm or ["--model", source]),
                "--output", output]  # fmt: skip

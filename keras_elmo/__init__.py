@@ -1,84 +1,45 @@
 """keras_elmo: ELMo biLMs as native Keras 3 layers (TensorFlow, JAX and
-PyTorch backends; training and exports on TensorFlow only).
+PyTorch backends; training and exports on TensorFlow).
 
-The public names are imported on first use, so that `import keras_elmo`
-(and the NumPy-only `keras_elmo.characters`, the runtime of exported
-files, the command line's `--help`) does not load TensorFlow, and the
-`keras-elmo` command can quiet TensorFlow's start-up logs before it is
-imported.
+`import keras_elmo` imports Keras, on the backend Keras itself is set to
+(`KERAS_BACKEND`, or `~/.keras/keras.json`; this package never chooses
+one), and every Keras class of the package: `keras.saving.load_model`
+finds each layer, model, optimizer and schedule of a `.keras` file
+because its module was imported here. TensorFlow is imported by the
+features built on it when they are used (training, the exports, string
+tokens in a graph, `keras_elmo.data`); on JAX and PyTorch, nothing below
+imports it before.
 
-The package's Keras classes are registered with Keras all the same: at
-once when Keras is already imported, else as soon as it is (in either
-order, on every backend), so that `keras.saving.load_model` finds every
-layer, model and optimizer of a `.keras` file after `import keras_elmo`.
+What needs neither Keras nor TensorFlow (the runtime of exported files,
+character ids, text and FASTA reading, the errors, the pretrained-model
+table and cache) is the package `elmo_core`; the `keras-elmo` command is
+`keras_elmo_cli`. The names of `elmo_core` that Keras code uses most are
+named here too.
 """
 
-import importlib
-import os
-
-# TensorFlow unless the user chose a backend (KERAS_BACKEND=jax or torch,
-# set before keras is imported); see keras_elmo/utils/backend.py.
-os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-
-from keras_elmo.utils.after_import import when_imported  # noqa: E402
-from keras_elmo.utils.lazy import lazy_exports  # noqa: E402
-from keras_elmo.utils.version import __version__  # noqa: E402
-
-# Public name -> the module that defines it.
-_EXPORTS = {
-    "BiLM": "keras_elmo.layers",
-    "CharCNN": "keras_elmo.layers",
-    "ELMoEmbedding": "keras_elmo.layers",
-    "Highway": "keras_elmo.layers",
-    "ProjectedLSTM": "keras_elmo.layers",
-    "ScalarMix": "keras_elmo.layers",
-    "DownloadError": "keras_elmo.errors",
-    "KerasElmoError": "keras_elmo.errors",
-    "WeightFileError": "keras_elmo.errors",
-    "batch_to_ids": "keras_elmo.characters",
-    "distill": "keras_elmo.cli.distill",
-    "tokens_to_char_ids": "keras_elmo.data.character_ids",
-    "load_bilm": "keras_elmo.loading",
-    "prepare": "keras_elmo.preparation.prepare_text",
-    "save_bilm": "keras_elmo.formats.bilm_tf",
-}
-_SUBMODULES = (
-    "corpus",
-    "data",
-    "export",
-    "layers",
-    "models",
-    "optimizers",
-    "pretrained",
-    "runtime",
-)
-
-# Every module that registers a class or function with Keras
-# (`@keras.saving.register_keras_serializable(package="keras_elmo")`).
-SERIALIZABLE_MODULES = (
-    "keras_elmo.layers.bilm",
-    "keras_elmo.layers.char_cnn",
-    "keras_elmo.layers.elmo_embedding",
-    "keras_elmo.layers.highway",
-    "keras_elmo.layers.projected_lstm",
-    "keras_elmo.layers.scalar_mix",
-    "keras_elmo.models.elmo_language_model",
-    "keras_elmo.models.distilled_language_model",
-    "keras_elmo.optimizers.loss_scale_optimizer",
-    "keras_elmo.optimizers.sparse_adagrad",
-    "keras_elmo.optimizers.sparse_adam",
-    "keras_elmo.training.learning_rate",
-    "keras_elmo.export.saved_model_layer",
-)
-
-
-def _register_serializables():
-    for module in SERIALIZABLE_MODULES:
-        importlib.import_module(module)
-
-
-__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, _SUBMODULES)
-when_imported("keras", "keras_elmo", _register_serializables)
+from elmo_core.characters import batch_to_ids
+from elmo_core.errors import DownloadError
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import WeightFileError
+from elmo_core.preparation import prepare
+from elmo_core.version import __version__
+from keras_elmo import corpus
+from keras_elmo import errors
+from keras_elmo import layers
+from keras_elmo import models
+from keras_elmo import optimizers
+from keras_elmo import pretrained
+from keras_elmo.formats.bilm_tf import save_bilm
+from keras_elmo.layers import BiLM
+from keras_elmo.layers import CharCNN
+from keras_elmo.layers import ELMoEmbedding
+from keras_elmo.layers import Highway
+from keras_elmo.layers import ProjectedLSTM
+from keras_elmo.layers import ScalarMix
+from keras_elmo.loading import load_bilm
+from keras_elmo.runs.distill import distill
+from keras_elmo.runs.train import train
+from keras_elmo.training.evaluate import evaluate
 
 __all__ = [
     "BiLM",
@@ -93,16 +54,31 @@ __all__ = [
     "__version__",
     "batch_to_ids",
     "corpus",
-    "data",
     "distill",
-    "export",
+    "errors",
+    "evaluate",
     "layers",
     "load_bilm",
     "models",
     "optimizers",
     "prepare",
     "pretrained",
-    "runtime",
     "save_bilm",
-    "tokens_to_char_ids",
+    "train",
 ]
+
+
+def tokens_to_char_ids(tokens, sequence_length=None):
+    """Deprecated: `keras_elmo.data.tokens_to_char_ids` (TensorFlow's
+    string ops, imported there). This name will be removed."""
+    import warnings
+
+    from keras_elmo.data.character_ids import tokens_to_char_ids as ids
+
+    warnings.warn(
+        "keras_elmo.tokens_to_char_ids moved to "
+        "keras_elmo.data.tokens_to_char_ids; the old name will be removed.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return ids(tokens, sequence_length)

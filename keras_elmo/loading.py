@@ -5,7 +5,7 @@ Every entry point classifies its source here, with the same rules:
 runs or starts training from, and `keras-elmo download`. The kinds (in
 words: `summaries()`), each one class of `keras_elmo.sources`:
 
-- a pretrained model name (`keras_elmo.pretrained.PRESETS`), downloaded
+- a pretrained model name (`elmo_core.pretrained.PRESETS`), downloaded
   once into the cache (`PretrainedModel`);
 - an `http(s)://` URL, downloaded into the cache and then read as the
   file or folder it is, or a pair of them (options, weights);
@@ -33,13 +33,13 @@ import os
 
 # The kinds register themselves on import.
 import keras_elmo.sources  # noqa: F401
-from keras_elmo.errors import BiLMSourceError
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors.blame import about
-from keras_elmo.errors.blame import blame
-from keras_elmo.files.paths import check_input_file
-from keras_elmo.files.paths import check_path
-from keras_elmo.files.paths import kind_of
+from elmo_core.errors import BiLMSourceError
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors.blame import about
+from elmo_core.errors.blame import blame
+from elmo_core.files.paths import check_input_file
+from elmo_core.files.paths import check_path
+from elmo_core.files.paths import kind_of
 from keras_elmo.sources.bilm_source import source_kinds
 from keras_elmo.sources.official_files import OfficialFiles
 from keras_elmo.sources.pretrained_model import looks_like_path
@@ -183,7 +183,7 @@ def _classify(source, weights, argument, progress):
 def _from_string(source, argument, progress):
     """The source of a str that names no local path: a pair, a name or a
     URL."""
-    from keras_elmo import pretrained
+    from elmo_core import pretrained
 
     argument = argument or "source"
     name = f"`{argument}` {source!r}"
@@ -216,7 +216,7 @@ def download(source, progress=True, verify=False):
             cache index (a damaged copy is fetched again). Defaults to
             `False`.
     """
-    from keras_elmo import pretrained
+    from elmo_core import pretrained
 
     for part in source.split(",", 1):
         pretrained.check_url_scheme(part, repr(part[:80]))
@@ -243,7 +243,7 @@ def load_bilm(source, weights=None, vocabulary=None, **kwargs):
     """Builds a `BiLM` from any biLM source.
 
     `source` may be a pretrained model name (`"original"`, `"zh"`; see
-    `keras_elmo.pretrained.PRESETS`), an `http(s)://` URL, an official
+    `elmo_core.pretrained.PRESETS`), an `http(s)://` URL, an official
     `options.json` (with `weights`, the hdf5 file; both may be URLs, or
     one string `"OPTIONS.json,WEIGHTS.hdf5"`), an export directory, a
     training run directory, an ELMoForManyLangs model folder or a `.keras`
@@ -261,7 +261,7 @@ def load_bilm(source, weights=None, vocabulary=None, **kwargs):
         weights: str or None, the hdf5 weights (path or URL) of an options
             file. Defaults to `None`.
         vocabulary: for a word-input biLM, optionally its vocabulary (a
-            path, a list of tokens or a `keras_elmo.data.Vocabulary`),
+            path, a list of tokens or a `elmo_core.ids.Vocabulary`),
             checked against the table. Defaults to `None`.
         **kwargs: extra `BiLM` arguments, e.g. `stateful=True`,
             `dropout`, `dtype="mixed_bfloat16"`; and `progress=False` to

@@ -229,7 +229,7 @@ class TestCase(tf.test.TestCase, parameterized.TestCase):
 def train_fixture_steps(output, steps, *flags, code=0):
     """`keras-elmo train` of `steps` steps on the bilm-tf fixture's text
     and vocabulary into `output`, with `flags`; asserts its exit code."""
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     args = [
         "train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,

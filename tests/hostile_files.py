@@ -3,7 +3,7 @@ class of bad file stays covered: PyTorch `torch.save` files with bad
 offsets, strides, sizes, byte orders and storage lists (written without
 PyTorch), zip bombs, and model configurations with absurd values.
 
-`torch_file` writes both layouts `keras_elmo.formats.torch_pickle` reads:
+`torch_file` writes both layouts `elmo_core.formats.torch_pickle` reads:
 the legacy one (five pickles, then each storage as an int64 count and its
 bytes) and the zip one (`archive/data.pkl`, `archive/data/<key>`,
 `archive/byteorder`). Each tensor is a dict: its `values` (a NumPy array,

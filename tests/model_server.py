@@ -12,10 +12,10 @@ import http.server
 import socket
 import threading
 
-from keras_elmo import pretrained
-from keras_elmo.pretrained import Preset
-from keras_elmo.pretrained import PresetFile
-from keras_elmo.pretrained import download
+from elmo_core import pretrained
+from elmo_core.pretrained import Preset
+from elmo_core.pretrained import PresetFile
+from elmo_core.pretrained import download
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.cli import main
+from keras_elmo_cli import main
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 from tests.model_server import serve_fixture_as

@@ -19,18 +19,19 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
-from keras_elmo.characters import batch_to_ids
-from keras_elmo.data.text import read_lines
-from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.embedding_files.bilm_dump import embed_file
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import TextFileError
-from keras_elmo.errors import WeightFileError
+from elmo_core.characters import batch_to_ids
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import TextFileError
+from elmo_core.errors import WeightFileError
+from elmo_core.ids.vocabulary import Vocabulary
+from elmo_core.settings.training_config import TrainingConfig
+from elmo_core.text.lines import read_lines
+from keras_elmo.corpus.bilm_dump import embed_file
+from keras_elmo.data import tokens_to_char_ids
 from keras_elmo.export import export_savedmodel
 from keras_elmo.layers import BiLM
 from keras_elmo.layers import ELMoEmbedding
 from keras_elmo.layers import ScalarMix
-from keras_elmo.training.training_config import TrainingConfig
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 from tests.helpers import tiny_bilm_kwargs
@@ -91,7 +92,7 @@ def _lengths_in_graph(lengths):
         tf.TensorSpec([None, None], tf.string),
         tf.TensorSpec([None], tf.int32),
     ]
-    convert = tf.function(keras_elmo.tokens_to_char_ids, input_signature=spec)
+    convert = tf.function(tokens_to_char_ids, input_signature=spec)
     return convert(tf.constant([["a", "b"], ["c", ""]]), tf.constant(lengths))
 
 
@@ -193,7 +194,7 @@ CASES = [
      KerasElmoError, ["`token_encoder` must be one of", "'bytes'"]),
     # --- tokens_to_char_ids and batch_to_ids ---
     ("char-ids-lengths-count",
-     lambda a: keras_elmo.tokens_to_char_ids(
+     lambda a: tokens_to_char_ids(
          tf.constant([["a", "b"], ["c", ""]]), tf.constant([1, 2, 3])),
      KerasElmoError,
      ["sequence_length has 3 entries but tokens has 2 rows",
@@ -203,18 +204,18 @@ CASES = [
      ["sequence_length must have one entry per row of tokens",
       "[The shape of sequence_length:] [3] [of tokens:] [2 2]"]),
     ("char-ids-lengths-rank-2",
-     lambda a: keras_elmo.tokens_to_char_ids(
+     lambda a: tokens_to_char_ids(
          tf.constant([["a", "b"]]), tf.constant([[1, 2]])),
      KerasElmoError, ["`sequence_length` of shape (batch,)",
                       "Received: sequence_length=<int32 tensor of shape "
                       "(1, 2)>."]),
     ("char-ids-lengths-negative",
-     lambda a: keras_elmo.tokens_to_char_ids(
+     lambda a: tokens_to_char_ids(
          tf.constant([["a", "b"]]), tf.constant([-1])),
      KerasElmoError, ["`sequence_length` must lie in 0..2",
                       "Received: sequence_length=[-1]."]),
     ("char-ids-lengths-too-long",
-     lambda a: keras_elmo.tokens_to_char_ids(
+     lambda a: tokens_to_char_ids(
          tf.constant([["a", "b"]]), tf.constant([3])),
      KerasElmoError, ["`sequence_length` must lie in 0..2",
                       "Received: sequence_length=[3]."]),
@@ -222,7 +223,7 @@ CASES = [
      lambda a: _lengths_in_graph([1, -2]), InvalidArgument,
      ["sequence_length must lie in 0..time", "[1 -2]"]),
     ("char-ids-int-tokens",
-     lambda a: keras_elmo.tokens_to_char_ids(tf.constant([[1]])),
+     lambda a: tokens_to_char_ids(tf.constant([[1]])),
      KerasElmoError, ["expects a tf.string tensor", "int32"]),
     ("batch-to-ids-string", lambda a: batch_to_ids("hello world"),
      KerasElmoError,

@@ -1,12 +1,12 @@
 """Bad input to every `keras-elmo` subcommand (issue 11, section 1).
 
-Each case runs `keras_elmo.cli.main(ARGV)` in-process and checks what a user
+Each case runs `keras_elmo_cli.main(ARGV)` in-process and checks what a user
 sees: exit status 2, a `keras-elmo CMD: error:` line that names the file,
 line, key, flag or shape at fault, and no traceback. Each case also checks
 that nothing was lost: every input and every pre-existing output is
 byte-for-byte as before, nothing new was created and no `*.partial` is left.
 
-A few cases run as real `python -m keras_elmo.cli` processes (exit status,
+A few cases run as real `python -m keras_elmo_cli` processes (exit status,
 no traceback, no TensorFlow start-up logs), started at once in the
 background while the in-process cases run; and one `embed` is killed
 part-way with SIGKILL.
@@ -29,9 +29,9 @@ import h5py
 import numpy as np
 import pytest
 
-from keras_elmo.cli import build_parser
-from keras_elmo.cli import main
-from keras_elmo.training.recipe import SMALL_CORPUS
+from elmo_core.settings.recipe import SMALL_CORPUS
+from keras_elmo_cli import build_parser
+from keras_elmo_cli import main
 from tests.helpers import FIXTURES
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
@@ -148,7 +148,7 @@ def work(tmp_path_factory):
 # === Subprocesses, started in the background as soon as a test asks ===
 
 # name -> (argv, words the error line must contain); started as
-# `python -m keras_elmo.cli ARGV`, all at once.
+# `python -m keras_elmo_cli ARGV`, all at once.
 SUBPROCESS_CASES = {
     "embed-output-is-input": (
         [
@@ -197,7 +197,7 @@ KILLED_LINES = 5000
 
 
 def _cli(argv):
-    return [sys.executable, "-m", "keras_elmo.cli", *argv]
+    return [sys.executable, "-m", "keras_elmo_cli", *argv]
 
 
 def _quiet_env():

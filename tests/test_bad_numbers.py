@@ -8,20 +8,20 @@ import math
 import numpy as np
 import pytest
 
-from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_fraction
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_number
-from keras_elmo.errors import check_numbers
-from keras_elmo.errors import check_strings
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_fraction
+from elmo_core.errors import check_integer
+from elmo_core.errors import check_number
+from elmo_core.errors import check_numbers
+from elmo_core.errors import check_strings
+from elmo_core.ids.vocabulary import Vocabulary
+from elmo_core.settings.training_config import TrainingConfig
 from keras_elmo.export.portable import scalar_mix_layer
 from keras_elmo.layers import BiLM
 from keras_elmo.layers import ELMoEmbedding
 from keras_elmo.layers import ProjectedLSTM
 from keras_elmo.layers import ScalarMix
 from keras_elmo.models import ELMoLanguageModel
-from keras_elmo.training.training_config import TrainingConfig
 from tests.helpers import tiny_bilm_kwargs
 
 NAN, INF = float("nan"), float("inf")

@@ -126,9 +126,9 @@ class BiLMFixtureTest(TestCase):
         # training size has exactly its keys, and the count is what the
         # layer builds plus one character row: the padding id's, which
         # the layer holds as a constant zero (a file may carry it).
-        from keras_elmo.layers.bilm_size import BILM_KEYS
-        from keras_elmo.layers.bilm_size import parameter_count
-        from keras_elmo.training.sizes import SIZES
+        from elmo_core.settings.bilm_size import BILM_KEYS
+        from elmo_core.settings.bilm_size import parameter_count
+        from elmo_core.settings.sizes import SIZES
 
         for name, size in SIZES.items():
             self.assertEqual(tuple(size), BILM_KEYS, name)

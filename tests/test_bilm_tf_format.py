@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo import WeightFileError
+from elmo_core.errors.kinds import WeightFileError
 from keras_elmo.layers import BiLM
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS

@@ -3,9 +3,10 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
+from elmo_core.errors import KerasElmoError
+from keras_elmo.data import tokens_to_char_ids
 from keras_elmo.data.character_ids import BOS_CHARACTER_IDS
 from keras_elmo.data.character_ids import EOS_CHARACTER_IDS
-from keras_elmo.errors import KerasElmoError
 
 # ASCII, accents, CJK, emoji, tokens of 47/48/49/100 bytes, a multi-byte
 # character cut at byte 48, the boundary tokens and look-alikes, and the
@@ -73,11 +74,11 @@ def test_padding_tokens_are_zero_rows():
 def test_numpy_and_graph_paths_agree_on_varied_tokens():
     sentences = [VARIED_TOKENS, VARIED_TOKENS[::-1][:5], []]
     expected = keras_elmo.batch_to_ids(sentences)
-    ragged = keras_elmo.tokens_to_char_ids(_ragged(sentences))
+    ragged = tokens_to_char_ids(_ragged(sentences))
     np.testing.assert_array_equal(ragged.numpy(), expected)
     # Inside tf.data.Dataset.map too.
     dataset = tf.data.Dataset.from_tensors(_ragged(sentences)).map(
-        keras_elmo.tokens_to_char_ids
+        tokens_to_char_ids
     )
     np.testing.assert_array_equal(next(iter(dataset)).numpy(), expected)
 
@@ -85,11 +86,11 @@ def test_numpy_and_graph_paths_agree_on_varied_tokens():
 def test_dense_graph_input_with_padding_and_lengths():
     dense = tf.constant([["Hi", "there", ""], ["日本語", "", ""]])
     expected = keras_elmo.batch_to_ids([["Hi", "there"], ["日本語"]])
-    got = keras_elmo.tokens_to_char_ids(dense).numpy()
+    got = tokens_to_char_ids(dense).numpy()
     np.testing.assert_array_equal(got[:, :2], expected)
     assert not got[:, 2].any()
     # With lengths an empty string inside the sentence is a real token.
-    got = keras_elmo.tokens_to_char_ids(dense, sequence_length=[3, 1])
+    got = tokens_to_char_ids(dense, sequence_length=[3, 1])
     expected = keras_elmo.batch_to_ids([["Hi", "there", ""], ["日本語"]])
     np.testing.assert_array_equal(got.numpy()[:, :3], expected)
 
@@ -97,7 +98,7 @@ def test_dense_graph_input_with_padding_and_lengths():
 def test_invalid_utf8_is_dropped_like_python_ignore():
     # Invalid bytes in a tf.string tensor are dropped, as Python drops lone
     # surrogates with encode("utf-8", "ignore").
-    graph = keras_elmo.tokens_to_char_ids(
+    graph = tokens_to_char_ids(
         _ragged([[b"\xff\xfeab", b"\xed\xa0\x80x", b"\xe6\xbc"]])
     )
     python = keras_elmo.batch_to_ids([["ab", "\ud800x", ""]])
@@ -112,10 +113,10 @@ def test_non_string_tokens_raise():
     with pytest.raises(KerasElmoError, match="list of sentences"):
         keras_elmo.batch_to_ids("a sentence")
     with pytest.raises(KerasElmoError, match="expects a tf.string tensor"):
-        keras_elmo.tokens_to_char_ids(tf.constant([[1, 2]]))
+        tokens_to_char_ids(tf.constant([[1, 2]]))
 
 
 def test_empty_batch():
     assert keras_elmo.batch_to_ids([]).shape == (0, 0, 50)
-    got = keras_elmo.tokens_to_char_ids(tf.zeros((0, 4), tf.string))
+    got = tokens_to_char_ids(tf.zeros((0, 4), tf.string))
     assert tuple(got.shape) == (0, 4, 50)

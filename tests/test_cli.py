@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.cli import main
+from keras_elmo_cli import main
 from tests.deploy_helpers import fixture_sentences
 from tests.deploy_helpers import fixture_top_layer
 from tests.helpers import COMPAT_RUN
@@ -150,8 +150,8 @@ def test_dump_token_embeddings(tmp_path):
 
 
 def test_dump_token_embeddings_boundary_rows(tmp_path):
+    from keras_elmo.corpus.bilm_dump import dump_token_embeddings
     from keras_elmo.data.character_ids import BOS_CHARACTER_IDS
-    from keras_elmo.embedding_files.bilm_dump import dump_token_embeddings
 
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("<S>\n</S>\n<UNK>\nthe\n", encoding="utf-8")
@@ -169,7 +169,7 @@ def test_console_script_runs(sentences_file, tmp_path):
         [
             sys.executable,
             "-m",
-            "keras_elmo.cli",
+            "keras_elmo_cli",
             *[a for a in _embed_args(sentences_file, output) if a != "--quiet"],
         ],
         capture_output=True,
@@ -181,7 +181,7 @@ def test_console_script_runs(sentences_file, tmp_path):
 
 
 def test_train_size_flag_and_its_older_name():
-    from keras_elmo.cli import build_parser
+    from keras_elmo_cli import build_parser
 
     parser = build_parser()
     base = ["train", "--train", "x.txt", "--vocab", "v.txt", "--output", "o"]
@@ -199,7 +199,7 @@ def test_train_size_flag_and_its_older_name():
 
 def test_every_command_that_writes_takes_quiet():
     # `presets` prints a listing: that output is what it is for.
-    from keras_elmo.cli import build_parser
+    from keras_elmo_cli import build_parser
 
     commands = build_parser().commands
     without = [

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from keras_elmo.cli import main
-from keras_elmo.utils import progress as progress_module
-from keras_elmo.utils.progress import Progress
+from elmo_core import progress as progress_module
+from elmo_core.progress import Progress
+from keras_elmo_cli import main
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import subprocess_env
 
@@ -42,7 +42,7 @@ LIGHT_COMMANDS = [
 
 PROBE = r"""
 import json, sys
-from keras_elmo.cli import main
+from keras_elmo_cli import main
 status = main(json.loads(sys.argv[1]))
 heavy = [m for m in ("tensorflow", "keras", "apache_beam") if m in sys.modules]
 print(json.dumps({"status": status, "heavy": heavy}))
@@ -95,15 +95,15 @@ def test_usage_mistake_is_two_lines(argv, usage, error, capsys):
 
 
 def test_help_shows_the_library_defaults(capsys):
-    from keras_elmo.corpus import sentences
-    from keras_elmo.data import token_batches
-    from keras_elmo.embedding_files.hdf5_layout import DEFAULT_SENTENCE_BATCH
-    from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS
-    from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
+    from elmo_core.embedding_files import sentences
+    from elmo_core.embedding_files import token_batches
+    from elmo_core.embedding_files.hdf5_layout import DEFAULT_SENTENCE_BATCH
+    from elmo_core.formats.savedmodel_limits import DEFAULT_MAX_BATCH_TOKENS
+    from elmo_core.settings.training_config import DEFAULT_CHECKPOINT_EVERY
 
     def shown(*argv):
         with pytest.raises(SystemExit):
-            from keras_elmo.cli import build_parser
+            from keras_elmo_cli import build_parser
 
             build_parser().parse_args([*argv, "--help"])
         return " ".join(capsys.readouterr().out.split())
@@ -179,9 +179,9 @@ def test_train_reports_steps_and_validation_in_a_log(tmp_path, capsys):
 
 
 def test_embed_runtime_says_it_is_exporting(monkeypatch, capsys):
+    from elmo_core import runtime
     from keras_elmo import export
-    from keras_elmo import runtime
-    from keras_elmo.cli.embed import runtime_bilm
+    from keras_elmo_cli.embed import runtime_bilm
 
     written = []
     monkeypatch.setattr(
@@ -196,7 +196,7 @@ def test_embed_runtime_says_it_is_exporting(monkeypatch, capsys):
     assert capsys.readouterr().out == "" and len(written) == 2
 
 
-# A command run as the program, `keras_elmo.cli.command` (the console
+# A command run as the program, `keras_elmo_cli.command` (the console
 # script): the modules TensorFlow would import for features no command
 # uses stay out of the process, the names stay importable afterwards, and
 # the exit status and output survive the faster exit.
@@ -211,7 +211,7 @@ def report():
 
 atexit.register(report)
 sys.argv = ["keras-elmo", *json.loads(sys.argv[1])]
-from keras_elmo.cli import command
+from keras_elmo_cli import command
 command()
 """
 

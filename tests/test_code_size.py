@@ -1,6 +1,6 @@
 """Modules and functions stay small enough to read whole.
 
-Every module of keras_elmo is under `MAX_MODULE_LINES` lines and every
+Every module of the three packages is under `MAX_MODULE_LINES` lines and every
 function (a method or a nested function too, counted with its docstring)
 under `MAX_FUNCTION_LINES`, except those of `EXCEPTIONS`, each with its
 reason: a module that grows past the bound is split by idea, a function
@@ -10,21 +10,29 @@ into named steps.
 import ast
 import os
 
-ROOT = os.path.join(os.path.dirname(os.path.dirname(__file__)), "keras_elmo")
+REPOSITORY = os.path.dirname(os.path.dirname(__file__))
+PACKAGES = ("elmo_core", "keras_elmo", "keras_elmo_cli")
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 100
-# (module path below keras_elmo/, qualified function name) allowed to be
+# (module path from the repository, qualified function name) allowed to be
 # longer, each with its reason.
-EXCEPTIONS = {}
+EXCEPTIONS = {
+    # Its body is two lines; the rest is its 45 keyword arguments, one a
+    # setting of a run, and the docstring of each (the API reference).
+    ("keras_elmo/runs/train.py", "train"),
+}
 
 
 def _modules():
-    for directory, dirs, files in os.walk(ROOT):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(directory, name)
-                yield os.path.relpath(path, ROOT).replace(os.sep, "/"), path
+    for package in PACKAGES:
+        root = os.path.join(REPOSITORY, package)
+        for directory, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(directory, name)
+                    relative = os.path.relpath(path, REPOSITORY)
+                    yield relative.replace(os.sep, "/"), path
 
 
 def _functions(tree, prefix=""):

@@ -13,6 +13,7 @@ import keras
 import numpy as np
 import pytest
 
+import elmo_core
 import keras_elmo
 from keras_elmo.training.run_directory import load_run
 
@@ -34,7 +35,7 @@ def sentences():
 
 def _word_ids(sentences):
     path = os.path.join(FIXTURES, "bilm-tf-words", "model", "vocab.txt")
-    return keras_elmo.data.Vocabulary.from_file(path).batch_to_ids(sentences)
+    return elmo_core.ids.Vocabulary.from_file(path).batch_to_ids(sentences)
 
 
 def _many_langs_ids(model, sentences):

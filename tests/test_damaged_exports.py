@@ -11,10 +11,10 @@ import numpy as np
 import onnx
 import pytest
 
-from keras_elmo.cli import main
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.runtime import LiteRTBiLM
-from keras_elmo.runtime import ONNXBiLM
+from elmo_core.errors import KerasElmoError
+from elmo_core.runtime import LiteRTBiLM
+from elmo_core.runtime import ONNXBiLM
+from keras_elmo_cli import main
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 

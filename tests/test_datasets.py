@@ -5,14 +5,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_elmo.data import Vocabulary
+from elmo_core.ids.vocabulary import Vocabulary
+from elmo_core.text.lines import TextFileError
+from elmo_core.text.patterns import resolve_files
 from keras_elmo.data import lm_dataset
-from keras_elmo.data import resolve_files
 from keras_elmo.data import scan_corpus
 from keras_elmo.data.datasets import bucket_plan
 from keras_elmo.data.datasets import make_lm_batch
 from keras_elmo.data.datasets import split_lengths
-from keras_elmo.data.text import TextFileError
+from keras_elmo.data.word_ids import lookup_table
 
 WORDS = "the cat sat on a mat and then it ran off to see dog".split()
 
@@ -108,7 +109,7 @@ def test_backward_targets_are_the_reversed_forward_targets():
     import tensorflow as tf
 
     vocab = _vocab()
-    table = vocab.lookup_table()
+    table = lookup_table(vocab)
     tokens = tf.constant([["the", "cat", "zebra"], ["on", "", ""]])
     x, y, w = make_lm_batch(tokens, table, vocab.bos_id, vocab.eos_id)
     y, w = y.numpy(), w.numpy()

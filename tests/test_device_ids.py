@@ -10,8 +10,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from keras_elmo.characters import batch_to_ids
-from keras_elmo.data import Vocabulary
+from elmo_core.characters import batch_to_ids
+from elmo_core.ids.vocabulary import Vocabulary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = [

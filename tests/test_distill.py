@@ -16,16 +16,17 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.cli import main
-from keras_elmo.data import Vocabulary
+from elmo_core.ids.vocabulary import Vocabulary
 from keras_elmo.data import lm_dataset
 from keras_elmo.data import scan_corpus
+from keras_elmo.data.word_ids import lookup_table
 from keras_elmo.layers import BiLM
 from keras_elmo.loading import classify
 from keras_elmo.models import DistilledLanguageModel
 from keras_elmo.models.distilled_language_model import matched_layers
 from keras_elmo.training.run_directory import load_run
 from keras_elmo.training.teacher_start import start_from_teacher
+from keras_elmo_cli import main
 from tests.helpers import MODEL_DIR
 from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
@@ -140,8 +141,8 @@ def test_a_teacher_reads_its_own_ids_of_the_batch_tokens(
     # must read the ids of its own, made in the input pipeline.
     import tensorflow as tf
 
+    from elmo_core.ids.host_ids import host_inputs
     from keras_elmo.data.datasets import make_lm_batch
-    from keras_elmo.data.host_ids import host_inputs
 
     given = Vocabulary.from_file(TRAIN_VOCAB).tokens
     vocabulary = Vocabulary(given[:3] + given[:2:-1])  # words reversed
@@ -169,7 +170,7 @@ def test_a_teacher_reads_its_own_ids_of_the_batch_tokens(
     tokens = tf.constant([s + [""] * (width - len(s)) for s in sentences])
     x, _, _ = make_lm_batch(
         tokens,
-        vocabulary.lookup_table(),
+        lookup_table(vocabulary),
         vocabulary.bos_id,
         vocabulary.eos_id,
         student_reads,
@@ -324,11 +325,13 @@ def test_a_run_resumes_with_the_command_that_started_it(tmp_path, capsys):
              "--steps", "4", *FLAGS]  # fmt: skip
     assert main([*train, "--output", str(tmp_path / "run")]) == 2
     error = capsys.readouterr().err
-    assert "resume it with `keras-elmo distill --teacher" in error
+    assert "resume it by distilling from `teacher` " in error
     assert main([*train, "--output", str(tmp_path / "plain"),
                  "--steps", "2"]) == 0  # fmt: skip
     _distill(tmp_path / "plain", 4, code=2)
-    assert "holds a run of `keras-elmo train`" in capsys.readouterr().err
+    assert "holds a training run (of train, not distill)" in (
+        capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize(
@@ -542,7 +545,7 @@ def test_distill_from_python(tmp_path):
         tokens_per_batch=64,
         max_length=30,
         mixed_precision="off",
-        quiet=True,
+        verbose=0,
     )
     student = keras_elmo.load_bilm(output)
     assert student.units == 16
@@ -560,11 +563,11 @@ def _two_replicas_report(corpus):
     JSON report."""
     import functools
 
+    from elmo_core.settings.training_config import TrainingConfig
+    from keras_elmo.training.compiled_model import build_model
     from keras_elmo.training.distill_settings import distill_settings
     from keras_elmo.training.distribute import DistributedLoop
     from keras_elmo.training.distribute import distribute_lm_dataset
-    from keras_elmo.training.training_config import TrainingConfig
-    from keras_elmo.training.training_config import build_model
 
     strategy = two_cpu_strategy()
     vocabulary = Vocabulary.from_file(TRAIN_VOCAB)

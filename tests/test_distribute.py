@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_elmo.cli import main
 from keras_elmo.optimizers import SparseAdagrad
 from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from keras_elmo.training.distribute import split_batch
 from keras_elmo.training.strategies import get_strategy
 from keras_elmo.training.strategies import read_tf_config
+from keras_elmo_cli import main
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
 
@@ -85,7 +85,7 @@ def _run_workers(
     worker once a checkpoint is there. Returns the exit codes, the logs and
     the time of the kill; never leaves a worker running."""
     indices = range(len(ports)) if indices is None else indices
-    command = [sys.executable, "-m", "keras_elmo.cli", *args]
+    command = [sys.executable, "-m", "keras_elmo_cli", *args]
     processes, logs, killed = [], [], None
     try:
         for index in indices:
@@ -262,13 +262,13 @@ def _two_replicas_versus_one_device(corpus, optimizer):
     tf.config.set_logical_device_configuration(
         cpu, [tf.config.LogicalDeviceConfiguration()] * 2
     )
-    from keras_elmo.data import Vocabulary
+    from elmo_core.ids.vocabulary import Vocabulary
+    from elmo_core.settings.training_config import TrainingConfig
     from keras_elmo.data import lm_dataset
     from keras_elmo.data import scan_corpus
+    from keras_elmo.training.compiled_model import build_model
     from keras_elmo.training.distribute import DistributedLoop
     from keras_elmo.training.distribute import distribute_lm_dataset
-    from keras_elmo.training.training_config import TrainingConfig
-    from keras_elmo.training.training_config import build_model
     from tests.helpers import tiny_bilm_kwargs
 
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])

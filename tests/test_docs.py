@@ -1,7 +1,7 @@
 """The documentation runs as written: README.md and every page of docs/.
 
 Each page's blocks run in order, Python in one namespace a page and
-`keras-elmo` commands in this process (`keras_elmo.cli.main`), in a
+`keras-elmo` commands in this process (`keras_elmo_cli.main`), in a
 fresh directory that holds the files the pages name: options.json /
 weights.hdf5 (the bilm-tf fixture), vocab.txt, sentences.txt,
 heldout.txt, corpus/, runs/mylm (a training run), with the pretrained
@@ -23,8 +23,8 @@ import shutil
 
 import pytest
 
-from keras_elmo.cli import build_parser
-from keras_elmo.cli import main
+from keras_elmo_cli import build_parser
+from keras_elmo_cli import main
 from tests import docs_blocks
 from tests.docs_blocks import PAGES
 from tests.docs_blocks import ROOT
@@ -49,9 +49,9 @@ def _zipped_folder(folder):
 
 
 def _serve_zh(monkeypatch, server):
-    from keras_elmo import pretrained
-    from keras_elmo.pretrained import Preset
-    from keras_elmo.pretrained import PresetFile
+    from elmo_core import pretrained
+    from elmo_core.pretrained import Preset
+    from elmo_core.pretrained import PresetFile
     from tests import model_server
 
     folder = os.path.join(ROOT, "tests/fixtures/elmo_for_many_langs/char_model")
@@ -74,8 +74,8 @@ def _original_files():
     import tempfile
 
     import keras_elmo
+    from elmo_core.settings.sizes import SIZES
     from keras_elmo.layers import BiLM
-    from keras_elmo.training.sizes import SIZES
 
     # The published elmo_2x4096_512_2048cnn_2xhighway: 93.6M parameters.
     bilm = BiLM(**SIZES["original"])
@@ -89,7 +89,7 @@ def _original_files():
 
 
 def _serve_original(monkeypatch, server):
-    from keras_elmo import pretrained
+    from elmo_core import pretrained
     from tests import model_server
 
     options, weights = _original_files()
@@ -397,9 +397,21 @@ def test_doctest_blocks_become_code_on_the_api_pages():
 # === The API reference: every public name, with an example ===
 
 API = os.path.join(ROOT, "docs", "api")
-# The public packages: keras_elmo and the subpackages of its __all__,
-# keras_elmo.beam (the beam extra) and the error family.
-PUBLIC_PACKAGES = ("keras_elmo", "keras_elmo.beam", "keras_elmo.errors")
+# The public packages: keras_elmo and elmo_core and the subpackages of
+# their __all__, the ones imported by name (TensorFlow's, Beam's), and the
+# error family.
+PUBLIC_PACKAGES = (
+    "keras_elmo",
+    "keras_elmo.data",
+    "keras_elmo.export",
+    "keras_elmo.beam",
+    "elmo_core",
+)
+
+
+# Subpackages named in a package's __all__ whose names are not all public
+# API: the character-id facts (their door, `batch_to_ids`, is).
+NOT_PUBLIC = {"elmo_core.characters"}
 
 
 def _public():
@@ -407,18 +419,21 @@ def _public():
     import importlib
     import inspect
 
-    import keras_elmo
-    from keras_elmo.errors import KerasElmoError
+    from elmo_core.errors import KerasElmoError
 
-    packages = list(PUBLIC_PACKAGES) + [
-        f"keras_elmo.{name}"
-        for name in keras_elmo.__all__
-        if inspect.ismodule(getattr(keras_elmo, name))
-    ]
+    packages = list(PUBLIC_PACKAGES)
+    for top in ("keras_elmo", "elmo_core"):
+        module = importlib.import_module(top)
+        packages += [
+            f"{top}.{name}"
+            for name in module.__all__
+            if inspect.ismodule(getattr(module, name))
+            and f"{top}.{name}" not in NOT_PUBLIC
+        ]
     found = []
     for package in packages:
         module = importlib.import_module(package)
-        if package == "keras_elmo.errors":
+        if package.endswith(".errors"):
             names = [
                 name
                 for name, value in vars(module).items()
@@ -485,7 +500,7 @@ def test_every_public_name_has_an_api_entry_with_an_example():
             _shows(other, name, value) for other in shown)]  # fmt: skip
         assert len(where) == 1, f"{package}.{name} is rendered on {where}"
         text, shown = pages[where[0]]
-        home = pages[f"{package.rsplit('.', 1)[-1]}.md"][0]
+        home = pages[f"{package}.md"][0]
         assert f"{package}.{name}" in home, f"{package}.{name} not on its page"
         if inspect.isclass(value) or inspect.isfunction(value):
             assert _examples(value), f"{package}.{name} has no example"
@@ -522,7 +537,7 @@ def _followed(current, match):
     pretrained name or a training size; None for "original" (served at
     its real sizes) or the test model named by its path; other paths (a
     user's run, files) leave it as it was."""
-    from keras_elmo.pretrained import PRESETS
+    from elmo_core.pretrained import PRESETS
 
     name = match.group(1) or match.group(2)
     if match.group(3):

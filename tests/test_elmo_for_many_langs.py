@@ -24,15 +24,15 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
-from keras_elmo import pretrained
-from keras_elmo.errors import BiLMSourceError
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import WeightFileError
+from elmo_core import pretrained
+from elmo_core.errors import BiLMSourceError
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import WeightFileError
+from elmo_core.formats.elmo_for_many_langs_files import PACKAGED_CONFIGS
+from elmo_core.formats.elmo_for_many_langs_files import read_dictionary
+from elmo_core.formats.elmo_for_many_langs_files import read_network_config
+from elmo_core.formats.torch_pickle import read_state_dict
 from keras_elmo.formats.elmo_for_many_langs import load_elmo_for_many_langs
-from keras_elmo.formats.elmo_for_many_langs_files import PACKAGED_CONFIGS
-from keras_elmo.formats.elmo_for_many_langs_files import read_dictionary
-from keras_elmo.formats.elmo_for_many_langs_files import read_network_config
-from keras_elmo.formats.torch_pickle import read_state_dict
 from keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder import (
     CHARACTER_SPECIALS,
 )
@@ -534,7 +534,7 @@ def test_efml_preset_downloads_unpacks_and_loads(served_zip):
 
 
 def test_cli_embed_reads_a_model_folder(tmp_path):
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     sentences = [s for s in META["sets"]["chinese"] if "\u3000" not in s[0]]
     text = tmp_path / "in.txt"

@@ -7,7 +7,8 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
-from keras_elmo.data import Vocabulary
+from elmo_core.ids.vocabulary import Vocabulary
+from elmo_core.settings.training_config import TrainingConfig
 from keras_elmo.data import lm_dataset
 from keras_elmo.data import scan_corpus
 from keras_elmo.layers import BiLM
@@ -16,9 +17,8 @@ from keras_elmo.models import elmo_language_model
 from keras_elmo.models.elmo_language_model import full_softmax_loss
 from keras_elmo.models.elmo_language_model import sampled_softmax_loss
 from keras_elmo.optimizers import SparseAdagrad
+from keras_elmo.training.compiled_model import build_model
 from keras_elmo.training.run_directory import RunDirectory
-from keras_elmo.training.training_config import TrainingConfig
-from keras_elmo.training.training_config import build_model
 from tests.helpers import FIXTURES
 from tests.helpers import TestCase
 from tests.helpers import tiny_bilm_kwargs

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.cli import main
+from elmo_core.embedding_files import parquet_layout
+from elmo_core.embedding_files.sentences import BadLine
+from elmo_core.embedding_files.token_batches import token_batches
+from elmo_core.errors import KerasElmoError
 from keras_elmo.corpus import SentenceEmbedder
-from keras_elmo.corpus.sentences import BadLine
-from keras_elmo.data.token_batches import token_batches
-from keras_elmo.embedding_files import parquet_layout
-from keras_elmo.errors import KerasElmoError
+from keras_elmo_cli import main
 from tests.helpers import FIXTURES
 from tests.helpers import MODEL_DIR
 

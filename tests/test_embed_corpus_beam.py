@@ -18,11 +18,11 @@ import h5py
 import numpy as np
 import pytest
 
-from keras_elmo.cli import main
+from elmo_core.embedding_files import parquet_layout
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import OutputPathError
 from keras_elmo.corpus import SentenceEmbedder
-from keras_elmo.embedding_files import parquet_layout
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import OutputPathError
+from keras_elmo_cli import main
 from tests.helpers import MODEL_DIR
 from tests.helpers import subprocess_env
 
@@ -129,7 +129,7 @@ def test_a_killed_worker_then_a_rerun_give_every_sentence_once(tmp_path):
         claim_output(output)
 
     rerun = subprocess.run(
-        [sys.executable, "-m", "keras_elmo.cli", "embed-corpus", "--model",
+        [sys.executable, "-m", "keras_elmo_cli", "embed-corpus", "--model",
          MODEL_DIR, "--input", pattern, "--output", output, "--top",
          "--max-sentence-tokens", "64", "--overwrite", "--", *TWO_WORKERS],
         capture_output=True,

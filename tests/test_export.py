@@ -9,8 +9,8 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
-from keras_elmo.cli import main
 from keras_elmo.export import export_savedmodel
+from keras_elmo_cli import main
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 

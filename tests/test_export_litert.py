@@ -15,9 +15,9 @@ from ai_edge_litert import schema_py_generated as schema  # noqa: E402
 from ai_edge_litert.interpreter import Interpreter  # noqa: E402
 
 import keras_elmo  # noqa: E402
-from keras_elmo.errors import KerasElmoError  # noqa: E402
+from elmo_core.errors import KerasElmoError  # noqa: E402
+from elmo_core.runtime.litert import read_metadata  # noqa: E402
 from keras_elmo.export import to_litert  # noqa: E402
-from keras_elmo.runtime.litert import read_metadata  # noqa: E402
 from tests.deploy_helpers import assert_bilm_outputs_close  # noqa: E402
 from tests.deploy_helpers import batches  # noqa: E402
 from tests.deploy_helpers import fixture_bilm  # noqa: E402

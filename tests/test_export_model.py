@@ -2,7 +2,7 @@
 `ELMoEmbedding` (the bilm-tf fixture; string tokens and word ids in) and
 one around a word-input biLM (string tokens in), to ONNX (float32, int8)
 and LiteRT (float32, float16, int8), run by plain ONNX Runtime and the
-LiteRT interpreter and by `keras_elmo.runtime.ONNXModel` / `LiteRTModel`
+LiteRT interpreter and by `elmo_core.runtime.ONNXModel` / `LiteRTModel`
 (words in, no TensorFlow), compared with the Keras model: float32 to
 1e-5, the reduced precisions by the tags they agree on. Keras's own
 `model.export` refused clearly; the command line; models the export
@@ -29,15 +29,16 @@ import tensorflow as tf  # noqa: E402
 from ai_edge_litert import schema_py_generated as schema  # noqa: E402
 from ai_edge_litert.interpreter import Interpreter  # noqa: E402
 
+import elmo_core
 import keras_elmo  # noqa: E402
-from keras_elmo.cli import main  # noqa: E402
-from keras_elmo.errors import KerasElmoError  # noqa: E402
+from elmo_core.errors import KerasElmoError  # noqa: E402
+from elmo_core.runtime import LiteRTModel  # noqa: E402
+from elmo_core.runtime import ONNXBiLM  # noqa: E402
+from elmo_core.runtime import ONNXModel  # noqa: E402
 from keras_elmo.export import to_litert  # noqa: E402
 from keras_elmo.export import to_onnx  # noqa: E402
 from keras_elmo.export.keras_rnns import portable_rnns  # noqa: E402
-from keras_elmo.runtime import LiteRTModel  # noqa: E402
-from keras_elmo.runtime import ONNXBiLM  # noqa: E402
-from keras_elmo.runtime import ONNXModel  # noqa: E402
+from keras_elmo_cli import main  # noqa: E402
 from tests.deploy_helpers import assert_int8_pair_sums_fit_int16  # noqa: E402
 from tests.deploy_helpers import batches  # noqa: E402
 from tests.deploy_helpers import fixture_bilm  # noqa: E402
@@ -89,7 +90,7 @@ def _word_tagger():
     """A Sequential tagger around the word-input fixture biLM (its
     vocabulary held by ELMoEmbedding), a GRU this time."""
     keras.utils.set_random_seed(8)
-    vocabulary = keras_elmo.data.Vocabulary.from_file(
+    vocabulary = elmo_core.ids.Vocabulary.from_file(
         os.path.join(WORDS, "vocab.txt")
     )
     bilm = keras_elmo.load_bilm(
@@ -333,7 +334,7 @@ def _metadata(path):
     if path.endswith(".onnx"):
         props = onnx.load(path).metadata_props
         return json.loads({p.key: p.value for p in props}["keras_elmo"])
-    from keras_elmo.runtime.litert import read_file_metadata
+    from elmo_core.runtime.litert import read_file_metadata
 
     return json.loads(read_file_metadata(path))
 
@@ -519,7 +520,7 @@ def test_a_saved_tagger_exports_from_a_fresh_process(char_files):
 def test_runtime_runs_without_tensorflow(char_files, word_files):
     code = (
         "import numpy as np\n"
-        "from keras_elmo.runtime import LiteRTModel, ONNXModel\n"
+        "from elmo_core.runtime import LiteRTModel, ONNXModel\n"
         f"a = ONNXModel({char_files['onnx-int8']!r})\n"
         f"b = LiteRTModel({char_files['litert-int8']!r})\n"
         "x = {'tokens': [['a', 'b'], []], 'word_ids': [[1, 2], [0, 0]]}\n"

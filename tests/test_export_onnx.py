@@ -15,8 +15,8 @@ import onnx  # noqa: E402
 import onnxruntime  # noqa: E402
 
 import keras_elmo  # noqa: E402
-from keras_elmo.errors import KerasElmoError  # noqa: E402
-from keras_elmo.errors import OutputPathError  # noqa: E402
+from elmo_core.errors import KerasElmoError  # noqa: E402
+from elmo_core.errors import OutputPathError  # noqa: E402
 from keras_elmo.export import to_onnx  # noqa: E402
 from keras_elmo.export.onnx_graph import hoist_loop_invariants  # noqa: E402
 from tests.deploy_helpers import assert_bilm_outputs_close  # noqa: E402

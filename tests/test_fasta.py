@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import keras_elmo
-from keras_elmo.cli import main
-from keras_elmo.data import fasta
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
+from elmo_core.proteins import fasta
+from keras_elmo_cli import main
 from tests.helpers import MODEL_DIR
 
 # id -> sequence as written (case, line breaks, a stop); seq3 repeats

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from keras_elmo.cli import build_parser
+from keras_elmo_cli import build_parser
 from tests.helpers import ROOT
 
 EXAMPLES = (
@@ -181,7 +181,7 @@ def test_every_command_takes_the_same_scalar_mix():
 
 
 def test_a_single_value_flag_given_twice_is_refused(capsys):
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     argv = ["embed", "--input", "a.txt", "--input", "b.txt", "--output", "x"]
     assert main([*argv, "--model", "m"]) == 2

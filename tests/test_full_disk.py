@@ -20,8 +20,8 @@ import sys
 
 import pytest
 
-from keras_elmo.cli import main
-from keras_elmo.files import outputs as files
+from elmo_core.files import outputs as files
+from keras_elmo_cli import main
 from tests.helpers import FIXTURES
 from tests.helpers import MODEL_DIR
 from tests.helpers import subprocess_env
@@ -36,7 +36,7 @@ TEXT = (
 
 
 def _embed(output, text):
-    command = [sys.executable, "-m", "keras_elmo.cli", "embed"]
+    command = [sys.executable, "-m", "keras_elmo_cli", "embed"]
     return [*command, "--model", MODEL_DIR, "--input", text, "--output",
             output, "--quiet"]  # fmt: skip
 

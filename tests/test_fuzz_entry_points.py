@@ -1,9 +1,10 @@
 """Wrong inputs at every public entry point, found by the test itself.
 
 The entry points are discovered, never listed here: every callable that
-`keras_elmo.__all__` and the `__all__` of each public subpackage name
+`keras_elmo.__all__`, `elmo_core.__all__` and the `__all__` of each
+public subpackage name
 (functions and classes), and every flag of every `keras-elmo` subcommand
-(the parsers of `keras_elmo.cli.build_parser()`). A new public function,
+(the parsers of `keras_elmo_cli.build_parser()`). A new public function,
 class or flag is fuzzed without editing this file.
 
 Each is given wrong values drawn by `hypothesis` (wrong types, None,
@@ -49,10 +50,11 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+import elmo_core
 import keras_elmo
-from keras_elmo.cli import build_parser
-from keras_elmo.cli import main
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
+from keras_elmo_cli import build_parser
+from keras_elmo_cli import main
 from tests.helpers import COMPAT_RUN
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
@@ -88,18 +90,21 @@ SMALL = {
 
 
 def _public_modules():
-    """`keras_elmo` and each subpackage with an `__all__` (the beam one
-    where Apache Beam is installed)."""
-    modules = [keras_elmo]
-    for info in pkgutil.iter_modules(keras_elmo.__path__):
-        if not info.ispkg or info.name.startswith("_") or info.name == "cli":
-            continue
-        beam = importlib.util.find_spec("apache_beam")
-        if info.name == "beam" and beam is None:
-            continue
-        module = importlib.import_module(f"keras_elmo.{info.name}")
-        if hasattr(module, "__all__"):
-            modules.append(module)
+    """`keras_elmo`, `elmo_core` and each of their subpackages with an
+    `__all__` (the beam one where Apache Beam is installed)."""
+    modules = []
+    for package in (elmo_core, keras_elmo):
+        modules.append(package)
+        for info in pkgutil.iter_modules(package.__path__):
+            if not info.ispkg or info.name.startswith("_"):
+                continue
+            beam = importlib.util.find_spec("apache_beam")
+            if info.name == "beam" and beam is None:
+                continue
+            name = f"{package.__name__}.{info.name}"
+            module = importlib.import_module(name)
+            if hasattr(module, "__all__"):
+                modules.append(module)
     return modules
 
 
@@ -462,7 +467,7 @@ ARGUMENT_COMPANIONS = {
     "description": lambda: "a test source",
     "options": lambda: OPTIONS,
     "weights": lambda: WEIGHTS,
-    ("keras_elmo.data.Vocabulary", "tokens"): lambda: [
+    ("elmo_core.ids.Vocabulary", "tokens"): lambda: [
         "<S>",
         "</S>",
         "<UNK>",

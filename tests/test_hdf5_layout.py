@@ -6,9 +6,9 @@ import h5py
 import numpy as np
 import pytest
 
-from keras_elmo.embedding_files.hdf5_layout import write_sentence_embeddings
-from keras_elmo.embedding_files.hdf5_layout import write_token_embeddings
-from keras_elmo.errors import TextFileError
+from elmo_core.embedding_files.hdf5_layout import write_sentence_embeddings
+from elmo_core.embedding_files.hdf5_layout import write_token_embeddings
+from elmo_core.errors import TextFileError
 
 LINES = "the cat sat\n\na dog ran fast\n"
 

@@ -1,15 +1,15 @@
-"""Host-side ids (`keras_elmo.data.host_ids`, used on JAX and PyTorch):
+"""Host-side ids (`elmo_core.ids.host_ids`, used on JAX and PyTorch):
 bytes give the same ids as the same text as str, and what is not
 tokenised sentences is refused clearly (issue 24, class 5)."""
 
 import numpy as np
 import pytest
 
-from keras_elmo.characters import batch_to_ids
-from keras_elmo.data.host_ids import TokenBatcher
-from keras_elmo.data.host_ids import is_host_tokens
-from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.errors import KerasElmoError
+from elmo_core.characters import batch_to_ids
+from elmo_core.errors import KerasElmoError
+from elmo_core.ids.host_ids import TokenBatcher
+from elmo_core.ids.host_ids import is_host_tokens
+from elmo_core.ids.vocabulary import Vocabulary
 from keras_elmo.layers.bilm import BiLM
 
 SENTENCES = [["Hello", "wörld", "!"], ["Hi", "", ""]]

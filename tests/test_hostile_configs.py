@@ -16,7 +16,7 @@ import keras
 import pytest
 
 import keras_elmo
-from keras_elmo.errors import WeightFileError
+from elmo_core.errors import WeightFileError
 from tests import hostile_files
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS

@@ -17,9 +17,9 @@ import time
 import numpy as np
 import pytest
 
-from keras_elmo.errors import WeightFileError
-from keras_elmo.errors.shown import shown
-from keras_elmo.formats.torch_pickle import read_state_dict
+from elmo_core.errors import WeightFileError
+from elmo_core.errors.shown import shown
+from elmo_core.formats.torch_pickle import read_state_dict
 from tests import hostile_files
 
 VALUES = np.arange(12, dtype="float32").reshape(3, 4)
@@ -213,7 +213,7 @@ def test_deeply_nested_pickle_does_not_kill_python(tmp_path):
             sys.executable,
             "-c",
             "import sys\n"
-            "from keras_elmo.formats.torch_pickle import read_state_dict\n"
+            "from elmo_core.formats.torch_pickle import read_state_dict\n"
             "try:\n"
             "    read_state_dict(sys.argv[1])\n"
             "except ValueError as e:\n"

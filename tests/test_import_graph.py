@@ -1,10 +1,11 @@
-"""The package's imports run one way: down a table of floors, no cycle.
+"""The packages' imports run one way: down a table of floors, no cycle.
 
-`FLOORS` is the architecture, lowest first: a module imports modules of
-its own floor or lower, never higher, except the pairs of `EXCEPTIONS`,
-each with its reason; a module's floor is that of its top folder or
-top-level module (`layers/backends/` is part of `layers/`). Same-floor
-imports are free, and the cycle test keeps them one-way.
+`FLOORS` is the architecture, lowest first, across the three packages
+(`elmo_core` below `keras_elmo` below `keras_elmo_cli`): a module imports
+modules of its own floor or lower, never higher, except the pairs of
+`EXCEPTIONS`, each with its reason; a module's floor is that of its top
+folder or top-level module (`layers/backends/` is part of `layers/`).
+Same-floor imports are free, and the cycle test keeps them one-way.
 
 Every `import` of every module is read with `ast`, at module level and
 inside functions alike. An import of `keras_elmo.a.b` depends on the
@@ -18,38 +19,64 @@ import os
 
 import pytest
 
-ROOT = os.path.join(os.path.dirname(os.path.dirname(__file__)), "keras_elmo")
-# The floors, lowest first: folders and top-level modules of keras_elmo.
+REPOSITORY = os.path.dirname(os.path.dirname(__file__))
+# The three packages: elmo_core (no Keras, no TensorFlow) at the bottom,
+# keras_elmo on it, the command line on both.
+PACKAGES = ("elmo_core", "keras_elmo", "keras_elmo_cli")
+# The floors, lowest first: the folders and top-level modules of the
+# packages (the command line is one floor, whole).
 FLOORS = (
-    # Facts: the error family and checks of user values, which argument
-    # an error is about and how a value shows in a message (errors/);
-    # character ids (characters/); what lies at a user path, atomic
-    # files, the checked zip reader (files/); the names loaded on first
-    # use, the backend probe, progress lines, the version (utils/).
-    # NumPy at most.
-    ("errors", "characters", "files", "utils"),
-    # Text, tokenisations and vocabularies; raw text prepared as a corpus;
-    # sparse optimizers; the preset table and cache.
-    ("data", "preparation", "optimizers", "pretrained"),
-    # The Keras layers, their token encoders, backend seam and size
-    # arithmetic.
-    ("layers",),
-    # The training model; files in and out (weights, the run and export
-    # folder layout, the exported-file format).
-    ("models", "formats"),
-    # Runs: config, sizes, the recipe, the run directory, the fit loop;
+    # Facts: the error family and the checks of user values, character
+    # ids, what lies at a user path and atomic files, the version,
+    # progress lines. NumPy at most.
+    (
+        "elmo_core.errors",
+        "elmo_core.characters",
+        "elmo_core.files",
+        "elmo_core.version",
+        "elmo_core.progress",
+    ),
+    # Text in, files of other programs read within bounds, what defines a
+    # training run, the preset table and cache.
+    (
+        "elmo_core.text",
+        "elmo_core.formats",
+        "elmo_core.settings",
+        "elmo_core.pretrained",
+    ),
+    # Protein FASTA, tokens to ids on the host, raw text as a corpus.
+    ("elmo_core.proteins", "elmo_core.ids", "elmo_core.preparation"),
+    # Exported files run without TensorFlow.
+    ("elmo_core.runtime",),
+    # The files embedding writes and reads.
+    ("elmo_core.embedding_files",),
+    # keras_elmo's lowest floor: the TensorFlow-only boundary, and the
+    # names of elmo_core that Keras code takes from keras_elmo.
+    (
+        "keras_elmo.tensorflow_only",
+        "keras_elmo.errors",
+        "keras_elmo.pretrained",
+        "keras_elmo.characters",
+        "keras_elmo.runtime",
+    ),
+    # Ids and batches inside TensorFlow; sparse optimizers.
+    ("keras_elmo.data", "keras_elmo.optimizers"),
+    # The Keras layers, their token encoders and backend seam.
+    ("keras_elmo.layers",),
+    # The training model; weight files in and out as Keras biLMs.
+    ("keras_elmo.models", "keras_elmo.formats"),
+    # The machinery of a run: run directory, fit loop, distribution;
     # the count baselines a run is measured against.
-    ("training", "baselines"),
+    ("keras_elmo.training", "keras_elmo.baselines"),
     # The one resolver and the kinds of biLM source it resolves.
-    ("loading", "sources"),
-    # What runs a biLM over files or writes it for serving: exports, the
-    # runtimes of exported files, and the embedding files.
-    ("export", "runtime", "embedding_files"),
-    # Corpus embedding: the engine-neutral embedder, and the Apache Beam
-    # adapters that run it.
-    ("corpus", "beam"),
+    ("keras_elmo.loading", "keras_elmo.sources"),
+    # What users call to train, export and embed: runs from what a user
+    # gives, the exports, text embedded with a Keras biLM.
+    ("keras_elmo.runs", "keras_elmo.export", "keras_elmo.corpus"),
+    # The Apache Beam adapters of corpus embedding.
+    ("keras_elmo.beam",),
     # The command line.
-    ("cli",),
+    ("keras_elmo_cli",),
 )
 # (importer, imported) pairs that go up, each with its reason.
 EXCEPTIONS = {
@@ -64,12 +91,19 @@ EXCEPTIONS = {
 
 def _module_names():
     names = {}
-    for directory, _, files in os.walk(ROOT):
+    for package in PACKAGES:
+        names.update(_package_modules(os.path.join(REPOSITORY, package)))
+    return names
+
+
+def _package_modules(root):
+    names = {}
+    for directory, _, files in os.walk(root):
         for file in files:
             if not file.endswith(".py"):
                 continue
             path = os.path.join(directory, file)
-            relative = os.path.relpath(path, os.path.dirname(ROOT))
+            relative = os.path.relpath(path, REPOSITORY)
             parts = relative[: -len(".py")].split(os.sep)
             if parts[-1] == "__init__":
                 parts = parts[:-1]
@@ -127,7 +161,7 @@ def _imports(module):
         else:
             continue
         for name in names:
-            if name.split(".")[0] != "keras_elmo":
+            if name.split(".")[0] not in PACKAGES:
                 continue
             target = _target(name)
             if target is not None and target != module:
@@ -165,8 +199,8 @@ def _cycle(graph):
 
 
 def _without_package_roots(graph):
-    # A package's __init__ re-exports its modules (and the top package
-    # loads its public names lazily): it is a door, not a dependency.
+    # A package's __init__ re-exports its modules: it is a door, not a
+    # dependency.
     packages = {m for m, p in MODULES.items() if p.endswith("__init__.py")}
     return {
         module: {t for t in targets if t not in packages}
@@ -193,16 +227,27 @@ def test_the_cycle_finder_finds_one():
     assert _cycle(graph) == ["a", "b", "c", "a"]
 
 
-def floor(module):
-    """The index in `FLOORS` of `module`; None for the package itself."""
+def _entry(module):
+    """The `FLOORS` entry of `module`: its package and top folder or
+    top-level module (`keras_elmo.layers.backends.cell` ->
+    `keras_elmo.layers`), the command line whole; None for a package's
+    door (`keras_elmo`)."""
     parts = module.split(".")
-    if len(parts) == 1:
+    if parts[0] == "keras_elmo_cli":
+        return "keras_elmo_cli"
+    return None if len(parts) == 1 else ".".join(parts[:2])
+
+
+def floor(module):
+    """The index in `FLOORS` of `module`; None for a package's door."""
+    entry = _entry(module)
+    if entry is None:
         return None
     for index, names in enumerate(FLOORS):
-        if parts[1] in names:
+        if entry in names:
             return index
     raise AssertionError(
-        f"{module} is on no floor: add its folder to FLOORS (and to the "
+        f"{module} is on no floor: add {entry} to FLOORS (and to the "
         "floors table of docs/architecture.md)"
     )
 
@@ -211,7 +256,7 @@ def _upward(module, targets):
     """The imports of `module` (`targets`) above its floor, exceptions
     left out."""
     own = floor(module)
-    if own is None:  # the package: its names load lazily
+    if own is None:  # a package's door: it names what lies below it
         return []
     return sorted(
         target
@@ -232,8 +277,8 @@ def test_the_floor_check_finds_an_upward_import():
     # data/ is below layers/, layers/backends/ is layers/, sources/ is
     # beside loading.
     assert _upward(
-        "keras_elmo.data.host_ids",
-        {"keras_elmo.layers.token_encoders.word_encoder", "keras_elmo.errors"},
+        "elmo_core.ids.host_ids",
+        {"keras_elmo.layers.token_encoders.word_encoder", "elmo_core.errors"},
     ) == ["keras_elmo.layers.token_encoders.word_encoder"]
     assert (
         _upward("keras_elmo.layers.backends.gates", {"keras_elmo.layers.bilm"})
@@ -242,9 +287,7 @@ def test_the_floor_check_finds_an_upward_import():
     assert (
         _upward("keras_elmo.sources.run_folder", {"keras_elmo.loading"}) == []
     )
-    assert _upward("keras_elmo.errors", {"keras_elmo.cli"}) == [
-        "keras_elmo.cli"
-    ]
+    assert _upward("elmo_core.errors", {"keras_elmo_cli"}) == ["keras_elmo_cli"]
 
 
 def test_every_exception_is_still_needed():
@@ -259,8 +302,8 @@ def test_at_most_one_exception():
 
 
 def _folder(module):
-    """`keras_elmo.layers.backends.gates` -> `layers`."""
-    return module.split(".")[1]
+    """`keras_elmo.layers.backends.gates` -> `keras_elmo.layers`."""
+    return _entry(module)
 
 
 def test_the_folders_form_a_chain():
@@ -268,11 +311,11 @@ def test_the_folders_form_a_chain():
     # imports, the one exception left out, close no cycle.
     folders = {}
     for module, targets in _without_package_roots(GRAPH).items():
-        if module.count(".") == 0:
+        if _folder(module) is None:
             continue
         edges = folders.setdefault(_folder(module), set())
         for target in targets:
-            if (module, target) in EXCEPTIONS or target.count(".") == 0:
+            if (module, target) in EXCEPTIONS or _folder(target) is None:
                 continue
             if _folder(target) != _folder(module):
                 edges.add(_folder(target))
@@ -290,30 +333,9 @@ def test_the_source_kinds_never_call_the_resolver():
             assert "keras_elmo.loading" not in GRAPH[module], module
 
 
-def test_the_resolver_loads_no_tensorflow_until_it_loads_a_bilm():
-    import subprocess
-    import sys
-
-    from tests.helpers import subprocess_env
-
-    code = (
-        "import sys, keras_elmo.loading, keras_elmo.sources, "
-        "keras_elmo.cli.pretrained; "
-        "print('tensorflow' in sys.modules)"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        check=True,
-    )
-    assert out.stdout.strip() == "False"
-
-
 # === The floors table of the architecture page ===
 
-ARCHITECTURE = os.path.join(os.path.dirname(ROOT), "docs", "architecture.md")
+ARCHITECTURE = os.path.join(REPOSITORY, "docs", "architecture.md")
 _SECTION = "## The floors"
 
 
@@ -336,16 +358,18 @@ def _layout_rows():
 
 
 def _tree():
-    """The folders (`layers/backends/`) and top-level modules
-    (`loading.py`) of the package."""
-    found = set()
-    for directory, dirs, files in os.walk(ROOT):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        relative = os.path.relpath(directory, ROOT)
-        if relative != "." and "__init__.py" in files:
-            found.add(relative.replace(os.sep, "/") + "/")
-        if relative == ".":
-            found |= {f for f in files if f.endswith(".py")} - {"__init__.py"}
+    """The folders (`keras_elmo/layers/`) and top-level modules
+    (`keras_elmo/loading.py`) of the packages; the command line whole
+    (`keras_elmo_cli/`)."""
+    found = {"keras_elmo_cli/"}
+    for package in ("elmo_core", "keras_elmo"):
+        root = os.path.join(REPOSITORY, package)
+        for entry in os.listdir(root):
+            path = os.path.join(root, entry)
+            if os.path.isfile(os.path.join(path, "__init__.py")):
+                found.add(f"{package}/{entry}/")
+            elif entry.endswith(".py") and entry != "__init__.py":
+                found.add(f"{package}/{entry}")
     return found
 
 
@@ -360,5 +384,5 @@ def test_the_page_lists_every_folder_and_top_level_module():
 def test_the_page_shows_each_on_its_floor():
     for index, entries in _layout_rows():
         for entry in entries:
-            module = "keras_elmo." + entry.rstrip("/").removesuffix(".py")
+            module = entry.rstrip("/").removesuffix(".py")
             assert floor(module.replace("/", ".")) == index, entry

@@ -16,7 +16,7 @@ import shutil
 
 import pytest
 
-from keras_elmo.cli import main
+from keras_elmo_cli import main
 from tests.helpers import FIXTURES
 from tests.helpers import MODEL_DIR
 

@@ -62,7 +62,7 @@ def _step(folder, *argv, env=None):
 
 
 def _command(folder, *argv):
-    return _step(folder, "-m", "keras_elmo.cli", *argv)
+    return _step(folder, "-m", "keras_elmo_cli", *argv)
 
 
 def _python(folder, code, env=None):
@@ -177,7 +177,7 @@ RUN_ON_DEVICE = r"""
 import json
 import sys
 import numpy as np
-from keras_elmo.runtime import ONNXModel
+from elmo_core.runtime import ONNXModel
 
 device = ONNXModel("tagger.onnx", num_threads=1)
 check = json.load(open("check_tokens.json"))
@@ -233,7 +233,7 @@ import json
 import numpy as np
 import torch
 import h5py
-from keras_elmo.corpus import read_embeddings
+from elmo_core.embedding_files.parquet_layout import read_embeddings
 
 vectors = {
     (file, line): torch.from_numpy(array)
@@ -318,7 +318,7 @@ CHECK_ON_A_COMPUTER = r"""
 import sys
 import h5py
 import numpy as np
-from keras_elmo.runtime import LiteRTBiLM
+from elmo_core.runtime import LiteRTBiLM
 
 bilm = LiteRTBiLM("elmo-int8.tflite")
 sentences = [line.split() for line in open("sentences.txt")]
@@ -379,7 +379,7 @@ import numpy as np
 import torch
 
 import keras_elmo
-from keras_elmo.data import TokenBatcher
+from elmo_core.ids.host_ids import TokenBatcher
 
 bilm = keras_elmo.load_bilm(MODEL_DIR)
 sentences = [line.split() for line in open("sentences.txt")]

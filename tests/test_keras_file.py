@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import WeightFileError
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import WeightFileError
 from keras_elmo.sources import keras_file
 from tests import hostile_files
 from tests.helpers import WEIGHTS
@@ -189,7 +189,7 @@ def test_a_config_that_names_a_source_is_refused(
     saved, tmp_path, monkeypatch, key, value
 ):
     refuse_other_hosts(monkeypatch)
-    from keras_elmo.pretrained import download
+    from elmo_core.pretrained import download
 
     def no_download(*args, **kwargs):
         raise AssertionError("a .keras load tried to download")

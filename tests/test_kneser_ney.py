@@ -17,8 +17,8 @@ Its counts, written out once:
 import numpy as np
 import pytest
 
+from elmo_core.errors import KerasElmoError
 from keras_elmo.baselines.kneser_ney import KneserNey
-from keras_elmo.errors import KerasElmoError
 
 TOY = [[2, 3], [2, 4], [3, 2, 3, 4]]
 # Different per order and per level, so that a mix-up shows.

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 from keras_elmo.layers import ELMoEmbedding
 from keras_elmo.layers import ScalarMix
 from tests.helpers import OPTIONS

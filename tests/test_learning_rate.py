@@ -3,7 +3,7 @@ whose end a time budget moves (rates computed by hand)."""
 
 import numpy as np
 
-from keras_elmo.training.learning_rate import WarmupDecay
+from keras_elmo.optimizers.warmup_decay import WarmupDecay
 
 
 def _rates(schedule, steps):

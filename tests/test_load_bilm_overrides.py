@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 from keras_elmo.layers.bilm_weights import learned_weights
 from tests.helpers import COMPAT_RUN
 from tests.helpers import MODEL_DIR

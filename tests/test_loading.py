@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.cli import main
-from keras_elmo.errors import BiLMSourceError
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import BiLMSourceError
+from elmo_core.errors import KerasElmoError
 from keras_elmo.loading import classify
 from keras_elmo.loading import summaries
+from keras_elmo_cli import main
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
@@ -200,9 +200,11 @@ def test_a_kind_registers_itself_and_explains_its_near_misses(tmp_path):
     (tmp_path / "almost" / "MINE.txt").write_text("")
     code = f"""
 import os
-from keras_elmo.errors import BiLMSourceError
-from keras_elmo.loading import classify, summaries
-from keras_elmo.sources import BiLMSource, register_source_kind
+from elmo_core.errors import BiLMSourceError
+from keras_elmo.loading import classify
+from keras_elmo.loading import summaries
+from keras_elmo.sources import BiLMSource
+from keras_elmo.sources import register_source_kind
 
 @register_source_kind
 class Mine(BiLMSource):
@@ -346,7 +348,7 @@ def test_download_classifies_as_the_loader_does(server):
 
 
 def test_vocabulary_is_checked_for_every_kind(tmp_path):
-    from keras_elmo.errors import WeightFileError
+    from elmo_core.errors import WeightFileError
 
     words = os.path.join(FIXTURES, "bilm-tf-words", "model")
     vocab = os.path.join(words, "vocab.txt")
@@ -398,7 +400,7 @@ def _real(*paths):
 
 
 def test_each_kind_lists_every_file_it_reads(tmp_path, server):
-    from keras_elmo import pretrained
+    from elmo_core import pretrained
 
     export = str(tmp_path / "export")
     assert main(["export-weights", "--model", RUN, "--output", export]) == 0
@@ -456,7 +458,7 @@ def test_an_output_over_a_file_the_source_reads_is_refused(tmp_path, capsys):
 
 
 def test_presets_and_sources_share_one_vocabulary_of_kinds():
-    from keras_elmo import pretrained
+    from elmo_core import pretrained
     from keras_elmo.sources import ELMoForManyLangsFolder
     from keras_elmo.sources import OfficialFiles
 

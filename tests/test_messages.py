@@ -2,7 +2,7 @@
 
 Outside `keras_elmo/cli/`, no string of the package names a command-line
 flag: messages name Python arguments (`init_from`) and errors carry the
-argument. The command line's one catch (`keras_elmo.cli.messages`) shows
+argument. The command line's one catch (`keras_elmo_cli.messages`) shows
 them as the flags of the command that ran. The same mistake reads in
 Python names from Python and in flags from the command line.
 """
@@ -14,18 +14,19 @@ import re
 
 import pytest
 
-from keras_elmo.cli import build_parser
-from keras_elmo.cli import main
-from keras_elmo.cli.messages import command_line_message
-from keras_elmo.cli.messages import flags_of
-from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.errors import NOT_GIVEN
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_number
-from keras_elmo.errors import compose
-from keras_elmo.errors.shown import SHOWN_CHARACTERS
-from keras_elmo.errors.shown import SHOWN_STRING_CHARACTERS
-from keras_elmo.training.training_config import TrainingConfig
+import keras_elmo
+from elmo_core.errors import NOT_GIVEN
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_number
+from elmo_core.errors import compose
+from elmo_core.errors.shown import SHOWN_CHARACTERS
+from elmo_core.errors.shown import SHOWN_STRING_CHARACTERS
+from elmo_core.ids.vocabulary import Vocabulary
+from elmo_core.settings.training_config import TrainingConfig
+from keras_elmo_cli import build_parser
+from keras_elmo_cli import main
+from keras_elmo_cli.messages import command_line_message
+from keras_elmo_cli.messages import flags_of
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
 
@@ -129,17 +130,25 @@ def test_flags_come_from_the_parsers_and_the_explicit_names():
     assert "train_files" not in flags  # only what the command says
 
 
-def test_train_names_the_library_arguments_it_gives_otherwise():
+def test_train_names_its_own_arguments_whatever_its_steps_call_them(
+    tmp_path,
+):
+    # The vocabulary builder calls it `max_size`; keras_elmo.train calls it
+    # `max_vocab_size`, and the command, whose flags give train's
+    # arguments, --max-vocab-size.
+    with pytest.raises(KerasElmoError) as raised:
+        keras_elmo.train(DATA, str(tmp_path / "run"), build_vocab=True,
+                         max_vocab_size=0, steps=1, verbose=0)  # fmt: skip
+    assert raised.value.argument == "max_vocab_size"
+    assert "`max_size`" not in raised.value.message
     flags = flags_of(
         build_parser().commands["train"],
         build_parser().parse_args(
             ["train", "--train", DATA, "--output", "x", "--build-vocab"]
         ),
     )
-    assert flags["output_dir"] == "--output"
-    assert flags["train_files"] == "--train"
-    assert flags["validation_files"] == "--validation"
-    assert flags["max_size"] == "--max-vocab-size"
+    assert flags["max_vocab_size"] == "--max-vocab-size"
+    assert flags["output"] == "--output" and flags["train"] == "--train"
 
 
 def test_argument_names_become_flags():
@@ -202,8 +211,8 @@ def test_an_error_composes_its_text_from_its_fields():
 def test_the_fields_survive_pickling():
     import pickle
 
-    from keras_elmo.corpus.sentences import BadLine
-    from keras_elmo.errors import MissingInputError
+    from elmo_core.embedding_files.sentences import BadLine
+    from elmo_core.errors import MissingInputError
 
     error = pickle.loads(
         pickle.dumps(KerasElmoError("`units` bad.", "units", received=0))
@@ -260,12 +269,12 @@ def test_the_checks_carry_the_argument_as_data():
 
 
 def test_a_python_call_names_the_python_argument(tmp_path):
-    from keras_elmo.training.fit import train
+    from keras_elmo.training.fit import fit_run
     from keras_elmo.training.fit_options import FitOptions
 
     config = TrainingConfig(train_files=[DATA], bilm={}, vocabulary_size=9)
     with pytest.raises(KerasElmoError) as raised:
-        train(
+        fit_run(
             str(tmp_path / "run"),
             config,
             Vocabulary.from_file(VOCAB),
@@ -329,7 +338,7 @@ def test_no_message_writes_its_own_received_tail():
     assert not found, (
         "messages that write the value received themselves; pass it as the "
         "error's `received=` (or, for an exception outside the family, "
-        f"compose the text with keras_elmo.errors.compose): {found}"
+        f"compose the text with elmo_core.errors.compose): {found}"
     )
 
 
@@ -337,13 +346,13 @@ def _mistakes(tmp_path):
     """(call, the CLI flag of its argument or None): real mistakes, from
     the checks to the layers, the loader, the files and the trainer."""
     import keras_elmo
-    from keras_elmo.characters import check_filters
-    from keras_elmo.errors import check_integer
-    from keras_elmo.files import check_output_file
+    from elmo_core.characters import check_filters
+    from elmo_core.errors import check_integer
+    from elmo_core.files import check_output_file
+    from elmo_core.settings.time_budget import parse_duration
     from keras_elmo.layers import BiLM
     from keras_elmo.layers import ScalarMix
     from keras_elmo.training.strategies import read_tf_config
-    from keras_elmo.training.time_budget import parse_duration
 
     return [
         (lambda: check_integer(0, "units", minimum=1), "--units"),
@@ -396,7 +405,7 @@ def test_every_received_value_ends_its_message_in_one_form(tmp_path):
 def test_a_sentence_for_a_batch_is_refused_in_the_one_form():
     # Once a TypeError composed with `compose`; now a KerasElmoError (the
     # fuzz test accepts only the family), its text unchanged.
-    from keras_elmo.characters import batch_to_ids
+    from elmo_core.characters import batch_to_ids
 
     with pytest.raises(KerasElmoError) as raised:
         batch_to_ids("Hello world")

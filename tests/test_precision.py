@@ -9,11 +9,11 @@ import h5py
 import numpy as np
 import pytest
 
-from keras_elmo.cli import main
-from keras_elmo.cli import train as train_command
-from keras_elmo.training import precision
-from keras_elmo.training.precision import choose_precision
-from keras_elmo.training.precision import cpu_flags
+from elmo_core.settings import precision
+from elmo_core.settings.precision import choose_precision
+from elmo_core.settings.precision import cpu_flags
+from keras_elmo.training import strategies
+from keras_elmo_cli import main
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
 
@@ -92,7 +92,7 @@ def _saved_precision(run):
 
 def _machine(monkeypatch, flags):
     monkeypatch.setattr(precision, "cpu_flags", lambda: flags)
-    monkeypatch.setattr(train_command, "_has_gpu", lambda: False)
+    monkeypatch.setattr(strategies, "has_gpu", lambda: False)
 
 
 def test_train_says_what_auto_chose_and_a_resume_keeps_it(
@@ -104,7 +104,7 @@ def test_train_says_what_auto_chose_and_a_resume_keeps_it(
     printed = capsys.readouterr().out
     assert (
         "precision: bf16 (auto: this CPU multiplies bfloat16 natively "
-        "(avx512_bf16); --mixed-precision off for float32)"
+        "(avx512_bf16); mixed_precision off for float32)"
     ) in printed
     assert _saved_precision(run) == "bf16"
     # The same run resumed on a machine without bfloat16: still bf16.

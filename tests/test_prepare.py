@@ -1,4 +1,4 @@
-"""`keras-elmo prepare` and `keras_elmo.preparation.prepare`: raw text ->
+"""`keras-elmo prepare` and `elmo_core.preparation.prepare`: raw text ->
 the corpus `train` reads, through the command, on hostile input too."""
 
 import gzip
@@ -10,10 +10,10 @@ import sys
 import numpy as np
 import pytest
 
-from keras_elmo.cli import main
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.preparation import normalize
-from keras_elmo.preparation import prepare
+from elmo_core.errors import KerasElmoError
+from elmo_core.preparation.prepare_text import prepare
+from elmo_core.text.normalization import normalize
+from keras_elmo_cli import main
 from tests.helpers import subprocess_env
 
 EMMA = (
@@ -332,7 +332,7 @@ def test_outputs_never_replace_inputs_or_foreign_files(tmp_path, capsys):
 
 
 def test_an_interrupted_run_leaves_nothing_half_written(tmp_path, monkeypatch):
-    from keras_elmo.preparation import prepare_text
+    from elmo_core.preparation import prepare_text
 
     raw = _write(tmp_path / "raw.txt", EMMA)
     out = tmp_path / "out"
@@ -350,7 +350,7 @@ def test_an_interrupted_run_leaves_nothing_half_written(tmp_path, monkeypatch):
 
 
 def test_a_file_changed_while_it_is_read_leaves_nothing(tmp_path, monkeypatch):
-    from keras_elmo.preparation import prepare_text
+    from elmo_core.preparation import prepare_text
 
     raw = _write(tmp_path / "raw.txt", EMMA * 3)
     read = prepare_text.paragraphs
@@ -373,7 +373,7 @@ def test_a_missing_library_names_the_extra(tmp_path):
     raw = _write(tmp_path / "raw.txt", "Text.\n")
     code = (
         "import sys; sys.modules['sacremoses'] = None\n"
-        "from keras_elmo.cli import main\n"
+        "from keras_elmo_cli import main\n"
         f"sys.exit(main(['prepare', '--input', {raw!r}, '--output', "
         f"{str(tmp_path / 'out')!r}, '--tokenize', 'moses']))"
     )

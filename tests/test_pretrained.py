@@ -11,15 +11,15 @@ import re
 import numpy as np
 import pytest
 
+import elmo_core.progress
 import keras_elmo
-import keras_elmo.utils.progress
-from keras_elmo import pretrained
-from keras_elmo.errors import DownloadError
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.pretrained import PresetFile
-from keras_elmo.pretrained import download
-from keras_elmo.pretrained.cache import index as keras_index
-from keras_elmo.pretrained.units import human_size
+from elmo_core import pretrained
+from elmo_core.errors import DownloadError
+from elmo_core.errors import KerasElmoError
+from elmo_core.pretrained import PresetFile
+from elmo_core.pretrained import download
+from elmo_core.pretrained.cache import index as keras_index
+from elmo_core.pretrained.units import human_size
 from tests import hostile_files
 from tests.helpers import FIXTURES
 from tests.helpers import OPTIONS
@@ -185,7 +185,7 @@ def test_missing_file_and_bad_names(server):
 
 
 def test_progress_lines_when_not_a_terminal(server, capsys, monkeypatch):
-    monkeypatch.setattr(keras_elmo.utils.progress, "LOG_INTERVAL", 0.0)
+    monkeypatch.setattr(elmo_core.progress, "LOG_INTERVAL", 0.0)
     monkeypatch.setattr(download, "_CHUNK_BYTES", 100_000)
     pretrained.fetch("tiny")
     lines = capsys.readouterr().out.splitlines()
@@ -239,7 +239,7 @@ def _row(listing, name):
 
 
 def test_cli_download_presets_and_embed_offline(server, tmp_path, capsys):
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     assert main(["presets"]) == 0
     listing = capsys.readouterr().out
@@ -272,7 +272,7 @@ def test_cli_download_presets_and_embed_offline(server, tmp_path, capsys):
 
 
 def test_cli_errors(server, tmp_path, capsys):
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     assert main(["download", "nonsense"]) == 2
     assert "'nonsense' is not a pretrained model name" in (
@@ -357,7 +357,7 @@ def test_damaged_cached_file_offline_says_what_to_do(server):
 
 
 def test_verify_finds_same_size_damage_and_fetches_again(server, capsys):
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     assert main(["download", "tiny-unhashed", "--quiet"]) == 0
     weights = _cached(server, "/m/weights.hdf5")
@@ -489,7 +489,7 @@ def test_get_preset_suggests_close_names():
 
 
 def test_cli_download_tries_every_name(server, capsys):
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     assert main(["download", "orignal", "tiny", "--quiet"]) == 2
     captured = capsys.readouterr()
@@ -582,7 +582,7 @@ def test_mirror_of_elmo_for_many_langs_zip(tmp_path, monkeypatch, capsys):
     assert members["config.json"]["size"] == os.path.getsize(
         os.path.join(folder, "config.json")
     )
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     capsys.readouterr()
     assert main(["presets"]) == 0
@@ -623,7 +623,7 @@ def _zip(path, members, compression=None):
 
 
 def test_archive_bounds_and_names(tmp_path, monkeypatch):
-    from keras_elmo.pretrained import archive
+    from elmo_core.pretrained import archive
 
     def problem(members):
         return archive.archive_problem(
@@ -654,7 +654,7 @@ def _lying_zip(path, declared):
 
 
 def test_zip_that_lies_about_its_size_is_refused(tmp_path):
-    from keras_elmo.pretrained.verify import file_problem
+    from elmo_core.pretrained.verify import file_problem
 
     path = _lying_zip(tmp_path / "lies.zip", 100)
     record = PresetFile("http://127.0.0.1/lies.zip", extract="zip")

@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from keras_elmo.cli import main
-from keras_elmo.training import recipe
-from keras_elmo.training.recipe import choose_recipe
-from keras_elmo.training.recipe import count_tokens
-from keras_elmo.training.training_config import TrainingConfig
+from elmo_core.settings import recipe
+from elmo_core.settings.recipe import choose_recipe
+from elmo_core.settings.recipe import count_tokens
+from elmo_core.settings.training_config import TrainingConfig
+from keras_elmo_cli import main
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
 
@@ -93,11 +93,11 @@ def test_train_says_what_it_chose_and_keeps_given_flags(tmp_path, capsys):
         "recipe: small corpus (134 training tokens, under 20,000,000" in printed
     )
     assert (
-        "recipe: chose --optimizer adam --learning-rate 0.006 "
-        "--lr-schedule linear --warmup-steps 100 --weight-decay 0.1 "
-        "--tokens-per-batch 1024\n"
+        "recipe: chose optimizer=adam, learning_rate=0.006, "
+        "learning_rate_schedule=linear, warmup_steps=100, weight_decay=0.1, "
+        "tokens_per_batch=1024\n"
     ) in printed
-    assert "recipe: kept your --dropout, --num-sampled" in printed
+    assert "recipe: kept your dropout, num_sampled" in printed
     config = _config(run)
     assert config["dropout"] == 0.3 and config["num_sampled"] == 8
     assert config["optimizer"] == "adam" and config["learning_rate"] == 0.006
@@ -106,7 +106,7 @@ def test_train_says_what_it_chose_and_keeps_given_flags(tmp_path, capsys):
     assert config["weight_decay"] == 0.1
     assert config["tokens_per_batch"] == 1024
     # --steps sets the length: the recipe chose no epochs.
-    assert "--epochs" not in printed
+    assert "epochs=" not in printed
 
 
 @pytest.mark.large
@@ -115,8 +115,11 @@ def test_a_given_optimizer_keeps_its_own_rate(tmp_path, capsys):
     args = ("--optimizer", "adagrad", "--initial-accumulator", "0.5")
     assert _train(run, *args) == 0
     printed = capsys.readouterr().out
-    assert "recipe: chose --lr-schedule linear --warmup-steps 100" in printed
-    assert "--learning-rate" not in printed
+    assert (
+        "recipe: chose learning_rate_schedule=linear, warmup_steps=100"
+        in printed
+    )
+    assert "learning_rate=" not in printed
     config = _config(run)
     assert config["optimizer"] == "adagrad"
     assert config["learning_rate"] is None  # Adagrad's default, not 0.006
@@ -152,7 +155,7 @@ def test_the_recipe_chooses_the_epochs(tmp_path, capsys):
     ]  # fmt: skip
     assert main(args) == 0
     printed = capsys.readouterr().out
-    assert "--epochs 10" in printed
+    assert "epochs=10" in printed
     # 134 tokens (7 pieces of at most 30) in batches of 64 tokens: 5
     # batches an epoch, 10 epochs.
     assert "5 batches of <= 64 tokens per epoch" in printed
@@ -187,7 +190,7 @@ def test_the_small_corpus_vocabulary_leaves_single_words_out(tmp_path, capsys):
     run = tmp_path / "run"
     assert _vocabulary_run(run) == 0
     printed = capsys.readouterr().out
-    assert "recipe: chose --min-count 2 --optimizer adam" in printed
+    assert "recipe: chose min_count=2, optimizer=adam" in printed
     words = _distinct_words(2)
     assert f"built a vocabulary of {words + 3:,} tokens" in printed
     assert len((run / "vocab.txt").read_text().split("\n")) - 1 == words + 3
@@ -195,7 +198,7 @@ def test_the_small_corpus_vocabulary_leaves_single_words_out(tmp_path, capsys):
     # A given --min-count wins.
     assert _vocabulary_run(tmp_path / "all", "--min-count", "1") == 0
     printed = capsys.readouterr().out
-    assert "recipe: kept your --min-count" in printed
+    assert "recipe: kept your min_count" in printed
     assert f"built a vocabulary of {_distinct_words(1) + 3:,}" in printed
 
 

@@ -17,13 +17,13 @@ pytest.importorskip("ai_edge_litert")
 import onnx  # noqa: E402
 
 import keras_elmo  # noqa: E402
-from keras_elmo.cli import main  # noqa: E402
-from keras_elmo.embedding_files.bilm_dump import embed_file  # noqa: E402
-from keras_elmo.errors import KerasElmoError  # noqa: E402
+from elmo_core.errors import KerasElmoError  # noqa: E402
+from elmo_core.runtime import LiteRTBiLM  # noqa: E402
+from elmo_core.runtime import ONNXBiLM  # noqa: E402
+from keras_elmo.corpus.bilm_dump import embed_file  # noqa: E402
 from keras_elmo.export import to_litert  # noqa: E402
 from keras_elmo.export import to_onnx  # noqa: E402
-from keras_elmo.runtime import LiteRTBiLM  # noqa: E402
-from keras_elmo.runtime import ONNXBiLM  # noqa: E402
+from keras_elmo_cli import main  # noqa: E402
 from tests import hostile_files  # noqa: E402
 from tests.deploy_helpers import assert_bilm_outputs_close  # noqa: E402
 from tests.deploy_helpers import batches  # noqa: E402
@@ -73,7 +73,7 @@ def test_wrapper_returns_the_bilm_dict_from_token_lists(bilm, files, runtime):
 def test_runtime_package_imports_without_tensorflow(files):
     code = (
         "import sys\n"
-        "from keras_elmo.runtime import ONNXBiLM, LiteRTBiLM\n"
+        "from elmo_core.runtime import ONNXBiLM, LiteRTBiLM\n"
         f"a = ONNXBiLM({files['onnx']!r})([['a', 'b'], []])\n"
         f"b = LiteRTBiLM({files['litert']!r})([['a', 'b'], []])\n"
         "assert a['layer_outputs'][2].shape == (2, 2, 32)\n"
@@ -253,7 +253,7 @@ def _write_lines(path, lines):
 def test_commands_take_an_exported_file_as_model(
     bilm, files, runtime, tmp_path, capsys
 ):
-    from keras_elmo.embedding_files.bilm_dump import dump_token_embeddings
+    from keras_elmo.corpus.bilm_dump import dump_token_embeddings
 
     lines = [" ".join(s) for s in batches()[0]] + ["", "one more line"]
     text = _write_lines(tmp_path / "sentences.txt", lines)
@@ -301,7 +301,7 @@ def test_an_exported_file_embeds_without_tensorflow(files, tmp_path):
     tokens = str(tmp_path / "tokens.hdf5")
     code = (
         "import sys\n"
-        "from keras_elmo.cli import main\n"
+        "from keras_elmo_cli import main\n"
         f"argv = ['embed', '--model', {files['onnx']!r}, '--input', {text!r}]\n"
         f"assert main([*argv, '--output', {output!r}, '--quiet']) == 0\n"
         f"argv = ['dump-token-embeddings', '--model', {files['onnx']!r}]\n"

@@ -16,9 +16,9 @@ import os
 import numpy as np
 import pytest
 
-from keras_elmo.cli import main
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 from keras_elmo.layers import ScalarMix
+from keras_elmo_cli import main
 from tests.helpers import FIXTURES
 from tests.helpers import OPTIONS
 from tests.helpers import TINY_TRAIN_FLAGS

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 from keras_elmo.layers import BiLM
 from tests.helpers import assert_gradients_close
 

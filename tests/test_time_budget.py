@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.training import time_budget
-from keras_elmo.training.time_budget import TimeBudget
-from keras_elmo.training.time_budget import parse_duration
+from elmo_core.errors import KerasElmoError
+from elmo_core.settings import time_budget
+from elmo_core.settings.time_budget import TimeBudget
+from elmo_core.settings.time_budget import parse_duration
 
 
 class FakeClock:
@@ -234,7 +234,7 @@ def _train_args(output, *extra):
 def test_a_budgeted_run_ends_at_its_plan_and_in_time(
     tmp_path, capsys, monkeypatch
 ):
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     monkeypatch.setattr(time_budget, "FIRST_PLAN_SECONDS", 2.0)
     run = tmp_path / "run"
@@ -271,11 +271,14 @@ def test_a_budgeted_run_ends_at_its_plan_and_in_time(
 
 
 def test_a_budget_and_another_length_are_refused(tmp_path, capsys):
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     args = _train_args(tmp_path / "r", "--time-budget", "1m", "--epochs", "2")
     assert main(args) != 0
-    assert "--time-budget and --epochs or --steps" in capsys.readouterr().err
+    assert (
+        "--epochs and --time-budget both give the length of the run"
+        in capsys.readouterr().err
+    )
     assert main(_train_args(tmp_path / "r", "--time-budget", "5s")) == 2
     err = capsys.readouterr().err
     assert "--time-budget is too short" in err
@@ -284,7 +287,7 @@ def test_a_budget_and_another_length_are_refused(tmp_path, capsys):
 
 
 def test_a_damaged_plan_is_named(tmp_path, capsys):
-    from keras_elmo.cli import main
+    from keras_elmo_cli import main
 
     run = tmp_path / "run"
     assert main(_train_args(run, "--steps", "10", "--quiet")) == 0

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from keras import ops
 
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 from keras_elmo.layers import BiLM
 from keras_elmo.layers.token_encoders import TOKEN_ENCODERS
 from keras_elmo.layers.token_encoders import TokenEncoder

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import keras_elmo
-from keras_elmo.cli import main
 from keras_elmo.training.run_directory import load_run
+from keras_elmo_cli import main
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
 
@@ -132,7 +132,7 @@ def test_init_from_export_and_size_mismatch(tmp_path, capsys):
 def test_resume_after_kill(tmp_path):
     run = tmp_path / "run"
     command = [
-        sys.executable, "-m", "keras_elmo.cli",
+        sys.executable, "-m", "keras_elmo_cli",
         *_train_args(run, "--steps", "60", "--checkpoint-every", "5"),
     ]  # fmt: skip
     command.remove("--quiet")

@@ -57,7 +57,7 @@ def test_the_rule_and_its_exceptions():
 def test_keras_elmo_train_on_one_cpu_says_one_thread_an_op(tmp_path):
     cpu = min(os.sched_getaffinity(0))
     args = [
-        sys.executable, "-m", "keras_elmo.cli", "train",
+        sys.executable, "-m", "keras_elmo_cli", "train",
         "--train", os.path.join(FIXTURES, "train", "data.txt"),
         "--vocab", os.path.join(FIXTURES, "train", "vocab.txt"),
         "--output", str(tmp_path / "run"), *TINY_TRAIN_FLAGS,

@@ -1,6 +1,6 @@
 import pytest
 
-from keras_elmo.data import Vocabulary
+from elmo_core.ids.vocabulary import Vocabulary
 from tests.helpers import FIXTURES
 
 TRAIN_VOCAB = f"{FIXTURES}/train/vocab.txt"

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.training.recipe import SMALL_CORPUS
-from keras_elmo.training.training_config import TrainingConfig
-from keras_elmo.training.training_config import build_optimizer
+from elmo_core.errors import KerasElmoError
+from elmo_core.settings.recipe import SMALL_CORPUS
+from elmo_core.settings.training_config import TrainingConfig
+from keras_elmo.training.compiled_model import build_optimizer
 from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import run_weights

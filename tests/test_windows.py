@@ -9,10 +9,10 @@ import shutil
 import numpy as np
 import pytest
 
-from keras_elmo.cli import main
-from keras_elmo.data import Vocabulary
+from elmo_core.ids.vocabulary import Vocabulary
 from keras_elmo.data.windows import window_batches
 from keras_elmo.training.run_directory import load_run
+from keras_elmo_cli import main
 from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
@@ -248,11 +248,11 @@ def _two_replicas_versus_one_device():
     """Runs in a subprocess; prints a JSON report."""
     import functools
 
+    from elmo_core.settings.training_config import TrainingConfig
     from keras_elmo.data.windows import windows_dataset
+    from keras_elmo.training.compiled_model import build_model
     from keras_elmo.training.distribute import DistributedLoop
     from keras_elmo.training.distribute import distribute_lm_dataset
-    from keras_elmo.training.training_config import TrainingConfig
-    from keras_elmo.training.training_config import build_model
     from tests.helpers import tiny_bilm_kwargs
 
     strategy = two_cpu_strategy()

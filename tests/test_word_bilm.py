@@ -10,9 +10,9 @@ import pytest
 import tensorflow as tf
 
 import keras_elmo
-from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import WeightFileError
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import WeightFileError
+from elmo_core.ids.vocabulary import Vocabulary
 from keras_elmo.formats.bilm_tf import save_bilm
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.elmo_embedding import ELMoEmbedding
@@ -374,8 +374,8 @@ def test_elmo_embedding_needs_the_vocabulary(bilm):
 
 
 def test_embed_file_and_token_dump(bilm, vocab, tmp_path):
-    from keras_elmo.embedding_files.bilm_dump import dump_token_embeddings
-    from keras_elmo.embedding_files.bilm_dump import embed_file
+    from keras_elmo.corpus.bilm_dump import dump_token_embeddings
+    from keras_elmo.corpus.bilm_dump import embed_file
 
     text = tmp_path / "sentences.txt"
     text.write_text(

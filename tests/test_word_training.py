@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_elmo.cli import main
+from elmo_core.errors import KerasElmoError
+from elmo_core.ids.vocabulary import Vocabulary
 from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import scan_corpus
-from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.errors import KerasElmoError
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.loading import load_bilm
 from keras_elmo.models.elmo_language_model import ELMoLanguageModel
 from keras_elmo.optimizers.sparse_adagrad import SparseAdagrad
 from keras_elmo.training.run_directory import load_run
+from keras_elmo_cli import main
 from tests.helpers import ROOT
 from tests.helpers import subprocess_env
 
@@ -274,7 +274,7 @@ def test_vocabulary_must_start_with_the_boundaries(tmp_path, capsys):
 def test_resume_after_kill(tmp_path):
     run = tmp_path / "run"
     command = [
-        sys.executable, "-m", "keras_elmo.cli",
+        sys.executable, "-m", "keras_elmo_cli",
         *_train_args(run, "--steps", "60", "--checkpoint-every", "5"),
     ]  # fmt: skip
     command.remove("--quiet")
@@ -319,10 +319,10 @@ def _two_replicas_versus_one_device():
     tf.config.set_logical_device_configuration(
         cpu, [tf.config.LogicalDeviceConfiguration()] * 2
     )
+    from elmo_core.settings.training_config import TrainingConfig
+    from keras_elmo.training.compiled_model import build_model
     from keras_elmo.training.distribute import DistributedLoop
     from keras_elmo.training.distribute import distribute_lm_dataset
-    from keras_elmo.training.training_config import TrainingConfig
-    from keras_elmo.training.training_config import build_model
 
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     vocab = Vocabulary.from_file(VOCAB)

@@ -12,8 +12,8 @@ import shutil
 import pytest
 
 import keras_elmo
-from keras_elmo.cli import main
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
+from keras_elmo_cli import main
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
@@ -73,9 +73,9 @@ CASES = [
     ("two-exports", "{two_exports}",
      ["holds 2 biLM folders: first, second", "Which one?"]),
     ("onnx", "{onnx}",
-     ["is an exported ONNX model", "keras_elmo.runtime.ONNXBiLM("]),
+     ["is an exported ONNX model", "elmo_core.runtime.ONNXBiLM("]),
     ("tflite", "{tflite}",
-     ["is an exported LiteRT model", "keras_elmo.runtime.LiteRTBiLM("]),
+     ["is an exported LiteRT model", "elmo_core.runtime.LiteRTBiLM("]),
     ("loop", "{loop}", ["is a symbolic link loop"]),
     ("broken-link", "{broken_link}", ["is a broken symbolic link"]),
     ("fifo", "{fifo}", ["is a pipe (FIFO)"]),
@@ -163,8 +163,8 @@ def test_a_damaged_config_of_a_resumed_run_is_blamed_on_the_file(
 ):
     import json
 
+    from elmo_core.settings.training_config import TrainingConfig
     from keras_elmo.training.run_directory import RunDirectory
-    from keras_elmo.training.training_config import TrainingConfig
     from tests.helpers import FIXTURES
 
     run = tmp_path / "run"

@@ -1,6 +1,6 @@
 // ELMo's input ids of a sentence, for an app that runs an exported biLM or
 // a whole tagger with the ONNX Runtime or LiteRT of its platform: the
-// character ids of `keras_elmo.characters.batch_to_ids` and the word ids of
+// character ids of `elmo_core.characters.batch_to_ids` and the word ids of
 // `keras_elmo.data.Vocabulary.batch_to_ids` (or of a tagger's own word
 // vocabulary). Java 8 and the standard library only; Kotlin calls it as is.
 // tests/test_device_ids.py compiles it with the JDK and compares its ids

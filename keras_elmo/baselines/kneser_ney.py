@@ -29,9 +29,9 @@ order is one sorted array and a lookup is a binary search.
 
 import numpy as np
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_numbers
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_integer
+from elmo_core.errors import check_numbers
 
 # Keys are ranks times the vocabulary size; they must fit an int64.
 _MAX_KEY = 2**62

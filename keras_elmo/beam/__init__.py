@@ -9,41 +9,20 @@
   `embed_corpus` checks before the pipeline starts (the inputs and the
   output against them, who owns the output directory, Beam's options).
 
-Importing this package does not import Beam; its modules do (`require_beam`
-says which extra to install when it is missing).
+Importing this package imports Apache Beam (the `beam` extra: pip
+install 'keras-elmo[beam]').
 """
 
-import importlib
+from keras_elmo.beam.model_handler import ELMoModelHandler
+from keras_elmo.beam.pipeline import EmbedSentences
+from keras_elmo.beam.pipeline import ReadLines
+from keras_elmo.beam.pipeline import WriteEmbeddings
+from keras_elmo.beam.pipeline import embed_corpus
 
-from keras_elmo.errors import KerasElmoError
-
-_EXPORTS = {
-    "ELMoModelHandler": "keras_elmo.beam.model_handler",
-    "EmbedSentences": "keras_elmo.beam.pipeline",
-    "ReadLines": "keras_elmo.beam.pipeline",
-    "WriteEmbeddings": "keras_elmo.beam.pipeline",
-    "embed_corpus": "keras_elmo.beam.pipeline",
-}
-
-
-def require_beam():
-    """Raises `KerasElmoError` naming the extra when Beam is missing."""
-    if importlib.util.find_spec("apache_beam") is None:
-        raise KerasElmoError(
-            "Embedding a corpus on Apache Beam needs Beam: pip install "
-            "'keras-elmo[beam]' (apache-beam)."
-        )
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        require_beam()
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'keras_elmo.beam' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
-
-
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "ELMoModelHandler",
+    "EmbedSentences",
+    "ReadLines",
+    "WriteEmbeddings",
+    "embed_corpus",
+]

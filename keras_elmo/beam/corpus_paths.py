@@ -11,15 +11,15 @@ import os
 from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import MissingInputError
+from elmo_core.errors import OutputPathError
+from elmo_core.files import check_output_directory
+from elmo_core.files.paths import check_input_file
+from elmo_core.files.paths import distinct_files
+from elmo_core.text import lines as text_lines
 from keras_elmo.beam.output_directory import is_local
 from keras_elmo.beam.output_directory import local_path
-from keras_elmo.data import text
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import MissingInputError
-from keras_elmo.errors import OutputPathError
-from keras_elmo.files import check_output_directory
-from keras_elmo.files.paths import check_input_file
-from keras_elmo.files.paths import distinct_files
 
 
 def output_path(output):
@@ -115,7 +115,7 @@ def input_files(patterns, output=None):
                     hint=_folder_hint(local_path(path)),
                     argument="inputs",
                 )
-            text.check_compression(path, "inputs")
+            text_lines.check_compression(path, "inputs")
         files.extend(matched)
     return distinct_files(
         files, local=lambda f: local_path(f) if is_local(f) else None
@@ -134,7 +134,7 @@ def _folder_hint(path):
 def check_output(output, files, model_inputs=()):
     """Refuses an output directory that is, lies inside or holds an input:
     one of the `files` read, or of the biLM's `model_inputs` (the rule of
-    every command, `keras_elmo.files.check_output_directory`; on a remote
+    every command, `elmo_core.files.check_output_directory`; on a remote
     filesystem, by path)."""
     output = output_path(output)
     if is_local(output):

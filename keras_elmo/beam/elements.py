@@ -9,15 +9,15 @@ import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.ml.inference.base import KeyedModelHandler
 
+from elmo_core.embedding_files import parquet_layout as layout
+from elmo_core.embedding_files.sentences import BadLine
+from elmo_core.errors import InputPathError
+from elmo_core.errors import TextFileError
+from elmo_core.files.paths import check_input_file
+from elmo_core.text import lines as text_lines
 from keras_elmo.beam.model_handler import ELMoModelHandler
 from keras_elmo.beam.output_directory import is_local
 from keras_elmo.beam.output_directory import local_path
-from keras_elmo.corpus.sentences import BadLine
-from keras_elmo.data import text
-from keras_elmo.embedding_files import parquet_layout as layout
-from keras_elmo.errors import InputPathError
-from keras_elmo.errors import TextFileError
-from keras_elmo.files.paths import check_input_file
 
 BAD = "bad"
 SENTENCES = "sentences"
@@ -33,7 +33,7 @@ def check_readable(path):
     for ever, a device never end."""
     if is_local(path):
         check_input_file(local_path(path), "Input file", "a regular text file")
-    text.check_compression(path)
+    text_lines.check_compression(path)
 
 
 def inference_array(element):
@@ -71,11 +71,11 @@ def read_keyed(readable_file, parse):
         with readable_file.open(
             compression_type=CompressionTypes.UNCOMPRESSED
         ) as raw:
-            with text.decompressed(raw, path) as lines:
+            with text_lines.decompressed(raw, path) as lines:
                 for last, value in parse(lines, path):
                     yield (path, last), value
-    except text.GZIP_ERRORS as error:
-        detail = text.damaged_gzip(path, error)
+    except text_lines.GZIP_ERRORS as error:
+        detail = text_lines.damaged_gzip(path, error)
         yield (path, last + 1), BadLine(layout.UNREADABLE, detail)
     except (TextFileError, InputPathError) as error:
         yield (path, last + 1), BadLine(layout.UNREADABLE, str(error))

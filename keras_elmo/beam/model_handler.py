@@ -3,7 +3,7 @@
 from apache_beam.ml.inference.base import ModelHandler
 from apache_beam.ml.inference.base import PredictionResult
 
-from keras_elmo.embedding_files.hdf5_layout import BATCHES_PER_CHUNK
+from elmo_core.embedding_files.hdf5_layout import BATCHES_PER_CHUNK
 
 
 def _num_tokens(sentence):
@@ -55,9 +55,9 @@ class ELMoModelHandler(ModelHandler):
     """
 
     def __init__(self, embedder, keyed=False, **kwargs):
+        from elmo_core.errors import KerasElmoError
+        from elmo_core.errors import check_flag
         from keras_elmo.corpus.sentence_embedder import SentenceEmbedder
-        from keras_elmo.errors import KerasElmoError
-        from keras_elmo.errors import check_flag
 
         if not isinstance(embedder, SentenceEmbedder):
             raise KerasElmoError(

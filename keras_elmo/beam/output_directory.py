@@ -26,9 +26,9 @@ import shutil
 
 from apache_beam.io.filesystems import FileSystems
 
-from keras_elmo.embedding_files import parquet_layout as layout
-from keras_elmo.errors import OutputPathError
-from keras_elmo.files import atomic_output
+from elmo_core.embedding_files import parquet_layout as layout
+from elmo_core.errors import OutputPathError
+from elmo_core.files import atomic_output
 
 # Names shown of what a refused directory holds.
 _SHOWN_NAMES = 5

@@ -23,6 +23,13 @@ from apache_beam.io import fileio
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import RunInference
 
+from elmo_core.embedding_files import parquet_layout as layout
+from elmo_core.embedding_files.sentences import BadLine
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_choice
+from elmo_core.errors import check_flag
+from elmo_core.proteins import fasta
+from elmo_core.text import lines as text_lines
 from keras_elmo.beam.corpus_paths import check_output
 from keras_elmo.beam.corpus_paths import input_files
 from keras_elmo.beam.corpus_paths import output_path
@@ -40,20 +47,13 @@ from keras_elmo.beam.proteins import ReadFasta
 from keras_elmo.beam.proteins import embedder_for
 from keras_elmo.beam.proteins import protein_counts
 from keras_elmo.corpus.sentence_embedder import DTYPES
-from keras_elmo.corpus.sentences import BadLine
-from keras_elmo.data import fasta
-from keras_elmo.data import text
-from keras_elmo.embedding_files import parquet_layout as layout
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_choice
-from keras_elmo.errors import check_flag
 
 # === Read ===
 
 
 def _numbered_lines(readable_file):
     """`((path, line_number), raw bytes)` of each line of a matched file
-    (`keras_elmo.data.text.numbered_lines`: numbered from 1, the line
+    (`elmo_core.text.lines.numbered_lines`: numbered from 1, the line
     ending and a leading byte order mark removed; `.gz` decompressed).
 
     What cannot be read is a `BadLine` value instead of bytes: a line
@@ -67,7 +67,7 @@ def _numbered_lines(readable_file):
 
 
 def _line_values(lines, path):
-    for line_number, line in text.numbered_lines(lines):
+    for line_number, line in text_lines.numbered_lines(lines):
         yield line_number, _line_value(line)
 
 
@@ -75,7 +75,7 @@ def _line_value(line):
     if line is None:
         return BadLine(
             layout.TOO_LONG,
-            f"The line is longer than {text.MAX_LINE_BYTES:,} bytes.",
+            f"The line is longer than {text_lines.MAX_LINE_BYTES:,} bytes.",
         )
     return line
 
@@ -240,7 +240,7 @@ def _write_summary(
 
 class WriteEmbeddings(beam.PTransform):
     """Writes `EmbedSentences`' outputs into the directory `output`, in
-    the layout of `keras_elmo.embedding_files.parquet_layout`; `settings`
+    the layout of `elmo_core.embedding_files.parquet_layout`; `settings`
     (a JSON dict) goes into `summary.json`.
 
     Applying it claims `output` (`claim_output`): a new or empty
@@ -360,7 +360,7 @@ def embed_corpus(
     **handler,
 ):
     """Embeds every line of the files `inputs` match into the directory
-    `output` (the layout of `keras_elmo.embedding_files.parquet_layout`),
+    `output` (the layout of `elmo_core.embedding_files.parquet_layout`),
     on the runner the Beam options name.
 
     Args:
@@ -386,7 +386,7 @@ def embed_corpus(
             outside the amino acids, or whose id an earlier record gave
             another sequence is a bad line; the vectors are the
             embedder's `protein_vectors`, "both" if it has none: see
-            `keras_elmo.embedding_files.parquet_layout.protein_schema`).
+            `elmo_core.embedding_files.parquet_layout.protein_schema`).
             By the files' suffix when `None` (`.fasta`, `.fa`, `.faa`,
             `.fas`, also `.gz`). Defaults to `None`.
         **handler: `ELMoModelHandler` arguments (Beam batching, sharing).

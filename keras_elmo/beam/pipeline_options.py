@@ -18,7 +18,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.options.pipeline_options import StandardOptions
 from apache_beam.runners.runner import create_runner
 
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 
 # Beam's own options, named in messages (keras-elmo's flags are not).
 BEAM_EXAMPLE = "--direct_num_workers=2"

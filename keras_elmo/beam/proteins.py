@@ -1,5 +1,5 @@
 """Protein FASTA on the Beam corpus pipeline: `ReadFasta` reads the
-records of FASTA files (`keras_elmo.data.fasta`), `EmbedProteins` embeds
+records of FASTA files (`elmo_core.proteins.fasta`), `EmbedProteins` embeds
 each distinct sequence once and gives its vectors to every record of it;
 `embed_corpus` (`keras_elmo.beam.pipeline`) writes them as it writes
 sentences."""
@@ -10,6 +10,10 @@ import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.ml.inference.base import RunInference
 
+from elmo_core.embedding_files.sentences import BadLine
+from elmo_core.errors import KerasElmoError
+from elmo_core.proteins import fasta
+from elmo_core.text.bad_lines import DUPLICATE_ID
 from keras_elmo.beam.corpus_paths import patterns_of
 from keras_elmo.beam.elements import BAD
 from keras_elmo.beam.elements import KEYED
@@ -17,15 +21,11 @@ from keras_elmo.beam.elements import SENTENCES
 from keras_elmo.beam.elements import EmbedTransform
 from keras_elmo.beam.elements import inference_array
 from keras_elmo.beam.elements import read_keyed
-from keras_elmo.corpus.sentences import BadLine
-from keras_elmo.data import fasta
-from keras_elmo.data.bad_lines import DUPLICATE_ID
-from keras_elmo.errors import KerasElmoError
 
 
 def _fasta_records(readable_file, max_residues):
     """`((path, header_line), FastaRecord)` of each record of a matched
-    FASTA file (`keras_elmo.data.fasta`), or a `BadLine` (`unreadable`)
+    FASTA file (`elmo_core.proteins.fasta`), or a `BadLine` (`unreadable`)
     where the file cannot be read on or is no FASTA."""
 
     def records(lines, path):
@@ -37,7 +37,7 @@ def _fasta_records(readable_file, max_residues):
 
 class ReadFasta(beam.PTransform):
     """Every record of the FASTA files that `patterns` match, keyed by
-    `(file, header line)`, as a `keras_elmo.data.fasta.FastaRecord`
+    `(file, header line)`, as a `elmo_core.proteins.fasta.FastaRecord`
     (checked: a bad one carries its `reason`), or a `BadLine` where a file
     cannot be read on; spread over the workers."""
 

@@ -6,27 +6,27 @@ import threading
 
 import numpy as np
 
-from keras_elmo.corpus.sentences import DEFAULT_MAX_SENTENCE_TOKENS
-from keras_elmo.corpus.sentences import BadLine
-from keras_elmo.corpus.sentences import to_tokens
-from keras_elmo.data.token_batches import DEFAULT_MAX_BATCH_TOKENS
-from keras_elmo.data.token_batches import token_batches
-from keras_elmo.data.tokenizers import DEFAULT_LANGUAGE
-from keras_elmo.data.tokenizers import DEFAULT_TOKENIZATION
-from keras_elmo.data.tokenizers import shared_tokenizer
-from keras_elmo.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
-from keras_elmo.embedding_files.hdf5_layout import OUTPUT_LAYERS
-from keras_elmo.embedding_files.hdf5_layout import PER_PROTEIN
-from keras_elmo.embedding_files.hdf5_layout import PER_RESIDUE
-from keras_elmo.embedding_files.hdf5_layout import PROTEIN_VECTORS
-from keras_elmo.embedding_files.hdf5_layout import protein_vector
-from keras_elmo.embedding_files.hdf5_layout import select_layers
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_choice
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_number
-from keras_elmo.errors import check_numbers
-from keras_elmo.files.paths import identity
+from elmo_core.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
+from elmo_core.embedding_files.hdf5_layout import OUTPUT_LAYERS
+from elmo_core.embedding_files.hdf5_layout import PER_PROTEIN
+from elmo_core.embedding_files.hdf5_layout import PER_RESIDUE
+from elmo_core.embedding_files.hdf5_layout import PROTEIN_VECTORS
+from elmo_core.embedding_files.hdf5_layout import protein_vector
+from elmo_core.embedding_files.hdf5_layout import select_layers
+from elmo_core.embedding_files.sentences import DEFAULT_MAX_SENTENCE_TOKENS
+from elmo_core.embedding_files.sentences import BadLine
+from elmo_core.embedding_files.sentences import to_tokens
+from elmo_core.embedding_files.token_batches import DEFAULT_MAX_BATCH_TOKENS
+from elmo_core.embedding_files.token_batches import token_batches
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_choice
+from elmo_core.errors import check_integer
+from elmo_core.errors import check_number
+from elmo_core.errors import check_numbers
+from elmo_core.files.paths import identity
+from elmo_core.text.tokenizers import DEFAULT_LANGUAGE
+from elmo_core.text.tokenizers import DEFAULT_TOKENIZATION
+from elmo_core.text.tokenizers import shared_tokenizer
 from keras_elmo.sources.bilm_source import real_files
 
 # What each sentence's array holds: the layers `keras-elmo embed` writes,
@@ -77,7 +77,7 @@ class SentenceEmbedder:
         max_batch_tokens: int. Padded token positions per biLM call (a
             longer sentence is embedded alone). Defaults to `16384`, as `embed`.
         max_sentence_tokens: int. A longer sentence is a bad line
-            (`keras_elmo.corpus.sentences.BadLine`). Defaults to `2048`.
+            (`elmo_core.embedding_files.sentences.BadLine`). Defaults to `2048`.
         protein_vectors: `None` (sentences: one array each), or, for
             proteins (one residue a token, e.g. FASTA input of
             `keras_elmo.beam.embed_corpus`), `"both"`, `"per-residue"`
@@ -89,7 +89,7 @@ class SentenceEmbedder:
             Defaults to `None`.
         tokenize: how a line (str or bytes) is split into tokens:
             `"whitespace"` (default: as written), `"spacy"` or `"moses"`
-            (raw sentences, `keras_elmo.data.tokenizer`; the `prepare`
+            (raw sentences, `elmo_core.text.tokenizer`; the `prepare`
             extra). A token list is taken as it is.
         language: str. The language code of `tokenize`'s rules. Defaults
             to `"en"`.
@@ -169,7 +169,7 @@ class SentenceEmbedder:
     # === Sentences ===
 
     def tokens(self, sentence):
-        """The tokens of one sentence (`keras_elmo.corpus.sentences.
+        """The tokens of one sentence (`elmo_core.embedding_files.sentences.
         to_tokens`, a line split by `tokenize`); raises `BadLine` for an
         empty, too long or non-UTF-8 one."""
         split = shared_tokenizer(self.tokenize, self.language).tokenize
@@ -318,7 +318,7 @@ class _LoadedBiLM:
     """A checked, compiled biLM: token lists -> its layers, float32."""
 
     def __init__(self, embedder):
-        from keras_elmo.embedding_files.bilm_dump import compiled_layers
+        from keras_elmo.corpus.bilm_dump import compiled_layers
         from keras_elmo.layers.token_encoders.word_encoder import (
             check_vocabulary,
         )

@@ -1,26 +1,26 @@
 """Tokens to ELMo character ids in the graph (SPEC §2-3).
 
-`tokens_to_char_ids` follows the rules of `keras_elmo.characters` (where the
+`tokens_to_char_ids` follows the rules of `elmo_core.characters` (where the
 NumPy `batch_to_ids` and every character-id fact live) and is tested
 against it.
 """
 
 import tensorflow as tf
 
-from keras_elmo.characters import BOS_CHARACTER_IDS
-from keras_elmo.characters import BOS_TOKEN
-from keras_elmo.characters import BOW_CHAR
-from keras_elmo.characters import EOS_CHARACTER_IDS
-from keras_elmo.characters import EOS_TOKEN
-from keras_elmo.characters import EOW_CHAR
-from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
-from keras_elmo.characters import MAX_TOKEN_BYTES
-from keras_elmo.characters import NUM_CHARACTER_IDS
-from keras_elmo.characters import PAD_CHAR
-from keras_elmo.characters import batch_to_ids
+from elmo_core.characters import BOS_CHARACTER_IDS
+from elmo_core.characters import BOS_TOKEN
+from elmo_core.characters import BOW_CHAR
+from elmo_core.characters import EOS_CHARACTER_IDS
+from elmo_core.characters import EOS_TOKEN
+from elmo_core.characters import EOW_CHAR
+from elmo_core.characters import MAX_CHARACTERS_PER_TOKEN
+from elmo_core.characters import MAX_TOKEN_BYTES
+from elmo_core.characters import NUM_CHARACTER_IDS
+from elmo_core.characters import PAD_CHAR
+from elmo_core.characters import batch_to_ids
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import tensor
 from keras_elmo.data.token_positions import token_positions
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import tensor
 
 __all__ = [
     "BOS_CHARACTER_IDS",
@@ -54,7 +54,7 @@ def tokens_to_char_ids(tokens, sequence_length=None):
 
     Example:
 
-    >>> ids = keras_elmo.tokens_to_char_ids(tf.constant([["Hi", ""]]))
+    >>> ids = keras_elmo.data.tokens_to_char_ids(tf.constant([["Hi", ""]]))
     >>> ids.shape, ids[0, 0, :4].numpy().tolist(), int(tf.reduce_max(ids[0, 1]))
     (TensorShape([1, 2, 50]), [259, 73, 106, 260], 0)
     >>> bool((ids.numpy()[:, :1] == keras_elmo.batch_to_ids([["Hi"]])).all())

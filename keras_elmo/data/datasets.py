@@ -27,16 +27,18 @@ import math
 import keras
 import tensorflow as tf
 
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_choice
+from elmo_core.errors import check_flag
+from elmo_core.errors import check_integer
+from elmo_core.errors import check_strings
+from elmo_core.errors.blame import about
+from elmo_core.settings.batches import check_batch_budget
+from elmo_core.text.lines import check_on_bad_line
+from elmo_core.text.lines import read_lines
 from keras_elmo.data.character_ids import tokens_to_char_ids
-from keras_elmo.data.text import check_on_bad_line
-from keras_elmo.data.text import read_lines
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_choice
-from keras_elmo.errors import check_flag
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_strings
-from keras_elmo.errors.blame import about
-from keras_elmo.utils.backend import require_tensorflow
+from keras_elmo.data.word_ids import lookup_table
+from keras_elmo.tensorflow_only import require_tensorflow
 
 _SHUFFLE_BUFFER = 20000
 
@@ -101,26 +103,6 @@ class CorpusScan:
         for path in self.empty_files:
             lines.append(f"{path} holds no sentences; it is skipped")
         return lines
-
-
-def check_batch_budget(max_length, tokens_per_batch):
-    """A batch must hold the longest sentence piece and its boundaries."""
-    # Token counts are int32 in the graph.
-    max_length = check_integer(
-        max_length, "max_length", minimum=1, maximum=2**31 - 3
-    )
-    tokens_per_batch = check_integer(
-        tokens_per_batch, "tokens_per_batch", minimum=1, maximum=2**31 - 1
-    )
-    if tokens_per_batch < max_length + 2:
-        raise KerasElmoError(
-            "`tokens_per_batch` must hold the longest sentence piece and "
-            "its boundaries, at least `max_length` + 2 = "
-            f"{max_length + 2} tokens. Raise `tokens_per_batch` or lower "
-            f"`max_length` (now {max_length!r}).",
-            "tokens_per_batch",
-            received=tokens_per_batch,
-        )
 
 
 def _lines_of(path, on_bad_line, skipped):
@@ -224,7 +206,7 @@ def _read_lines(path):
     )
     lines = tf.data.TextLineDataset(path, compression_type=compression)
     # A file's UTF-8 byte order mark is not part of its first line (as in
-    # `keras_elmo.data.text.numbered_lines`, which the scan reads with).
+    # `elmo_core.text.lines.numbered_lines`, which the scan reads with).
     return lines.map(lambda line: tf.strings.regex_replace(line, "^\ufeff", ""))
 
 
@@ -379,7 +361,7 @@ def lm_dataset(
     50
     """
     require_tensorflow("The tf.data training pipeline (lm_dataset)")
-    from keras_elmo.data.vocabulary import Vocabulary
+    from elmo_core.ids.vocabulary import Vocabulary
 
     check_choice(token_encoder, "token_encoder", choices=LM_INPUTS)
     _check_type(scan, CorpusScan, "scan", "a CorpusScan (from scan_corpus)")
@@ -389,7 +371,7 @@ def lm_dataset(
     repeat = check_flag(repeat, "repeat")
     pad_to_bucket = check_flag(pad_to_bucket, "pad_to_bucket")
     start_step = check_integer(start_step, "start_step", minimum=0)
-    table = vocabulary.lookup_table()
+    table = lookup_table(vocabulary)
     start_epoch, skip = divmod(start_step, scan.steps_per_epoch)
     if repeat:
         epochs = tf.data.Dataset.counter(start_epoch)

@@ -29,12 +29,11 @@ import random
 
 import numpy as np
 
-from keras_elmo.characters.ids import MAX_CHARACTERS_PER_TOKEN
-from keras_elmo.characters.ids import token_to_ids
-from keras_elmo.data.text import read_lines
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_integer
-from keras_elmo.utils.backend import require_tensorflow
+from elmo_core.characters.ids import MAX_CHARACTERS_PER_TOKEN
+from elmo_core.characters.ids import token_to_ids
+from elmo_core.errors import KerasElmoError
+from elmo_core.text.lines import read_lines
+from keras_elmo.tensorflow_only import require_tensorflow
 
 # Sentences held by each stream's shuffle buffer.
 SHUFFLE_BUFFER = 10_000
@@ -42,22 +41,6 @@ SHUFFLE_BUFFER = 10_000
 _CACHE_LIMIT = 200_000
 # The inputs the window layout has for each `BiLM.token_encoder`.
 WINDOW_ENCODERS = ("characters", "words")
-
-
-def check_window_length(length, tokens_per_batch):
-    """The rows of a batch of windows of `length` tokens in a budget of
-    `tokens_per_batch`: at least one."""
-    length = check_integer(length, "window_length", minimum=1)
-    if tokens_per_batch < length:
-        raise KerasElmoError(
-            f"`tokens_per_batch` ({tokens_per_batch:,}) must hold one window "
-            f"of `window_length` ({length}) tokens; a batch is "
-            "tokens_per_batch // window_length rows. Raise tokens_per_batch "
-            "or shorten the windows.",
-            "window_length",
-            received=length,
-        )
-    return tokens_per_batch // length
 
 
 def windows_per_epoch(num_tokens, num_sentences, rows, length):

@@ -22,7 +22,7 @@ import inspect
 import keras
 import tensorflow as tf
 
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 
 
 def concatenating_rnn(

@@ -31,25 +31,25 @@ converting the live function froze a second in-memory copy of the graph
 
 The JSON metadata is stored in the flatbuffer's `metadata` table under
 the name `exported_file.METADATA_KEY` (read by
-`keras_elmo.runtime.LiteRTBiLM`).
+`elmo_core.runtime.LiteRTBiLM`).
 """
 
 import contextlib
 import gc
 import tempfile
 
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
+from elmo_core.files import atomic_output
+from elmo_core.files import check_output_file
+from elmo_core.files.paths import check_path
+from elmo_core.formats.exported_file import LITERT
+from elmo_core.formats.exported_file import METADATA_KEY
+from elmo_core.formats.exported_file import check_precision
+from elmo_core.formats.exported_file import metadata_json
 from keras_elmo.export import model_function
 from keras_elmo.export import portable
 from keras_elmo.export.keras_rnns import portable_rnns
-from keras_elmo.files import atomic_output
-from keras_elmo.files import check_output_file
-from keras_elmo.files.paths import check_path
-from keras_elmo.formats.exported_file import LITERT
-from keras_elmo.formats.exported_file import METADATA_KEY
-from keras_elmo.formats.exported_file import check_precision
-from keras_elmo.formats.exported_file import metadata_json
-from keras_elmo.utils.backend import require_tensorflow
+from keras_elmo.tensorflow_only import require_tensorflow
 
 
 def _import_litert():
@@ -154,17 +154,17 @@ def to_litert(model, path, precision="float32", scalar_mix=None):
     `serving_default`.
 
     A biLM: input `character_ids` int32 `(batch, time, 50)` (from
-    `keras_elmo.runtime.batch_to_ids`); outputs `layer_0` ... `layer_L`
+    `elmo_core.runtime.batch_to_ids`); outputs `layer_0` ... `layer_L`
     float32 `(batch, time, 2 * projection_dim)`, `mask` bool `(batch,
     time)` and, with `scalar_mix`, `elmo`. Run it with
-    `keras_elmo.runtime.LiteRTBiLM`.
+    `elmo_core.runtime.LiteRTBiLM`.
 
     A whole model (a functional or Sequential `keras.Model` with
     `ELMoEmbedding` or `BiLM` layers, e.g. a tagger): the model's inputs
     and outputs by name, except that a string input read by ELMo takes
     the ids ELMo computes from the tokens (character ids, or a word-input
-    biLM's word ids; see `keras_elmo.formats.exported_model`). Run it
-    with `keras_elmo.runtime.LiteRTModel`, which takes the tokens.
+    biLM's word ids; see `elmo_core.formats.exported_model`). Run it
+    with `elmo_core.runtime.LiteRTModel`, which takes the tokens.
 
     Args:
         model: a character-input `keras_elmo.layers.BiLM`, or a
@@ -186,7 +186,7 @@ def to_litert(model, path, precision="float32", scalar_mix=None):
     >>> path = os.path.join(tempfile.mkdtemp(), "elmo.tflite")
     >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
     >>> _ = keras_elmo.export.to_litert(bilm, path, scalar_mix=[0, 0, 0])
-    >>> elmo = keras_elmo.runtime.LiteRTBiLM(path)
+    >>> elmo = elmo_core.runtime.LiteRTBiLM(path)
     >>> elmo([["Hello", "world"]])["elmo"].shape
     (1, 2, 32)
     """

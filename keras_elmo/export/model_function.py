@@ -14,11 +14,11 @@ import json
 import keras
 import tensorflow as tf
 
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
+from elmo_core.formats import exported_model
+from elmo_core.formats.exported_model import NAME_PATTERN
 from keras_elmo.export.model_graph import named_inputs
 from keras_elmo.export.model_graph import portable_model
-from keras_elmo.formats import exported_model
-from keras_elmo.formats.exported_model import NAME_PATTERN
 
 
 def _check_names(inputs, outputs, fmt):

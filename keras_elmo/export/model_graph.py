@@ -12,7 +12,7 @@ the trained weights are the ones exported) with two changes:
   an integer input of the ids that layer computes from strings: character
   ids `(batch, time, 50)` for a character biLM, word ids `(batch, time)`
   for a word-input biLM (its vocabulary travels in the file). The
-  runtime (`keras_elmo.runtime.ONNXModel`, `LiteRTModel`) computes them
+  runtime (`elmo_core.runtime.ONNXModel`, `LiteRTModel`) computes them
   from token lists with NumPy, as `ELMoEmbedding` does in the graph;
 - every `ELMoEmbedding` and `BiLM` is replaced by a copy around a frozen
   float32 copy of its biLM (`frozen_bilm`), its mixes' weights copied.
@@ -29,13 +29,13 @@ inside a nested model is refused with what to do instead.
 
 import keras
 
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 from keras_elmo.export.frozen_bilm import frozen_bilm
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.elmo_embedding import ELMoEmbedding
 
 # The token encoders whose string -> id rules the runtime has (NumPy):
-# `keras_elmo.characters` and a word vocabulary.
+# `elmo_core.characters` and a word vocabulary.
 HOST_ENCODERS = ("characters", "words")
 _ELMO_LAYERS = (ELMoEmbedding, BiLM)
 

@@ -47,23 +47,23 @@ import logging
 import os
 import tempfile
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_flag
-from keras_elmo.errors import check_integer
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_flag
+from elmo_core.errors import check_integer
+from elmo_core.files import atomic_output
+from elmo_core.files import check_output_file
+from elmo_core.files.paths import check_path
+from elmo_core.formats.exported_file import INPUT_NAME
+from elmo_core.formats.exported_file import METADATA_KEY
+from elmo_core.formats.exported_file import ONNX
+from elmo_core.formats.exported_file import check_precision
+from elmo_core.formats.exported_file import metadata_json
+from elmo_core.version import __version__
 from keras_elmo.export import model_function
 from keras_elmo.export import onnx_graph
 from keras_elmo.export import portable
 from keras_elmo.export.onnx_graph import hoist_loop_invariants
-from keras_elmo.files import atomic_output
-from keras_elmo.files import check_output_file
-from keras_elmo.files.paths import check_path
-from keras_elmo.formats.exported_file import INPUT_NAME
-from keras_elmo.formats.exported_file import METADATA_KEY
-from keras_elmo.formats.exported_file import ONNX
-from keras_elmo.formats.exported_file import check_precision
-from keras_elmo.formats.exported_file import metadata_json
-from keras_elmo.utils.backend import require_tensorflow
-from keras_elmo.utils.version import __version__
+from keras_elmo.tensorflow_only import require_tensorflow
 
 DEFAULT_OPSET = 17
 # The opsets the export is made for (its Unique and loops need 11 at
@@ -371,17 +371,17 @@ def to_onnx(
     """Writes a biLM, or a whole Keras model holding ELMo, as ONNX.
 
     A biLM: input `character_ids` int32 `(batch, time, 50)` (from
-    `keras_elmo.runtime.batch_to_ids`), dynamic batch and time; outputs
+    `elmo_core.runtime.batch_to_ids`), dynamic batch and time; outputs
     `layer_0` ... `layer_L` float32 `(batch, time, 2 * projection_dim)`,
     `mask` bool `(batch, time)` and, with `scalar_mix`, `elmo`. Run it
-    with `keras_elmo.runtime.ONNXBiLM`.
+    with `elmo_core.runtime.ONNXBiLM`.
 
     A whole model (a functional or Sequential `keras.Model` with
     `ELMoEmbedding` or `BiLM` layers, e.g. a tagger): the model's inputs
     and outputs by name, except that a string input read by ELMo takes
     the ids ELMo computes from the tokens (character ids, or a word-input
-    biLM's word ids; see `keras_elmo.formats.exported_model`). Run it
-    with `keras_elmo.runtime.ONNXModel`, which takes the tokens.
+    biLM's word ids; see `elmo_core.formats.exported_model`). Run it
+    with `elmo_core.runtime.ONNXModel`, which takes the tokens.
 
     The metadata property `keras_elmo` holds the options of the export as
     JSON.
@@ -415,7 +415,7 @@ def to_onnx(
     >>> _ = keras_elmo.export.to_onnx(bilm, path, precision="int8")
     >>> import onnxruntime  # any ONNX Runtime runs the file
     >>> session = onnxruntime.InferenceSession(path)
-    >>> ids = keras_elmo.runtime.batch_to_ids([["Hello", "world"]])
+    >>> ids = elmo_core.runtime.batch_to_ids([["Hello", "world"]])
     >>> mask, = session.run(["mask"], {"character_ids": ids})
     >>> mask.tolist()
     [[True, True]]

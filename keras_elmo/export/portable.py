@@ -6,21 +6,21 @@ passing the Keras layer itself as the TFLite converter's `trackable_obj`
 gives a model without weights that returns NaN without an error. Both read
 instead a `tf.Module` that holds a frozen float32 copy of the biLM
 (`frozen_bilm`) and one `tf.function` over character ids with the inputs
-and outputs of `keras_elmo.formats.exported_file`, which also defines the
+and outputs of `elmo_core.formats.exported_file`, which also defines the
 metadata every exported file carries (`metadata` here fills it in).
 """
 
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
-from keras_elmo.errors import KerasElmoError
+from elmo_core.characters import MAX_CHARACTERS_PER_TOKEN
+from elmo_core.errors import KerasElmoError
+from elmo_core.formats import exported_file
+from elmo_core.formats.exported_file import INPUT_NAME
+from elmo_core.formats.exported_file import MASK_NAME
+from elmo_core.formats.exported_file import MIX_NAME
+from elmo_core.formats.exported_file import layer_name
 from keras_elmo.export.frozen_bilm import frozen_bilm
-from keras_elmo.formats import exported_file
-from keras_elmo.formats.exported_file import INPUT_NAME
-from keras_elmo.formats.exported_file import MASK_NAME
-from keras_elmo.formats.exported_file import MIX_NAME
-from keras_elmo.formats.exported_file import layer_name
 
 
 def check_bilm(bilm, fmt):
@@ -74,7 +74,7 @@ def scalar_mix_layer(scalar_mix, num_layers, fmt):
         config = dict(scalar_mix.get_config(), dtype="float32")
         weights = [np.asarray(w, "float32") for w in scalar_mix.get_weights()]
     else:
-        from keras_elmo.errors import check_numbers
+        from elmo_core.errors import check_numbers
 
         weights = check_numbers(
             scalar_mix,
@@ -181,7 +181,7 @@ class CharacterIdModel(tf.Module):
 
 def metadata(bilm, kind, precision, **options):
     """The metadata dict of an export of `bilm` (see `exported_file`)."""
-    from keras_elmo.formats.bilm_tf_options import config_to_options
+    from elmo_core.formats.bilm_tf_options import config_to_options
 
     return exported_file.metadata(
         kind,

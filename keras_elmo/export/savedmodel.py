@@ -35,19 +35,20 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from keras_elmo.data.vocabulary import check_vocabulary
-from keras_elmo.data.vocabulary import tokens_to_word_ids
-from keras_elmo.embedding_files.bilm_dump import encode_tokens_in_batches
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import OutputPathError
-from keras_elmo.errors import check_flag
-from keras_elmo.errors import check_strings
-from keras_elmo.export.choices import DEFAULT_MAX_BATCH_TOKENS
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import OutputPathError
+from elmo_core.errors import check_flag
+from elmo_core.errors import check_strings
+from elmo_core.files import atomic_output
+from elmo_core.files import check_output_directory
+from elmo_core.formats.savedmodel_limits import DEFAULT_MAX_BATCH_TOKENS
+from elmo_core.ids.vocabulary import check_vocabulary
+from keras_elmo.corpus.bilm_dump import encode_tokens_in_batches
+from keras_elmo.data.word_ids import lookup_table
+from keras_elmo.data.word_ids import tokens_to_word_ids
 from keras_elmo.export.frozen_bilm import frozen_bilm
-from keras_elmo.files import atomic_output
-from keras_elmo.files import check_output_directory
 from keras_elmo.layers.scalar_mix import ScalarMix
-from keras_elmo.utils.backend import require_tensorflow
+from keras_elmo.tensorflow_only import require_tensorflow
 
 
 def _check_max_batch_tokens(max_batch_tokens):
@@ -143,7 +144,7 @@ class ELMoServing(_Trackable):
             computed once and cached; in-vocabulary tokens then skip the
             char CNN and other tokens fall back to characters. For a
             word-input biLM, its vocabulary (required; list, path or
-            `keras_elmo.data.Vocabulary`).
+            `elmo_core.ids.Vocabulary`).
         max_batch_tokens: int. Refuse larger requests with an error.
 
     Example (the module before it is saved):
@@ -189,7 +190,7 @@ class ELMoServing(_Trackable):
         self.embed_token_ids = None
         if self.bilm.encoder.needs_vocabulary:
             words = check_vocabulary(vocabulary, self.bilm.encoder)
-            self.word_lookup = words.lookup_table()
+            self.word_lookup = lookup_table(words)
             self._serve_ids(self._embed_word_ids)
         elif vocabulary is not None:
             vocabulary = check_strings(vocabulary, "vocabulary")
@@ -481,8 +482,8 @@ def keras_layer(path, trainable=True):
     >>> len(layer.trainable_weights)  # the mix and gamma
     2
     """
-    from keras_elmo.export.saved_model_layer import SavedModelLayer
-    from keras_elmo.files.paths import check_input_directory
+    from elmo_core.files.paths import check_input_directory
+    from keras_elmo.layers.saved_model_layer import SavedModelLayer
 
     check_flag(trainable, "trainable")
     path = check_input_directory(

@@ -1,4 +1,3 @@
-"""Files in and out: bilm-tf's options.json + hdf5, ELMoForManyLangs
-model folders and the PyTorch pickle reader they need, the layout of run
-and export folders (`run_layout`), and the format of an exported `.onnx` /
-`.tflite` biLM (`exported_file`, NumPy only)."""
+"""Weight files in and out as Keras `BiLM`s: bilm-tf's options.json +
+hdf5 (`read_bilm`, `save_bilm`) and ELMoForManyLangs model folders. The
+files themselves are read within bounds by `elmo_core.formats`."""

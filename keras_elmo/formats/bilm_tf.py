@@ -2,7 +2,7 @@
 
 The config mapping (`options_to_config`, `config_to_options`) is kept apart
 from the weight porting (`_weight_datasets`), as in the KerasHub converters:
-it is `keras_elmo.formats.bilm_tf_options`.
+it is `elmo_core.formats.bilm_tf_options`.
 """
 
 import json
@@ -12,18 +12,18 @@ import h5py
 import keras
 import numpy as np
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import WeightFileError
-from keras_elmo.files import atomic_output
-from keras_elmo.files import check_output_file
-from keras_elmo.files import hdf5_output
-from keras_elmo.formats.bilm_tf_options import check_weight_file
-from keras_elmo.formats.bilm_tf_options import config_to_options
-from keras_elmo.formats.bilm_tf_options import options_file_config
-from keras_elmo.formats.hdf5_datasets import checked_dataset
-from keras_elmo.formats.hdf5_datasets import read_weights
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import WeightFileError
+from elmo_core.files import atomic_output
+from elmo_core.files import check_output_file
+from elmo_core.files import hdf5_output
+from elmo_core.formats.bilm_tf_options import check_weight_file
+from elmo_core.formats.bilm_tf_options import config_to_options
+from elmo_core.formats.bilm_tf_options import options_file_config
+from elmo_core.formats.hdf5_datasets import checked_dataset
+from elmo_core.formats.hdf5_datasets import read_weights
+from elmo_core.settings.bilm_size import check_bilm_memory
 from keras_elmo.layers.bilm import BiLM
-from keras_elmo.layers.bilm_size import check_bilm_memory
 from keras_elmo.layers.token_encoders.word_encoder import check_bilm_vocabulary
 
 # A dataset may declare at most this many times the weight file's size:
@@ -147,7 +147,7 @@ def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
         options_file: str, path of `options.json` (or the parsed dict).
         weight_file: str, path of the hdf5 weights.
         vocabulary: for a word-input biLM, optionally its vocabulary (a
-            path, a list of tokens or a `keras_elmo.data.Vocabulary`),
+            path, a list of tokens or a `elmo_core.ids.Vocabulary`),
             checked against the table. Defaults to `None`.
         **kwargs: extra `BiLM` arguments, e.g. `stateful=True`, `dropout`.
 
@@ -176,7 +176,7 @@ def read_bilm(options_file, weight_file, vocabulary=None, **kwargs):
             check_bilm_vocabulary(
                 bilm.encoder, vocabulary, f"weights {weight_file}"
             )
-        check_bilm_memory(bilm.get_config(), f"The biLM of {weight_file}")
+        check_bilm_memory(bilm.arguments(), f"The biLM of {weight_file}")
         _build_for_loading(bilm)
         for name, variables, axis in _weight_datasets(bilm):
             expected = _file_shape(variables, axis)

@@ -13,10 +13,10 @@ languages as model folders:
   `activation`, `char_dim`, `word_dim`, `max_characters_per_token`);
 - `char.dic` and `word.dic`: one `entry<TAB>id` a line;
 - `token_embedder.pkl` and `encoder.pkl`: PyTorch state dicts, read here
-  without PyTorch (`keras_elmo.formats.torch_pickle`).
+  without PyTorch (`elmo_core.formats.torch_pickle`).
 
 The folder, its configs and dictionaries are read by
-`keras_elmo.formats.elmo_for_many_langs_files`; this module converts them.
+`elmo_core.formats.elmo_for_many_langs_files`; this module converts them.
 
 The conversion is explicit (each rule checked against EFML's code by the
 fixture parity test): convolution weights `(n, d, w)` -> `(w, d, n)`;
@@ -32,19 +32,17 @@ import os
 
 import numpy as np
 
-from keras_elmo.data.elmo_for_many_langs_ids import CHARACTER_SPECIALS
-from keras_elmo.data.elmo_for_many_langs_ids import (
-    MAX_CHARACTERS_PER_TOKEN_RANGE,
-)
-from keras_elmo.data.elmo_for_many_langs_ids import WORD_SPECIALS
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import WeightFileError
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_number
-from keras_elmo.formats.elmo_for_many_langs_files import find_model_dir
-from keras_elmo.formats.elmo_for_many_langs_files import read_dictionary
-from keras_elmo.formats.elmo_for_many_langs_files import read_network_config
-from keras_elmo.formats.torch_pickle import read_state_dict
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import WeightFileError
+from elmo_core.errors import check_integer
+from elmo_core.errors import check_number
+from elmo_core.formats.elmo_for_many_langs_files import find_model_dir
+from elmo_core.formats.elmo_for_many_langs_files import read_dictionary
+from elmo_core.formats.elmo_for_many_langs_files import read_network_config
+from elmo_core.formats.torch_pickle import read_state_dict
+from elmo_core.ids.elmo_for_many_langs_ids import CHARACTER_SPECIALS
+from elmo_core.ids.elmo_for_many_langs_ids import MAX_CHARACTERS_PER_TOKEN_RANGE
+from elmo_core.ids.elmo_for_many_langs_ids import WORD_SPECIALS
 from keras_elmo.layers.bilm import BiLM
 
 

@@ -1,22 +1,25 @@
-"""The ELMo Keras layers.
+"""The ELMo Keras layers: `BiLM` (a char CNN or word table, highway
+layers and projected LSTMs in both directions), its parts `CharCNN`,
+`Highway` and `ProjectedLSTM`, `ScalarMix`, `ELMoEmbedding` (a biLM and
+its mixes in one layer) and `SavedModelLayer` (an exported SavedModel as
+a layer). They run on TensorFlow, JAX and PyTorch; what differs per
+backend is `backends/`, the token encoders of a `BiLM` are
+`token_encoders/`."""
 
-The names load on first use, so that the TensorFlow-free modules here
-(`keras_elmo.layers.bilm_size`, the size arithmetic that the command
-line's `--help` and the weight readers use) import without TensorFlow.
-"""
+from keras_elmo.layers.bilm import BiLM
+from keras_elmo.layers.char_cnn import CharCNN
+from keras_elmo.layers.elmo_embedding import ELMoEmbedding
+from keras_elmo.layers.highway import Highway
+from keras_elmo.layers.projected_lstm import ProjectedLSTM
+from keras_elmo.layers.saved_model_layer import SavedModelLayer
+from keras_elmo.layers.scalar_mix import ScalarMix
 
-from keras_elmo.utils.lazy import lazy_exports
-
-# Public name -> the module that defines it.
-_EXPORTS = {
-    "BiLM": "keras_elmo.layers.bilm",
-    "CharCNN": "keras_elmo.layers.char_cnn",
-    "ELMoEmbedding": "keras_elmo.layers.elmo_embedding",
-    "Highway": "keras_elmo.layers.highway",
-    "ProjectedLSTM": "keras_elmo.layers.projected_lstm",
-    "ScalarMix": "keras_elmo.layers.scalar_mix",
-}
-
-__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
-
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "BiLM",
+    "CharCNN",
+    "ELMoEmbedding",
+    "Highway",
+    "ProjectedLSTM",
+    "SavedModelLayer",
+    "ScalarMix",
+]

@@ -2,17 +2,17 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_elmo.data.host_ids import host_inputs
-from keras_elmo.errors import Described
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_fraction
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_number
+from elmo_core.errors import Described
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_fraction
+from elmo_core.errors import check_integer
+from elmo_core.errors import check_number
+from elmo_core.ids.host_ids import host_inputs
+from elmo_core.settings.limits import MAX_LAYERS
 from keras_elmo.layers import backends
 from keras_elmo.layers.bilm_windows import is_window_batch
 from keras_elmo.layers.bilm_windows import window_call
 from keras_elmo.layers.keras_export import refuse_keras_export
-from keras_elmo.layers.limits import MAX_LAYERS
 from keras_elmo.layers.projected_lstm import ProjectedLSTM
 from keras_elmo.layers.projected_lstm import run_lstms
 from keras_elmo.layers.token_encoders import get_token_encoder
@@ -109,7 +109,7 @@ class BiLM(keras.layers.Layer):
         inputs: int tensor `(batch, time, 50)` of character ids, or a dict
             with key `"character_ids"`; with word inputs, int token ids
             `(batch, time)` or a dict with key `"token_ids"` (e.g. from
-            `keras_elmo.data.Vocabulary.batch_to_ids`); or, in cached-token
+            `elmo_core.ids.Vocabulary.batch_to_ids`); or, in cached-token
             mode, a dict
             with `"token_embeddings"` `(batch, time, projection_dim)`
             (from `encode_tokens`, computed once for a vocabulary) and
@@ -144,7 +144,7 @@ class BiLM(keras.layers.Layer):
 
     A word-input biLM:
 
-    >>> vocab = keras_elmo.data.Vocabulary(["<S>", "</S>", "<UNK>", "Hi"])
+    >>> vocab = elmo_core.ids.Vocabulary(["<S>", "</S>", "<UNK>", "Hi"])
     >>> bilm = keras_elmo.layers.BiLM(
     ...     units=16, projection_dim=8, token_encoder="words",
     ...     vocabulary_size=len(vocab))
@@ -469,23 +469,26 @@ class BiLM(keras.layers.Layer):
             "mask": keras.KerasTensor((batch, time), dtype="bool"),
         }
 
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "units": self.units,
-                "projection_dim": self.projection_dim,
-                "num_layers": self.num_layers,
-                "cell_clip": self.cell_clip,
-                "proj_clip": self.proj_clip,
-                "use_skip_connections": self.use_skip_connections,
-                "dropout": self.dropout,
-                "stateful": self.stateful,
-                "max_batch_size": self.max_batch_size,
-            }
-        )
-        config.update(self.encoder.config())
+    def arguments(self):
+        """The constructor arguments of this biLM, as plain values (its
+        sizes, dropout, state and token encoder's): `get_config` without
+        Keras's own keys, read without Keras's serialization."""
+        arguments = {
+            "units": self.units,
+            "projection_dim": self.projection_dim,
+            "num_layers": self.num_layers,
+            "cell_clip": self.cell_clip,
+            "proj_clip": self.proj_clip,
+            "use_skip_connections": self.use_skip_connections,
+            "dropout": self.dropout,
+            "stateful": self.stateful,
+            "max_batch_size": self.max_batch_size,
+        }
+        arguments.update(self.encoder.config())
         if self.token_encoder != "characters":
             # Written only when needed: character configs stay as before.
-            config["token_encoder"] = self.token_encoder
-        return config
+            arguments["token_encoder"] = self.token_encoder
+        return arguments
+
+    def get_config(self):
+        return {**super().get_config(), **self.arguments()}

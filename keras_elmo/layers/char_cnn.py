@@ -1,15 +1,15 @@
 import keras
 from keras import ops
 
-from keras_elmo import characters
-from keras_elmo.characters import DEFAULT_FILTERS
-from keras_elmo.characters import NUM_CHARACTER_IDS
-from keras_elmo.characters import check_filters
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_choice
-from keras_elmo.errors import check_integer
+from elmo_core import characters
+from elmo_core.characters import DEFAULT_FILTERS
+from elmo_core.characters import NUM_CHARACTER_IDS
+from elmo_core.characters import check_filters
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_choice
+from elmo_core.errors import check_integer
+from elmo_core.settings.limits import MAX_LAYERS
 from keras_elmo.layers import backends
-from keras_elmo.layers.limits import MAX_LAYERS
 from keras_elmo.layers.validation import check_character_ids
 
 _ACTIVATIONS = ("relu", "tanh")

@@ -1,21 +1,21 @@
 import keras
 from keras import ops
 
-from keras_elmo.data.host_ids import host_inputs
-from keras_elmo.data.vocabulary import check_vocabulary
-from keras_elmo.errors import BiLMSourceError
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_flag
-from keras_elmo.errors import check_fraction
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_number
-from keras_elmo.errors import check_numbers
-from keras_elmo.errors import tensor
-from keras_elmo.errors.blame import about
+from elmo_core.errors import BiLMSourceError
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_flag
+from elmo_core.errors import check_fraction
+from elmo_core.errors import check_integer
+from elmo_core.errors import check_number
+from elmo_core.errors import check_numbers
+from elmo_core.errors import tensor
+from elmo_core.errors.blame import about
+from elmo_core.ids.host_ids import host_inputs
+from elmo_core.ids.vocabulary import check_vocabulary
+from elmo_core.settings.limits import MAX_LAYERS
 from keras_elmo.layers import backends
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.keras_export import refuse_keras_export
-from keras_elmo.layers.limits import MAX_LAYERS
 from keras_elmo.layers.scalar_mix import ScalarMix
 from keras_elmo.layers.validation import check_batch_structure
 from keras_elmo.layers.validation import keras_layer_config
@@ -61,8 +61,10 @@ def _word_lookup(bilm, vocabulary):
             "`vocabulary` is for word-input biLMs; this biLM reads "
             f"{bilm.token_encoder} and takes any token. Drop it."
         )
+    from keras_elmo.data.word_ids import lookup_table  # TensorFlow's
+
     vocabulary = check_vocabulary(vocabulary, bilm.encoder)
-    return list(vocabulary.tokens), vocabulary.lookup_table()
+    return list(vocabulary.tokens), lookup_table(vocabulary)
 
 
 def _load_source(source, dtype=None):
@@ -134,7 +136,7 @@ class ELMoEmbedding(keras.layers.Layer):
             Defaults to `None` (learned).
         fine_tune: bool. Train the biLM weights too. Defaults to `False`.
         vocabulary: for a word-input biLM, its vocabulary (list of str, a
-            `keras_elmo.data.Vocabulary` or a vocab file path; `<S>`,
+            `elmo_core.ids.Vocabulary` or a vocab file path; `<S>`,
             `</S>` first), needed for string input. Saved in the config as
             a list. Defaults to `None`.
 

@@ -1,7 +1,7 @@
 import keras
 from keras import ops
 
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 from keras_elmo.layers.validation import keras_initializer
 
 

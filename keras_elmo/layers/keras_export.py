@@ -18,7 +18,7 @@ written. `format="tf_saved_model"` works and is not refused.
 
 import sys
 
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 
 # The modules of Keras's exporters that write unrunnable files with ELMo
 # inside -> the format name (`model.export(format=...)`).
@@ -57,5 +57,5 @@ def refuse_keras_export(layer):
         f"holding {type(layer).__name__} {layer.name!r}: {_WHY[fmt]}. Export "
         f"it with keras_elmo.export.to_{fmt}(model, path), which writes a "
         "file that runs (builtin ops, int8 too), and run it with "
-        "keras_elmo.runtime."
+        "elmo_core.runtime."
     )

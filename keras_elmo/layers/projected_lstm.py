@@ -1,10 +1,10 @@
 import keras
 from keras import ops
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_flag
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_number
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_flag
+from elmo_core.errors import check_integer
+from elmo_core.errors import check_number
 from keras_elmo.layers import backends
 from keras_elmo.layers.validation import keras_initializer
 
@@ -139,9 +139,10 @@ class ProjectedLSTM(keras.layers.Layer):
             )
 
     def _clone_kernel_initializer(self):
-        # Each weight gets its own copy of the initializer.
-        config = keras.initializers.serialize(self.kernel_initializer)
-        return keras.initializers.get(config)
+        # Each weight gets its own copy of the initializer (as keras-hub's
+        # clone_initializer: its class from its config).
+        initializer = self.kernel_initializer
+        return type(initializer).from_config(initializer.get_config())
 
     def call(self, inputs, mask=None, initial_state=None, training=None):
         if mask is None:

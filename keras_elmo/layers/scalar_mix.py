@@ -2,11 +2,11 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_elmo.errors import Described
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_flag
-from keras_elmo.errors import check_number
-from keras_elmo.errors import check_numbers
+from elmo_core.errors import Described
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_flag
+from elmo_core.errors import check_number
+from elmo_core.errors import check_numbers
 
 # Variance floor of the masked layer norm: bilm-tf's; AllenNLP's (since
 # 1.0: `tiny_value_of_dtype(float32)`) is 1e-13.

@@ -7,9 +7,9 @@ what was received, not as an error from deep inside a gather or a matmul.
 import keras
 import numpy as np
 
-from keras_elmo.characters import MAX_CHARACTER_ID
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import tensor
+from elmo_core.characters import MAX_CHARACTER_ID
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import tensor
 from keras_elmo.layers import backends
 
 
@@ -45,7 +45,7 @@ def _range_message(argument, max_id=MAX_CHARACTER_ID):
     return (
         f"`{argument}`: character ids must lie in 0..{max_id} (0 is "
         "the padding token); found a value outside that range. Build the ids "
-        "with keras_elmo.batch_to_ids or keras_elmo.tokens_to_char_ids."
+        "with keras_elmo.batch_to_ids or keras_elmo.data.tokens_to_char_ids."
     )
 
 
@@ -73,7 +73,7 @@ def check_character_ids(
         raise KerasElmoError(
             f"`{argument}`: character ids must be an integer tensor (int32 "
             "or int64). Build them with keras_elmo.batch_to_ids or "
-            "keras_elmo.tokens_to_char_ids, or pass token strings to "
+            "keras_elmo.data.tokens_to_char_ids, or pass token strings to "
             "ELMoEmbedding.",
             argument,
             received=tensor(dtype, shape),

@@ -2,18 +2,17 @@
 layers (and, optionally, from the language-model loss)."""
 
 import keras
-import tensorflow as tf
 from keras import ops
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_choice
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_number
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_choice
+from elmo_core.errors import check_integer
+from elmo_core.errors import check_number
+from elmo_core.settings.distillation import DEFAULT_LAYER_LOSS
+from elmo_core.settings.distillation import DEFAULT_LAYER_WEIGHT
+from elmo_core.settings.distillation import DEFAULT_LM_WEIGHT
+from elmo_core.settings.distillation import LAYER_LOSSES
 from keras_elmo.models.elmo_language_model import ELMoLanguageModel
-from keras_elmo.models.layer_losses import DEFAULT_LAYER_LOSS
-from keras_elmo.models.layer_losses import DEFAULT_LAYER_WEIGHT
-from keras_elmo.models.layer_losses import DEFAULT_LM_WEIGHT
-from keras_elmo.models.layer_losses import LAYER_LOSSES
 
 # The input key of a teacher that does not read the student's inputs (a
 # word-input or ELMoForManyLangs teacher): `keras_elmo.data.lm_dataset`
@@ -148,7 +147,7 @@ class DistilledLanguageModel(ELMoLanguageModel):
     def attach_teacher(self, teacher, vocabulary=None):
         """Sets the teacher: a built `BiLM` whose layers are
         `teacher_layers` x `teacher_width` wide (checked), kept frozen;
-        `vocabulary`: a word-input teacher's (`keras_elmo.data.Vocabulary`,
+        `vocabulary`: a word-input teacher's (`elmo_core.ids.Vocabulary`,
         its table's rows)."""
         check_teacher_fits(teacher, self.teacher_layers, self.teacher_width)
         if teacher.encoder.needs_vocabulary and vocabulary is None:
@@ -162,7 +161,11 @@ class DistilledLanguageModel(ELMoLanguageModel):
         # need not be the student's.
         words = teacher.encoder.needs_vocabulary
         reads_own = words or teacher.token_encoder != self.bilm.token_encoder
-        table = vocabulary.lookup_table() if words else None
+        table = None
+        if words:
+            from keras_elmo.data.word_ids import lookup_table
+
+            table = lookup_table(vocabulary)
         key = TEACHER_INPUTS if reads_own else None
         self._teacher = _Frozen(teacher, key, table)
 
@@ -216,6 +219,8 @@ class DistilledLanguageModel(ELMoLanguageModel):
     ):
         """`lm_weight` x the language-model loss + `layer_weight` x the
         layer loss (in training, with a teacher)."""
+        import tensorflow as tf
+
         loss = super().compute_loss(x, y, y_pred, sample_weight, training)
         if not training:
             return loss

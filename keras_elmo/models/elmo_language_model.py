@@ -1,18 +1,17 @@
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_fraction
-from keras_elmo.errors import check_integer
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_fraction
+from elmo_core.errors import check_integer
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.bilm_windows import is_window_batch
 from keras_elmo.layers.validation import keras_layer_config
 from keras_elmo.models.window_states import build_window_states
 from keras_elmo.models.window_states import read_window_states
 from keras_elmo.models.window_states import write_window_states
-from keras_elmo.utils.backend import require_tensorflow
+from keras_elmo.tensorflow_only import require_tensorflow
 
 # Rows of full-softmax logits computed at once in evaluation, so that a
 # large vocabulary never needs a (tokens x V) matrix in memory.
@@ -108,6 +107,8 @@ def sampled_softmax_loss(
 
 def full_softmax_loss(hidden, labels, kernel, bias):
     """Per-token full softmax cross-entropy, in chunks of rows."""
+    import tensorflow as tf
+
     rows = max(1, _LOGITS_PER_CHUNK // int(kernel.shape[0]))
     num = ops.shape(hidden)[0]
     padded = (num + rows - 1) // rows * rows
@@ -349,6 +350,8 @@ class ELMoLanguageModel(keras.Model):
         `y` is int `(batch, 2, time + 2)` (forward then backward targets)
         and `sample_weight` float `(batch, 2, time + 2)`, 1 for a target.
         """
+        import tensorflow as tf
+
         if y is None or sample_weight is None:
             raise KerasElmoError(
                 "ELMoLanguageModel needs targets y (batch, 2, time + 2) and "
@@ -385,6 +388,8 @@ class ELMoLanguageModel(keras.Model):
         """Sums of the forward and backward losses `(2,)` and their token
         counts `(2,)`, computed for the real targets only (gathered out of
         the padding)."""
+        import tensorflow as tf
+
         losses = []
         for direction, name in enumerate(("forward", "backward")):
             hidden = ops.cast(y_pred[name], "float32")

@@ -10,7 +10,6 @@ in order): it reads its slice, and writes its slice in a tensor of zeros
 that the variable sums over the replicas.
 """
 
-import tensorflow as tf
 from keras import ops
 
 
@@ -44,6 +43,8 @@ def build_window_states(model, rows):
 
 def _first_row(rows):
     """The first global row of this replica's `rows`."""
+    import tensorflow as tf
+
     context = tf.distribute.get_replica_context()
     if context is None or context.num_replicas_in_sync == 1:
         return 0

@@ -1,7 +1,8 @@
 import keras
-import tensorflow as tf
 from keras import ops
 
+from elmo_core.errors import KerasElmoError
+from keras_elmo.optimizers.sparse_updates import is_sparse
 from keras_elmo.optimizers.sparse_updates import num_replicas
 
 
@@ -40,14 +41,24 @@ class LossScaleOptimizer(keras.optimizers.LossScaleOptimizer):
     False
     """
 
+    def __init__(self, inner_optimizer, *args, **kwargs):
+        if not isinstance(inner_optimizer, keras.optimizers.Optimizer):
+            raise KerasElmoError(
+                "`inner_optimizer` must be a keras.optimizers.Optimizer, e.g. "
+                "keras_elmo.optimizers.SparseAdagrad().",
+                "inner_optimizer",
+                received=inner_optimizer,
+            )
+        super().__init__(inner_optimizer, *args, **kwargs)
+
     def check_finite(self, grads):
         values = [
-            g.values if isinstance(g, tf.IndexedSlices) else g
-            for g in grads
-            if g is not None
+            g.values if is_sparse(g) else g for g in grads if g is not None
         ]
         finite = ops.all(ops.stack([ops.all(ops.isfinite(v)) for v in values]))
         if num_replicas() > 1:
+            import tensorflow as tf
+
             context = tf.distribute.get_replica_context()
             overflowed = context.all_reduce(
                 "sum", ops.cast(ops.logical_not(finite), "float32")

@@ -1,9 +1,9 @@
 import keras
-import tensorflow as tf
 from keras import ops
 
-from keras_elmo.errors import check_number
+from elmo_core.errors import check_number
 from keras_elmo.optimizers.sparse_updates import SparseOptimizer
+from keras_elmo.optimizers.sparse_updates import is_sparse
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -84,7 +84,9 @@ class SparseAdagrad(SparseOptimizer):
     def update_step(self, gradient, variable, learning_rate):
         lr = ops.cast(learning_rate, variable.dtype)
         accumulator = self._accumulators[self._get_variable_index(variable)]
-        if isinstance(gradient, tf.IndexedSlices):
+        if is_sparse(gradient):
+            import tensorflow as tf
+
             values = ops.cast(gradient.values, variable.dtype)
             indices = gradient.indices
             self.assign_add(

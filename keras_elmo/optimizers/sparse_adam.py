@@ -1,9 +1,9 @@
 import keras
-import tensorflow as tf
 from keras import ops
 
-from keras_elmo.errors import check_number
+from elmo_core.errors import check_number
 from keras_elmo.optimizers.sparse_updates import SparseOptimizer
+from keras_elmo.optimizers.sparse_updates import is_sparse
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -76,7 +76,9 @@ class SparseAdam(SparseOptimizer):
         lr = ops.cast(learning_rate, variable.dtype)
         lr = lr * ops.sqrt(1.0 - ops.power(self.beta_2, step))
         lr = lr / (1.0 - ops.power(self.beta_1, step))
-        if isinstance(gradient, tf.IndexedSlices):
+        if is_sparse(gradient):
+            import tensorflow as tf
+
             indices = gradient.indices
             g = ops.cast(gradient.values, variable.dtype)
             new_m = self.beta_1 * tf.gather(m.value, indices)

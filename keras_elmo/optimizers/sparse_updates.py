@@ -1,15 +1,29 @@
-"""Helpers for optimizers that keep `IndexedSlices` gradients sparse."""
+"""Helpers for optimizers that keep `IndexedSlices` gradients sparse.
+
+Only TensorFlow makes `tf.IndexedSlices`: on another backend every
+gradient is dense, and nothing here imports TensorFlow for it.
+"""
+
+import sys
 
 import keras
-import tensorflow as tf
 from keras import ops
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_number
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_number
+
+
+def is_sparse(gradient):
+    """Whether `gradient` is a `tf.IndexedSlices` (none is, without
+    TensorFlow imported)."""
+    tf = sys.modules.get("tensorflow")
+    return tf is not None and isinstance(gradient, tf.IndexedSlices)
 
 
 def merge_duplicates(gradient):
     """Sums the rows of an `IndexedSlices` gradient that share an index."""
+    import tensorflow as tf
+
     indices, positions = tf.unique(gradient.indices)
     values = tf.math.unsorted_segment_sum(
         gradient.values, positions, tf.shape(indices)[0]
@@ -18,7 +32,11 @@ def merge_duplicates(gradient):
 
 
 def num_replicas():
-    """Replicas that each hold a part of the gradient (1 off distribution)."""
+    """Replicas that each hold a part of the gradient (1 off distribution,
+    and off TensorFlow)."""
+    tf = sys.modules.get("tensorflow")
+    if tf is None or keras.backend.backend() != "tensorflow":
+        return 1
     context = tf.distribute.get_replica_context()
     return 1 if context is None else context.num_replicas_in_sync
 
@@ -26,6 +44,8 @@ def num_replicas():
 def merge_and_clip(grads, global_clipnorm):
     """Merges duplicate rows, then clips all gradients to a global norm
     without densifying the sparse ones."""
+    import tensorflow as tf
+
     grads = [
         merge_duplicates(g) if isinstance(g, tf.IndexedSlices) else g
         for g in grads
@@ -71,13 +91,15 @@ def clip_after_all_reduce(grads_and_vars, global_clipnorm):
 
 
 def _values(gradient):
-    if isinstance(gradient, tf.IndexedSlices):
+    if is_sparse(gradient):
         return gradient.values
     return gradient
 
 
 def _scale(gradient, scale):
-    if isinstance(gradient, tf.IndexedSlices):
+    if is_sparse(gradient):
+        import tensorflow as tf
+
         return tf.IndexedSlices(
             gradient.values * ops.cast(scale, gradient.values.dtype),
             gradient.indices,

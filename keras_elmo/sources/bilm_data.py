@@ -14,7 +14,7 @@ class BiLMData:
         bilm: a built `keras_elmo.layers.BiLM` (stateless, as loaded).
         softmax: `(kernel, bias)` NumPy arrays of the language model's
             softmax, or None when the source has none.
-        vocabulary: a `keras_elmo.data.Vocabulary` (the softmax rows', or a
+        vocabulary: a `elmo_core.ids.Vocabulary` (the softmax rows', or a
             word-input biLM's table rows'), or None.
         description: str. The source in words, for messages (e.g.
             `"the run in runs/en"`).

@@ -9,7 +9,7 @@ matches.
 
 import os
 
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 
 # The registered kinds, in the order `keras_elmo.loading.classify` tries
 # them (their `order`).
@@ -25,7 +25,7 @@ class BiLMSource:
 
     Class attributes every kind sets:
         kind: str. The format its files are read as, in the one vocabulary
-            of kinds shared with `keras_elmo.pretrained.Preset.kind`:
+            of kinds shared with `elmo_core.pretrained.Preset.kind`:
             `"bilm-tf"` (options.json + hdf5 weights),
             `"elmo_for_many_langs"`, `"run"` (a training run directory) or
             `"keras"` (a `.keras` file).
@@ -131,10 +131,10 @@ class BiLMSource:
 
     def bilm_size(self):
         """The biLM's size, as the `BiLM` arguments a run is built with
-        (`keras_elmo.training.sizes.size_of`)."""
-        from keras_elmo.training.sizes import size_of
+        (`elmo_core.settings.sizes.size_of`)."""
+        from elmo_core.settings.sizes import size_of
 
-        return size_of(self.read().bilm.get_config())
+        return size_of(self.read().bilm.arguments())
 
 
 def register_source_kind(kind):
@@ -184,7 +184,7 @@ def _with_arguments(bilm, arguments, description):
     a size the weights fix, is refused by name."""
     from keras_elmo.layers.bilm_weights import copy_bilm_weights
 
-    config = bilm.get_config()
+    config = dict(bilm.arguments(), dtype=bilm.dtype_policy, name=bilm.name)
     copy = _built(config, arguments, description)
     misfit = copy_bilm_weights(copy, bilm)
     if misfit is None:
@@ -209,12 +209,12 @@ def _with_arguments(bilm, arguments, description):
 
 
 def _built(config, arguments, description):
-    """`BiLM.from_config(config + arguments)`, built; an argument it
-    refuses is named."""
+    """`BiLM(**config, **arguments)`, built; an argument it refuses is
+    named."""
     from keras_elmo.layers.bilm import BiLM
 
     def build(overrides):
-        return BiLM.from_config({**config, **overrides})
+        return BiLM(**{**config, **overrides})
 
     try:
         copy = build(arguments)
@@ -227,7 +227,7 @@ def _built(config, arguments, description):
 def _blamed(error, arguments, build, description):
     """The error of `build(arguments)` (a `BiLM` of the source's config
     with `arguments`), about the argument that alone makes it fail."""
-    # Keras's from_config wraps the layer's own error.
+    # Keras may wrap the layer's own error.
     if not isinstance(error, KerasElmoError):
         if isinstance(error.__context__, KerasElmoError):
             error = error.__context__

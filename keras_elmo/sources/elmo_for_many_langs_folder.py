@@ -1,6 +1,6 @@
 """`ELMoForManyLangsFolder`: an ELMoForManyLangs model folder."""
 
-from keras_elmo.errors import WeightFileError
+from elmo_core.errors import WeightFileError
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files
@@ -30,16 +30,14 @@ class ELMoForManyLangsFolder(BiLMSource):
 
     @classmethod
     def matches(cls, source):
-        from keras_elmo.formats.elmo_for_many_langs_files import is_model_dir
+        from elmo_core.formats.elmo_for_many_langs_files import is_model_dir
 
         return is_model_dir(source)
 
     def inputs(self):
-        from keras_elmo.formats.elmo_for_many_langs_files import (
-            PACKAGED_CONFIGS,
-        )
-        from keras_elmo.formats.elmo_for_many_langs_files import find_model_dir
-        from keras_elmo.formats.elmo_for_many_langs_files import (
+        from elmo_core.formats.elmo_for_many_langs_files import PACKAGED_CONFIGS
+        from elmo_core.formats.elmo_for_many_langs_files import find_model_dir
+        from elmo_core.formats.elmo_for_many_langs_files import (
             read_network_config,
         )
 
@@ -88,12 +86,12 @@ class _FolderAroundOne(ELMoForManyLangsFolder):
 
     @classmethod
     def matches(cls, source):
-        from keras_elmo.formats.elmo_for_many_langs_files import inner_model_dir
+        from elmo_core.formats.elmo_for_many_langs_files import inner_model_dir
 
         return inner_model_dir(source) is not None
 
     @classmethod
     def open(cls, source, progress=True, argument=None):
-        from keras_elmo.formats.elmo_for_many_langs_files import inner_model_dir
+        from elmo_core.formats.elmo_for_many_langs_files import inner_model_dir
 
         return ELMoForManyLangsFolder(inner_model_dir(source))

@@ -27,7 +27,7 @@ class ExportFolder(OfficialFiles):
     local = True
 
     def __init__(self, path):
-        from keras_elmo.files.paths import check_input_directory
+        from elmo_core.files.paths import check_input_directory
 
         path = check_input_directory(path, "`path`", argument="path")
         options, weights = self.find_files(path)
@@ -65,8 +65,8 @@ class ExportFolder(OfficialFiles):
     def find_files(path):
         """`(options, weights)` of the folder `path`, each None if not
         found."""
-        from keras_elmo.formats.run_layout import EXPORT_OPTIONS
-        from keras_elmo.formats.run_layout import EXPORT_WEIGHTS
+        from elmo_core.formats.run_layout import EXPORT_OPTIONS
+        from elmo_core.formats.run_layout import EXPORT_WEIGHTS
 
         options = os.path.join(path, EXPORT_OPTIONS)
         weights = os.path.join(path, EXPORT_WEIGHTS)

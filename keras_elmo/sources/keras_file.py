@@ -7,7 +7,7 @@ file, it gets the audit of every other weight format:
 
 - what the file is: a truncated file, an HDF5 file or a pickle renamed
   `.keras`, or a zip without `config.json` is named as such;
-- every zip member streamed and checked (`keras_elmo.files.zip_archive`: sizes
+- every zip member streamed and checked (`elmo_core.files.zip_archive`: sizes
   declared and inflated, CRCs, a bound on all it inflates), so a damaged
   member or a deflate bomb is refused, never a raw `BadZipFile`;
 - `config.json` read within `MAX_CONFIG_BYTES` and parsed within the
@@ -25,14 +25,14 @@ import os
 import re
 import zipfile
 
-from keras_elmo.errors import BiLMSourceError
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import WeightFileError
-from keras_elmo.errors.shown import shown
-from keras_elmo.files.zip_archive import MAX_COMPRESSION_RATIO
-from keras_elmo.files.zip_archive import read_member
-from keras_elmo.files.zip_archive import zip_problem
-from keras_elmo.formats.json_text import parse_json
+from elmo_core.errors import BiLMSourceError
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import WeightFileError
+from elmo_core.errors.shown import shown
+from elmo_core.files.zip_archive import MAX_COMPRESSION_RATIO
+from elmo_core.files.zip_archive import read_member
+from elmo_core.files.zip_archive import zip_problem
+from elmo_core.formats.json_text import parse_json
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files
@@ -77,7 +77,7 @@ class KerasFile(BiLMSource):
     def near_miss(cls, path):
         """An exported model file (`.onnx`, `.tflite`): a model too, but
         one the runtimes load."""
-        from keras_elmo.formats.exported_file import KINDS
+        from elmo_core.formats.exported_file import KINDS
 
         if os.path.isdir(path):
             return None
@@ -88,8 +88,8 @@ class KerasFile(BiLMSource):
                 return (
                     f"is an exported {kind.title} model (keras-elmo "
                     f"{kind.command}), not weights to build a Keras BiLM "
-                    "from; it runs without TensorFlow in keras_elmo.runtime: "
-                    f"keras_elmo.runtime.{kind.title}BiLM({path!r}) "
+                    "from; it runs without TensorFlow in elmo_core.runtime: "
+                    f"elmo_core.runtime.{kind.title}BiLM({path!r}) "
                     "(`keras-elmo embed` runs it too)."
                 )
         return None
@@ -263,8 +263,8 @@ def _check_layer(entry, path):
 def _check_bilm(config, path):
     """`BiLM`'s own checks of its arguments, and the memory bound, before
     Keras builds it."""
+    from elmo_core.settings.bilm_size import check_bilm_config
     from keras_elmo.layers.bilm import BiLM
-    from keras_elmo.layers.bilm_size import check_bilm_config
 
     check_bilm_config(config, f"{path} (config.json)")
     # The constructor itself (`from_config` would wrap its message in a

@@ -2,8 +2,8 @@
 
 import os
 
-from keras_elmo.errors import BiLMSourceError
-from keras_elmo.errors.blame import about
+from elmo_core.errors import BiLMSourceError
+from elmo_core.errors.blame import about
 from keras_elmo.sources.bilm_data import BiLMData
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import real_files
@@ -71,9 +71,9 @@ class OfficialFiles(BiLMSource):
     def fetch(cls, options, weights, progress=True):
         """The source of `options` (a path, a URL or a dict) and `weights`
         (a path or a URL); URLs are downloaded into the cache if needed."""
-        from keras_elmo import pretrained
-        from keras_elmo.formats.bilm_tf_options import check_options_file
-        from keras_elmo.formats.bilm_tf_options import check_weight_file
+        from elmo_core import pretrained
+        from elmo_core.formats.bilm_tf_options import check_options_file
+        from elmo_core.formats.bilm_tf_options import check_weight_file
 
         if isinstance(options, dict):
             description = f"the options dict + {weights}"
@@ -89,8 +89,8 @@ class OfficialFiles(BiLMSource):
     def _beside(self):
         """The `(softmax, vocabulary)` files beside the options (None for
         an options dict)."""
-        from keras_elmo.formats.run_layout import EXPORT_SOFTMAX
-        from keras_elmo.formats.run_layout import VOCAB_FILE
+        from elmo_core.formats.run_layout import EXPORT_SOFTMAX
+        from elmo_core.formats.run_layout import VOCAB_FILE
 
         if isinstance(self.options, dict):
             return None, None
@@ -105,9 +105,9 @@ class OfficialFiles(BiLMSource):
         return real_files(options, self.weights, *self._beside())
 
     def _read(self):
-        from keras_elmo.data.vocabulary import Vocabulary
+        from elmo_core.formats.run_layout import read_softmax
+        from elmo_core.ids.vocabulary import Vocabulary
         from keras_elmo.formats.bilm_tf import read_bilm
-        from keras_elmo.formats.run_layout import read_softmax
 
         bilm = read_bilm(self.options, self.weights)
         softmax_file, vocab_file = self._beside()

@@ -2,8 +2,8 @@
 
 import os
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import WeightFileError
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import WeightFileError
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import register_source_kind
 from keras_elmo.sources.elmo_for_many_langs_folder import ELMoForManyLangsFolder
@@ -12,7 +12,7 @@ from keras_elmo.sources.official_files import OfficialFiles
 
 @register_source_kind
 class PretrainedModel(BiLMSource):
-    """A pretrained model name (`keras_elmo.pretrained.PRESETS`): its files
+    """A pretrained model name (`elmo_core.pretrained.PRESETS`): its files
     are downloaded once into the cache (`open`), then read as the kind
     `Preset.kind` names. A damaged cached file is named as such, with how
     to fetch it again.
@@ -39,7 +39,7 @@ class PretrainedModel(BiLMSource):
     def matches(cls, source):
         """A preset name, or a string that cannot be a path or a URL (the
         name is then checked, with close names suggested for a typo)."""
-        from keras_elmo import pretrained
+        from elmo_core import pretrained
 
         if source in pretrained.PRESETS:
             return True
@@ -49,7 +49,7 @@ class PretrainedModel(BiLMSource):
     def open(cls, name, progress=True, argument=None):
         """The source of the preset `name`, its files in the cache
         (downloaded if needed)."""
-        from keras_elmo import pretrained
+        from elmo_core import pretrained
 
         preset = pretrained.get_preset(name)
         paths = pretrained.fetch(preset, progress=progress)

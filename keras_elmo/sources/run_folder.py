@@ -10,7 +10,7 @@ from keras_elmo.sources.bilm_source import register_source_kind
 
 @register_source_kind
 class RunFolder(BiLMSource):
-    """A training run directory (what `keras_elmo.training.train` writes):
+    """A training run directory (what `keras_elmo.runs.train` writes):
     its latest checkpoint, with the softmax and the vocabulary of the run.
 
     Args:
@@ -38,7 +38,7 @@ class RunFolder(BiLMSource):
         # from the run may be written beside them (`export-weights --output
         # RUN/export`, the documented layout); nothing may go into the
         # checkpoint folder or replace one of these files.
-        from keras_elmo.formats import run_layout
+        from elmo_core.formats import run_layout
 
         names = (
             run_layout.CONFIG_FILE,

@@ -1,3 +1,5 @@
-"""Pretraining: the training config and sizes, the recipe chosen by corpus
-size, the learning rate and the time budget, the run directory, the fit
-loop and tf.distribute."""
+"""Pretraining: a run's vocabulary, size and config from what a user
+gives, the compiled model, the run directory (checkpoints), the fit loop
+with its callback and time budget, held-out perplexity, distillation
+from a teacher, and `tf.distribute`. The settings of a run, without
+Keras, are `elmo_core.settings`."""

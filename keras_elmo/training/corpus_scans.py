@@ -9,13 +9,13 @@ one fails the run at once; the scan's batches are global batches of
 import dataclasses
 import functools
 
+from elmo_core.progress import say
+from elmo_core.settings.training_config import window_rows
 from keras_elmo.data.datasets import lm_dataset
 from keras_elmo.data.datasets import scan_corpus
 from keras_elmo.data.windows import windows_dataset
 from keras_elmo.data.windows import windows_per_epoch
 from keras_elmo.training.distribute import distribute_lm_dataset
-from keras_elmo.training.training_config import window_rows
-from keras_elmo.utils.progress import say
 
 
 def scan_files(config, files, replicas, what, verbose, windows=False):

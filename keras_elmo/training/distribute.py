@@ -34,8 +34,8 @@ import math
 import keras
 import tensorflow as tf
 
-from keras_elmo.errors import ClusterError
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import ClusterError
+from elmo_core.errors import KerasElmoError
 from keras_elmo.training.strategies import tensorflow_reason
 
 # === Data ===
@@ -192,7 +192,7 @@ class DistributedLoop:
 
     def evaluate(self, dataset, steps, progress=None):
         """Held-out perplexities of `steps` global batches (full softmax),
-        reported to a `keras_elmo.utils.progress.Progress` if given."""
+        reported to a `elmo_core.progress.Progress` if given."""
         with self._lost_workers("an evaluation"):
             self.model.reset_metrics()
             iterator = iter(dataset)

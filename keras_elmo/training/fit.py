@@ -22,10 +22,14 @@ import time
 
 import keras
 
-from keras_elmo.data.vocabulary import check_vocabulary
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.formats.run_layout import LOGS_DIR
-from keras_elmo.formats.run_layout import VOCAB_FILE
+from elmo_core.errors import KerasElmoError
+from elmo_core.formats.run_layout import LOGS_DIR
+from elmo_core.formats.run_layout import VOCAB_FILE
+from elmo_core.ids.vocabulary import check_vocabulary
+from elmo_core.progress import say
+from keras_elmo.tensorflow_only import require_tensorflow
+from keras_elmo.training.compiled_model import build_model
+from keras_elmo.training.compiled_model import learning_rate_schedule
 from keras_elmo.training.corpus_scans import scan_data
 from keras_elmo.training.corpus_scans import scan_dataset
 from keras_elmo.training.distribute import DistributedLoop
@@ -41,14 +45,10 @@ from keras_elmo.training.strategies import num_replicas
 from keras_elmo.training.strategies import resolve_strategy
 from keras_elmo.training.threads import use_training_threads
 from keras_elmo.training.training_callback import TrainingCallback
-from keras_elmo.training.training_config import build_model
-from keras_elmo.training.training_config import learning_rate_schedule
 from keras_elmo.training.validation import validation
-from keras_elmo.utils.backend import require_tensorflow
-from keras_elmo.utils.progress import say
 
 
-def train(
+def fit_run(
     output_dir,
     config,
     vocabulary,
@@ -63,10 +63,10 @@ def train(
         output_dir: str. The run directory (created if needed). If it holds
             a checkpoint of the same run, training resumes from it. With
             several workers, a directory they all see (shared storage).
-        config: a `keras_elmo.training.training_config.TrainingConfig`. Its
+        config: a `elmo_core.settings.training_config.TrainingConfig`. Its
             `tokens_per_batch` is the budget of one replica: a step trains
             on `replicas` times as many tokens.
-        vocabulary: a `keras_elmo.data.Vocabulary`.
+        vocabulary: a `elmo_core.ids.Vocabulary`.
         options: a `keras_elmo.training.fit_options.FitOptions` (length,
             checkpoints, validation, devices) or None, its defaults.
         init_from: a function or None: with no argument, it returns the
@@ -82,7 +82,7 @@ def train(
         The trained `ELMoLanguageModel`.
     """
     started = time.monotonic()
-    require_tensorflow("keras-elmo train (training.fit.train)")
+    require_tensorflow("keras-elmo train (training.fit.fit_run)")
     options = (options or FitOptions()).checked(config)
     # Before TensorFlow's runtime starts (with the strategy, next).
     threads = use_training_threads()
@@ -171,9 +171,9 @@ def _restore_or_initialize(
 def _attach_teacher(model, teacher, config, start_step, verbose):
     """Reads the teacher of a distilled run, in the run's precision; a run
     that starts copies the teacher's character layers it asks for."""
+    from elmo_core.settings.training_config import MIXED_PRECISION
     from keras_elmo.training.distill_settings import weights_digest
     from keras_elmo.training.teacher_start import start_from_teacher
-    from keras_elmo.training.training_config import MIXED_PRECISION
 
     if teacher is None:
         raise KerasElmoError(

@@ -8,20 +8,20 @@ resolved.
 
 import dataclasses
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_number
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_integer
+from elmo_core.errors import check_number
+from elmo_core.settings.time_budget import MAXIMUM_BUDGET_S
+from elmo_core.settings.time_budget import MINIMUM_BUDGET_S
+from elmo_core.settings.training_config import DEFAULT_CHECKPOINT_EVERY
+from elmo_core.settings.training_config import DEFAULT_CLUSTER_TIMEOUT
+from elmo_core.settings.training_config import JIT_COMPILE
 from keras_elmo.training.strategies import describe
-from keras_elmo.training.time_budget import MAXIMUM_BUDGET_S
-from keras_elmo.training.time_budget import MINIMUM_BUDGET_S
-from keras_elmo.training.training_config import DEFAULT_CHECKPOINT_EVERY
-from keras_elmo.training.training_config import DEFAULT_CLUSTER_TIMEOUT
-from keras_elmo.training.training_config import JIT_COMPILE
 
 
 @dataclasses.dataclass(frozen=True)
 class FitOptions:
-    """How one call of `keras_elmo.training.fit.train` runs: what may
+    """How one call of `keras_elmo.training.fit.fit_run` runs: what may
     change between the calls of one run (the `TrainingConfig` may not).
 
     Args:
@@ -32,7 +32,7 @@ class FitOptions:
         validate_every: int or None. Steps between held-out evaluations
             (at the next checkpoint); None means once an epoch.
         strategy: str, `tf.distribute.Strategy` or None. A name of
-            `keras_elmo.training.training_config.STRATEGIES` ("auto":
+            `elmo_core.settings.training_config.STRATEGIES` ("auto":
             several workers or GPUs if there are, else one device), a
             strategy, or None for one device with `model.fit`. Defaults to
             `"auto"`.
@@ -45,7 +45,7 @@ class FitOptions:
         time_budget: float or None. Seconds of wall time for the whole
             call, evaluations included, instead of `epochs` or `steps`:
             the last step is planned from the measured speed (see
-            `keras_elmo.training.time_budget`). A resumed run goes on with
+            `elmo_core.settings.time_budget`). A resumed run goes on with
             the seconds its earlier part left.
 
     Example:

@@ -1,7 +1,7 @@
 """Starting a new run from the weights of another biLM."""
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import WeightFileError
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import WeightFileError
 from keras_elmo.layers.bilm_weights import copy_bilm_weights
 
 
@@ -11,7 +11,7 @@ def initialize(model, vocabulary, source):
 
     Args:
         model: a built `keras_elmo.models.ELMoLanguageModel`.
-        vocabulary: a `keras_elmo.data.Vocabulary`, the run's.
+        vocabulary: a `elmo_core.ids.Vocabulary`, the run's.
         source: a `keras_elmo.sources.BiLMData`: the `bilm`, `softmax`
             (or None), `vocabulary` (or None) and `description` of the
             weights to start from.

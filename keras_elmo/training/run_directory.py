@@ -1,6 +1,6 @@
 """A training run directory: its config, vocabulary, history, time-budget
 plan and checkpoints, and the export of a trained run (the file names are
-the layout's, `keras_elmo.formats.run_layout`). Every file is written
+the layout's, `elmo_core.formats.run_layout`). Every file is written
 atomically.
 """
 
@@ -11,32 +11,32 @@ import zipfile
 
 import numpy as np
 
-from keras_elmo.data.tokenization_record import recorded_tokenization
-from keras_elmo.data.tokenization_record import write_record
-from keras_elmo.data.vocabulary import Vocabulary
-from keras_elmo.errors import InputPathError
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import RunDirectoryError
-from keras_elmo.errors import check_integer
-from keras_elmo.errors import check_number
-from keras_elmo.files import atomic_output
-from keras_elmo.files.paths import check_input_file
+from elmo_core.errors import InputPathError
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import RunDirectoryError
+from elmo_core.errors import check_integer
+from elmo_core.errors import check_number
+from elmo_core.files import atomic_output
+from elmo_core.files.paths import check_input_file
+from elmo_core.formats.run_layout import CHECKPOINT_DIR
+from elmo_core.formats.run_layout import CHECKPOINT_FORMAT
+from elmo_core.formats.run_layout import CONFIG_FILE
+from elmo_core.formats.run_layout import EXPORT_OPTIONS
+from elmo_core.formats.run_layout import EXPORT_SOFTMAX
+from elmo_core.formats.run_layout import EXPORT_WEIGHTS
+from elmo_core.formats.run_layout import HISTORY_FILE
+from elmo_core.formats.run_layout import PLAN_FILE
+from elmo_core.formats.run_layout import VOCAB_FILE
+from elmo_core.formats.run_layout import read_json
+from elmo_core.formats.run_layout import write_json
+from elmo_core.formats.run_layout import write_softmax
+from elmo_core.ids.vocabulary import Vocabulary
+from elmo_core.settings.training_config import TrainingConfig
+from elmo_core.settings.training_config import window_rows
+from elmo_core.text.tokenization_record import recorded_tokenization
+from elmo_core.text.tokenization_record import write_record
 from keras_elmo.formats.bilm_tf import save_bilm
-from keras_elmo.formats.run_layout import CHECKPOINT_DIR
-from keras_elmo.formats.run_layout import CHECKPOINT_FORMAT
-from keras_elmo.formats.run_layout import CONFIG_FILE
-from keras_elmo.formats.run_layout import EXPORT_OPTIONS
-from keras_elmo.formats.run_layout import EXPORT_SOFTMAX
-from keras_elmo.formats.run_layout import EXPORT_WEIGHTS
-from keras_elmo.formats.run_layout import HISTORY_FILE
-from keras_elmo.formats.run_layout import PLAN_FILE
-from keras_elmo.formats.run_layout import VOCAB_FILE
-from keras_elmo.formats.run_layout import read_json
-from keras_elmo.formats.run_layout import write_json
-from keras_elmo.formats.run_layout import write_softmax
-from keras_elmo.training.training_config import TrainingConfig
-from keras_elmo.training.training_config import build_model
-from keras_elmo.training.training_config import window_rows
+from keras_elmo.training.compiled_model import build_model
 
 # Replicas a checkpoint may say it was trained on (a run of windows keeps
 # state for each of their rows).

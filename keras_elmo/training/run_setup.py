@@ -9,9 +9,9 @@ of the values given (`run_config`).
 import dataclasses
 import os
 
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.training.sizes import SIZE_ARGUMENTS
-from keras_elmo.training.sizes import bilm_size
+from elmo_core.errors import KerasElmoError
+from elmo_core.settings.sizes import SIZE_ARGUMENTS
+from elmo_core.settings.sizes import bilm_size
 
 
 def run_vocabulary(
@@ -28,8 +28,8 @@ def run_vocabulary(
     `build_vocab` the one the run in `output` built already, else one built
     from `train_files` (tokens seen `min_count` times, at most
     `max_vocab_size`)."""
-    from keras_elmo.data.vocabulary import Vocabulary
-    from keras_elmo.formats.run_layout import VOCAB_FILE
+    from elmo_core.formats.run_layout import VOCAB_FILE
+    from elmo_core.ids.vocabulary import Vocabulary
 
     existing = os.path.join(output, VOCAB_FILE)
     if vocab and build_vocab:
@@ -62,26 +62,26 @@ def run_vocabulary(
 
 def size_flags(values):
     """The single size values given (`units`, ..., `filters`,
-    `use_skip_connections`) of a dict of flag values (None: not given)."""
+    `use_skip_connections`) of a dict of settings (None: not given)."""
     flags = {
         name: values[name]
         for name in [*SIZE_ARGUMENTS, "filters"]
         if values.get(name) is not None
     }
-    if values.get("no_skip_connections"):
-        flags["use_skip_connections"] = False
+    if values.get("use_skip_connections") is not None:
+        flags["use_skip_connections"] = values["use_skip_connections"]
     return flags
 
 
 def run_size(values, source_size=None, vocabulary_size=None):
     """The `BiLM` arguments of a new run, from the flag values `values` (a
     dict, e.g. `vars(args)`; None: not given): a training size name
-    (`size`, one of `keras_elmo.training.sizes.SIZES`), an official options
+    (`size`, one of `elmo_core.settings.sizes.SIZES`), an official options
     file (`options`, its path), single values (`size_flags`) and the
     `token_encoder`; with none of them, `source_size()`, the size of the
-    weights the run starts from. See `keras_elmo.training.sizes.bilm_size`.
+    weights the run starts from. See `elmo_core.settings.sizes.bilm_size`.
     """
-    from keras_elmo.formats.bilm_tf_options import options_file_config
+    from elmo_core.formats.bilm_tf_options import options_file_config
 
     options = values.get("options")
     return bilm_size(
@@ -97,7 +97,7 @@ def run_size(values, source_size=None, vocabulary_size=None):
 def run_config(values, **fields):
     """The `TrainingConfig` of `fields` and of the `values` (a dict of flag
     values, e.g. `vars(args)`) named as its fields; others are ignored."""
-    from keras_elmo.training.training_config import TrainingConfig
+    from elmo_core.settings.training_config import TrainingConfig
 
     names = {field.name for field in dataclasses.fields(TrainingConfig)}
     given = {name: values[name] for name in names if name in values}

@@ -2,7 +2,7 @@
 last one, fixed by `steps` or `epochs` or planned by a time budget.
 
 A time budget's last step is unknown until the speed is measured
-(`keras_elmo.training.time_budget`); until its first plan the run counts
+(`elmo_core.settings.time_budget`); until its first plan the run counts
 towards `UNPLANNED_STEPS`, or towards the last step an interrupted
 earlier part of the run saved in its plan.
 """
@@ -11,8 +11,8 @@ import dataclasses
 import math
 import time
 
-from keras_elmo.training.time_budget import TimeBudget
-from keras_elmo.utils.progress import say
+from elmo_core.progress import say
+from elmo_core.settings.time_budget import TimeBudget
 
 # The last step of a time-budget run before its first plan: a bound that
 # no run reaches, so that the measured plan decides.

@@ -22,10 +22,10 @@ import os
 
 import tensorflow as tf
 
-from keras_elmo.errors import ClusterError
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.training.training_config import DEFAULT_CLUSTER_TIMEOUT
-from keras_elmo.training.training_config import STRATEGIES
+from elmo_core.errors import ClusterError
+from elmo_core.errors import KerasElmoError
+from elmo_core.settings.training_config import DEFAULT_CLUSTER_TIMEOUT
+from elmo_core.settings.training_config import STRATEGIES
 
 _TF_CONFIG_EXAMPLE = (
     '{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '

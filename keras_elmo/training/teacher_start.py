@@ -11,12 +11,7 @@ width and start fresh.
 
 import numpy as np
 
-from keras_elmo.errors import KerasElmoError
-
-FROM_TEACHER = ("auto", "filters", "embeddings", "none")
-DEFAULT_FROM_TEACHER = "auto"
-# What a run distilled before the setting existed did.
-BEFORE_FROM_TEACHER = "none"
+from elmo_core.errors import KerasElmoError
 
 
 def start_from_teacher(student, teacher, what, description):

@@ -1,7 +1,7 @@
 """The callback of a training run: checkpoints, validation, progress
 lines, the time budget's plans and the stop at the last step.
 
-`keras_elmo.training.fit.train` passes it to `model.fit` (one device) or
+`keras_elmo.training.fit.fit_run` passes it to `model.fit` (one device) or
 to the distributed loop (`keras_elmo.training.distribute`) alike.
 """
 
@@ -9,7 +9,7 @@ import time
 
 import keras
 
-from keras_elmo.utils.progress import Progress
+from elmo_core.progress import Progress
 
 # A plan between checkpoints is printed when it moves the last step by
 # more than this share.
@@ -120,7 +120,7 @@ class TrainingCallback(keras.callbacks.Callback):
 
     def _replan(self, quiet=False):
         """Plans the last step again from the measured speed (see
-        `keras_elmo.training.time_budget`); `quiet`: says so only if the
+        `elmo_core.settings.time_budget`); `quiet`: says so only if the
         plan moved by more than `REPLAN_NOTICE`."""
         last = self.history[-1]["step"] if self.history else 0
         planned = self.budget.plan(

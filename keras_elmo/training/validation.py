@@ -8,9 +8,9 @@ time budget's first plan.
 import statistics
 import time
 
+from elmo_core.progress import Progress
+from keras_elmo.training.batch_progress import BatchProgress
 from keras_elmo.training.corpus_scans import scan_dataset
-from keras_elmo.utils.progress import Progress
-from keras_elmo.utils.progress import batch_callback
 
 # Held-out batches timed for a time budget's first plan.
 VALIDATION_PROBE_BATCHES = 6
@@ -31,7 +31,7 @@ def validation(scan, strategy, loop, model, vocabulary):
                 data,
                 verbose=0,
                 return_dict=True,
-                callbacks=[batch_callback(progress)],
+                callbacks=[BatchProgress(progress)],
             )
         return loop.evaluate(data, steps, progress)
 

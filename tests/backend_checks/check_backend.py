@@ -34,6 +34,7 @@ import h5py  # noqa: E402
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+import elmo_core  # noqa: E402
 import keras_elmo  # noqa: E402
 from tests.backend_checks import distinct_tokens  # noqa: E402
 from tests.backend_checks import empty_batches  # noqa: E402
@@ -143,7 +144,7 @@ def check_mixed_precision():
 
 def check_words_stateless():
     bilm = keras_elmo.load_bilm(WORD_OPTIONS, WORD_WEIGHTS, vocabulary=VOCAB)
-    vocab = keras_elmo.data.Vocabulary.from_file(VOCAB)
+    vocab = elmo_core.ids.Vocabulary.from_file(VOCAB)
     with h5py.File(os.path.join(WORDS, "expected_stateless.hdf5")) as f:
         expected = [f[str(i)][...] for i in range(len(WORD_SENTENCES))]
     batch = _layers(bilm, vocab.batch_to_ids(WORD_SENTENCES))
@@ -157,7 +158,7 @@ def check_words_stateful():
     bilm = keras_elmo.load_bilm(
         WORD_OPTIONS, WORD_WEIGHTS, stateful=True, max_batch_size=6
     )
-    vocab = keras_elmo.data.Vocabulary.from_file(VOCAB)
+    vocab = elmo_core.ids.Vocabulary.from_file(VOCAB)
     pairs = []
     with h5py.File(os.path.join(WORDS, "expected_stateful.hdf5")) as f:
         for k, rows in enumerate(_json("stateful_batches.json")["batches"]):
@@ -234,9 +235,7 @@ def _compat_inputs(name, model, sentences):
     if name == "characters":
         return keras_elmo.batch_to_ids(sentences)
     if name == "words":
-        return keras_elmo.data.Vocabulary.from_file(VOCAB).batch_to_ids(
-            sentences
-        )
+        return elmo_core.ids.Vocabulary.from_file(VOCAB).batch_to_ids(sentences)
     bilm = next(
         x for x in model.layers if isinstance(x, keras_elmo.layers.BiLM)
     )

@@ -47,7 +47,7 @@ def language_model():
     from keras_elmo.models import ELMoLanguageModel
     from keras_elmo.optimizers import SparseAdagrad
     from keras_elmo.optimizers.loss_scale_optimizer import LossScaleOptimizer
-    from keras_elmo.training.learning_rate import WarmupDecay
+    from keras_elmo.optimizers.warmup_decay import WarmupDecay
 
     bilm = BiLM(**tiny_bilm_kwargs())
     model = ELMoLanguageModel(bilm, vocabulary_size=12, num_sampled=12)

@@ -42,8 +42,8 @@ import importlib
 import keras
 import numpy as np
 
-from keras_elmo.errors import Described
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import Described
+from elmo_core.errors import KerasElmoError
 from keras_elmo.layers.backends.cell import Cell
 
 __all__ = ["Cell"]

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_elmo.data.host_ids import is_host_tokens
+from elmo_core.ids.host_ids import is_host_tokens
 from keras_elmo.layers.backends import keras_ops
 
 reverse_sequences = keras_ops.reverse_sequences

@@ -3,17 +3,16 @@
 import keras
 from keras import ops
 
-from keras_elmo import characters
-from keras_elmo.characters import BOS_CHARACTER_IDS
-from keras_elmo.characters import EOS_CHARACTER_IDS
-from keras_elmo.characters import MAX_CHARACTERS_PER_TOKEN
-from keras_elmo.data.character_ids import tokens_to_char_ids
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import check_flag
-from keras_elmo.errors import check_integer
+from elmo_core import characters
+from elmo_core.characters import BOS_CHARACTER_IDS
+from elmo_core.characters import EOS_CHARACTER_IDS
+from elmo_core.characters import MAX_CHARACTERS_PER_TOKEN
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_flag
+from elmo_core.errors import check_integer
+from elmo_core.settings.limits import MAX_LAYERS
 from keras_elmo.layers import backends
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
-from keras_elmo.layers.limits import MAX_LAYERS
 from keras_elmo.layers.token_encoders.character_stack import (
     build_character_stack,
 )
@@ -179,4 +178,6 @@ class CharacterEncoder(TokenEncoder):
 
     def tokens_to_inputs(self, tokens, table=None, sequence_length=None):
         """In-graph inputs of a `tf.string` `(batch, time)` token tensor."""
+        from keras_elmo.data.character_ids import tokens_to_char_ids
+
         return tokens_to_char_ids(tokens, sequence_length=sequence_length)

@@ -1,10 +1,10 @@
 """The character stack the character kinds share: a char CNN and its
 highway layers, created and built the same way (SPEC §2-3)."""
 
-from keras_elmo.errors import check_integer
+from elmo_core.errors import check_integer
+from elmo_core.settings.limits import MAX_LAYERS
 from keras_elmo.layers.char_cnn import CharCNN
 from keras_elmo.layers.highway import Highway
-from keras_elmo.layers.limits import MAX_LAYERS
 
 
 def character_stack(

@@ -1,20 +1,21 @@
 """The token encoder of ELMoForManyLangs biLMs (`token_encoder=
 "elmo_for_many_langs"`): EFML's char CNN over its own character
 vocabulary, with its optional word table. The string-to-id rules live in
-`keras_elmo.data.elmo_for_many_langs_ids`.
+`elmo_core.ids.elmo_for_many_langs_ids` (on the host) and
+`keras_elmo.data.elmo_for_many_langs_ids` (in a TensorFlow graph).
 """
 
 import keras
 import numpy as np
 from keras import ops
 
-from keras_elmo.data.elmo_for_many_langs_ids import BOS
-from keras_elmo.data.elmo_for_many_langs_ids import CHARACTER_SPECIALS
-from keras_elmo.data.elmo_for_many_langs_ids import EOS
-from keras_elmo.data.elmo_for_many_langs_ids import WORD_SPECIALS
-from keras_elmo.data.elmo_for_many_langs_ids import ELMoForManyLangsIds
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import tensor
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import tensor
+from elmo_core.ids.elmo_for_many_langs_ids import BOS
+from elmo_core.ids.elmo_for_many_langs_ids import CHARACTER_SPECIALS
+from elmo_core.ids.elmo_for_many_langs_ids import EOS
+from elmo_core.ids.elmo_for_many_langs_ids import WORD_SPECIALS
+from elmo_core.ids.elmo_for_many_langs_ids import ELMoForManyLangsIds
 from keras_elmo.layers import backends
 from keras_elmo.layers.char_cnn import DEFAULT_FILTERS
 from keras_elmo.layers.token_encoders.character_stack import (
@@ -95,6 +96,7 @@ class ELMoForManyLangsEncoder(TokenEncoder):
         self.ids = ELMoForManyLangsIds(
             characters, words, max_characters_per_token
         )
+        self.graph_ids = None  # made on the first graph call
         self.characters = self.ids.characters
         self.words = self.ids.words
         self.word_embedding_dim = (
@@ -210,8 +212,14 @@ class ELMoForManyLangsEncoder(TokenEncoder):
 
     def tokens_to_inputs(self, tokens, table=None, sequence_length=None):
         """In-graph inputs of a `tf.string` token tensor (see
-        `ELMoForManyLangsIds.tokens_to_inputs`; the table is unused)."""
-        return self.ids.tokens_to_inputs(
+        `ELMoForManyLangsGraphIds.tokens_to_inputs`; the table is unused)."""
+        if self.graph_ids is None:
+            from keras_elmo.data.elmo_for_many_langs_ids import (
+                ELMoForManyLangsGraphIds,
+            )
+
+            self.graph_ids = ELMoForManyLangsGraphIds(self.ids)
+        return self.graph_ids.tokens_to_inputs(
             tokens, sequence_length=sequence_length
         )
 

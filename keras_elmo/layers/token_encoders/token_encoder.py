@@ -15,7 +15,7 @@ kind's constructor arguments (`arguments()`) through without naming them.
 
 import inspect
 
-from keras_elmo.errors import KerasElmoError
+from elmo_core.errors import KerasElmoError
 
 # `BiLM(token_encoder=...)` name (and each older name) -> kind.
 TOKEN_ENCODERS = {}

@@ -4,11 +4,10 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_elmo.data.vocabulary import check_vocabulary
-from keras_elmo.data.vocabulary import tokens_to_word_ids
-from keras_elmo.errors import KerasElmoError
-from keras_elmo.errors import WeightFileError
-from keras_elmo.errors import tensor
+from elmo_core.errors import KerasElmoError
+from elmo_core.errors import WeightFileError
+from elmo_core.errors import tensor
+from elmo_core.ids.vocabulary import check_vocabulary
 from keras_elmo.layers import backends
 from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
 from keras_elmo.layers.token_encoders.token_encoder import (
@@ -72,7 +71,7 @@ class WordEncoder(TokenEncoder):
         if "int" not in dtype or len(shape) != 2:
             raise KerasElmoError(
                 "A word-input BiLM takes token ids: an integer tensor (batch, "
-                "time). Build them with keras_elmo.data.Vocabulary(...)."
+                "time). Build them with elmo_core.ids.Vocabulary(...)."
                 "batch_to_ids(sentences), or pass token strings to "
                 "ELMoEmbedding with its vocabulary.",
                 received=tensor(dtype, shape),
@@ -103,6 +102,8 @@ class WordEncoder(TokenEncoder):
         return check_vocabulary(vocabulary, self).batch_to_ids(sentences)
 
     def tokens_to_inputs(self, tokens, table=None, sequence_length=None):
+        from keras_elmo.data.word_ids import tokens_to_word_ids
+
         return tokens_to_word_ids(tokens, table, sequence_length)
 
 

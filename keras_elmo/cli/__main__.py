@@ -1,3 +1,0 @@
-from keras_elmo.cli import command
-
-command()

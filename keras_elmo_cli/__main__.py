@@ -1,0 +1,3 @@
+from keras_elmo_cli import command
+
+command()
