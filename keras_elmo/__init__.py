@@ -29,6 +29,8 @@ from keras_elmo import layers
 from keras_elmo import models
 from keras_elmo import optimizers
 from keras_elmo import pretrained
+from keras_elmo.corpus.embedding import dump_token_embeddings
+from keras_elmo.corpus.embedding import embed
 from keras_elmo.formats.bilm_tf import save_bilm
 from keras_elmo.layers import BiLM
 from keras_elmo.layers import CharCNN
@@ -55,6 +57,8 @@ __all__ = [
     "batch_to_ids",
     "corpus",
     "distill",
+    "dump_token_embeddings",
+    "embed",
     "errors",
     "evaluate",
     "layers",

@@ -32,6 +32,7 @@ positive_int = _number(int, 0, True, "a positive integer")
 positive_float = _number(float, 0.0, True, "a positive number")
 non_negative_float = _number(float, 0.0, False, "a number >= 0")
 non_negative_int = _number(int, 0, False, "an integer >= 0")
+finite_float = _number(float, -float("inf"), True, "a finite number")
 
 
 class OneValue(argparse._StoreAction):
@@ -113,10 +114,12 @@ def _float(text):
         return text  # refused, with the text, by check_numbers
 
 
-def add_scalar_mix(group, help_text):
-    """`--scalar-mix W0,W1,...` (`scalar_mix_weights`) into `group`."""
+def add_scalar_mix(group, help_text, dest="scalar_mix"):
+    """`--scalar-mix W0,W1,...` (`scalar_mix_weights`) into `group`, its
+    destination `dest` (the name of the library argument it gives)."""
     group.add_argument(
         "--scalar-mix",
+        dest=dest,
         type=scalar_mix_weights,
         metavar="W0,W1,...",
         help=f"{help_text}; the weights one a layer, comma-separated (e.g. "
@@ -156,8 +159,10 @@ def training_size(text):
     raise type_error(f"expected one of {', '.join(SIZES)}.", text)
 
 
-def add_bilm_source(parser):
-    """--model, or --options and --weights: the biLM a command uses."""
+def add_bilm_source(parser, vocabulary="bilm_vocab"):
+    """--model, or --options and --weights: the biLM a command uses; and
+    --bilm-vocab, whose destination is `vocabulary` (the name of the
+    library argument it gives)."""
     group = parser.add_argument_group(
         "biLM (give --model, or --options and --weights)"
     )
@@ -176,31 +181,46 @@ def add_bilm_source(parser):
     )
     group.add_argument(
         "--bilm-vocab",
+        dest=vocabulary,
         help="the vocabulary of a word-input biLM (default: the run's, or "
         "vocab.txt beside options.json)",
     )
 
 
-def bilm_source(args):
-    """The `keras_elmo.sources.BiLMSource` the arguments name: `--model`,
-    or `--options` with `--weights` (never both)."""
+def source_arguments(args):
+    """`{"source": ..., "weights": ...}`: the biLM that `--model`, or
+    `--options` with `--weights`, name (never both), as the library
+    functions take it; the command's messages then name `source` by the
+    flag that gave it."""
     from elmo_core.errors import KerasElmoError
-    from keras_elmo.loading import classify
 
     model, options, weights = args.model, args.options, args.weights
+    flag = "--model" if model is not None else "--options"
+    args.argument_flags = {**(args.argument_flags or {}), "source": flag}
     if model is not None and (options is not None or weights is not None):
         raise KerasElmoError(
             "Give either --model or --options/--weights, not both."
         )
     if model is not None:
-        return classify(model, argument="model")
+        return {"source": model, "weights": None}
     if options is None or weights is None:
         raise KerasElmoError(
             "Give the biLM with --options OPTIONS.json --weights "
             "WEIGHTS.hdf5, or --model DIR (a keras-elmo train output or an "
             "export directory)."
         )
-    return classify(options, weights, argument="options")
+    return {"source": options, "weights": weights}
+
+
+def bilm_source(args):
+    """The `keras_elmo.sources.BiLMSource` the arguments name: `--model`,
+    or `--options` with `--weights` (never both)."""
+    from keras_elmo.loading import classify
+
+    source = source_arguments(args)
+    if source["weights"] is None:
+        return classify(source["source"], argument="model")
+    return classify(source["source"], source["weights"], argument="options")
 
 
 def bilm_vocabulary(args, source):
@@ -274,8 +294,8 @@ def add_output_layers(parser, group, shapes, default, what="shape"):
 def add_fasta_arguments(parser):
     """`--input-format`, `--max-residues` and `--protein-vectors`: protein
     FASTA input, as `embed` and `embed-corpus` take it."""
-    from elmo_core.embedding_files.hdf5_layout import DEFAULT_PROTEIN_VECTORS
-    from elmo_core.embedding_files.hdf5_layout import PROTEIN_VECTORS
+    from elmo_core.embedding_files.inputs import DEFAULT_PROTEIN_VECTORS
+    from elmo_core.embedding_files.inputs import PROTEIN_VECTORS
     from elmo_core.proteins.fasta import DEFAULT_MAX_RESIDUES
     from elmo_core.proteins.fasta import FASTA_SUFFIXES
     from elmo_core.proteins.fasta import INPUT_FORMATS
@@ -306,43 +326,6 @@ def add_fasta_arguments(parser):
     )
 
 
-def fasta_settings(args, inputs):
-    """`(input_format, max_residues, protein_vectors)` of the parsed
-    `args`, the format by the suffix of `inputs` unless given; the FASTA
-    flags with text input are an error."""
-    from elmo_core.embedding_files.hdf5_layout import DEFAULT_PROTEIN_VECTORS
-    from elmo_core.errors import KerasElmoError
-    from elmo_core.proteins.fasta import DEFAULT_MAX_RESIDUES
-    from elmo_core.proteins.fasta import input_format_of
-
-    input_format = input_format_of(inputs, args.input_format, "input_format")
-    if input_format != "fasta":
-        for flag, value in (
-            ("--max-residues", args.max_residues),
-            ("--protein-vectors", args.protein_vectors),
-        ):
-            if value is not None:
-                raise KerasElmoError(
-                    f"{flag} is for FASTA input; the input is read as one "
-                    "sentence a line (by its suffix, or --input-format). "
-                    f"Drop {flag}, or give --input-format fasta.",
-                    "input_format",
-                )
-        return input_format, None, None
-    tokenize = getattr(args, "tokenize", "whitespace")
-    if tokenize != "whitespace":
-        raise KerasElmoError(
-            f"--tokenize {tokenize} is for sentences of text; FASTA input "
-            "is one residue a token. Drop --tokenize.",
-            "tokenize",
-        )
-    return (
-        input_format,
-        args.max_residues or DEFAULT_MAX_RESIDUES,
-        args.protein_vectors or DEFAULT_PROTEIN_VECTORS,
-    )
-
-
 def add_tokenize(group, default):
     """`--tokenize` and `--language`: how raw text is split into tokens
     (`default`: the command's)."""
@@ -362,23 +345,4 @@ def add_tokenize(group, default):
         default=tokenizers.DEFAULT_LANGUAGE,
         help="the text's language code, for the rules of --tokenize "
         "(default %(default)s)",
-    )
-
-
-def tokenization_note(args, model):
-    """A line for standard error when `--tokenize` splits raw sentences
-    otherwise than the corpus of the biLM `model` was (its run or export
-    folder records it), else None."""
-    from elmo_core.text.tokenization_record import differs
-    from elmo_core.text.tokenization_record import recorded_tokenization
-
-    recorded = recorded_tokenization(model)
-    if not differs(recorded, args.tokenize, args.language):
-        return None
-    return (
-        f"note: this biLM's corpus was tokenised with "
-        f"{recorded['tokenization']} ({recorded['language']}), the input "
-        f"with {args.tokenize} ({args.language}); pass --tokenize "
-        f"{recorded['tokenization']} --language {recorded['language']} to "
-        "split it as the biLM learned"
     )

@@ -1,5 +1,8 @@
-"""`keras-elmo embed` and `keras-elmo dump-token-embeddings`, and their
-runtime choice (`--runtime`, `--precision`)."""
+"""`keras-elmo embed` and `keras-elmo dump-token-embeddings`: each parses
+its flags and calls the library function of its name
+(`keras_elmo.embed`, `keras_elmo.dump_token_embeddings`; for an exported
+`.onnx` / `.tflite` file their twins in `elmo_core.embedding_files`,
+without Keras)."""
 
 import contextlib
 import json
@@ -8,10 +11,9 @@ import shutil
 import stat
 import sys
 import tempfile
-import time
 
+from elmo_core.embedding_files.runtime_dump import EMBED_RUNTIMES
 from elmo_core.errors import KerasElmoError
-from elmo_core.formats.exported_file import KINDS
 from elmo_core.formats.exported_file import PRECISIONS
 from elmo_core.text.tokenizers import DEFAULT_TOKENIZATION
 from keras_elmo_cli.arguments import QUIET_DONE
@@ -22,22 +24,14 @@ from keras_elmo_cli.arguments import add_max_batch_tokens
 from keras_elmo_cli.arguments import add_output_layers
 from keras_elmo_cli.arguments import add_quiet
 from keras_elmo_cli.arguments import add_tokenize
-from keras_elmo_cli.arguments import bilm_source
-from keras_elmo_cli.arguments import bilm_vocabulary
-from keras_elmo_cli.arguments import fasta_settings
+from keras_elmo_cli.arguments import library_arguments
 from keras_elmo_cli.arguments import output_path
 from keras_elmo_cli.arguments import positive_int
-from keras_elmo_cli.arguments import tokenization_note
-from keras_elmo_cli.arguments import verbosity
+from keras_elmo_cli.arguments import source_arguments
 
-RUNTIMES = ("tensorflow", *KINDS)
-# The library's names of what these commands' flags give.
-_ARGUMENT_FLAGS = {
-    "input_file": "--input",
-    "vocab_file": "--vocab",
-    "output_file": "--output",
-    "model_file": "--model",
-}
+# The library's names of what these commands' flags give, where no flag
+# has the name as its destination.
+_ARGUMENT_FLAGS = {"model_file": "--model"}
 
 
 def add_parser(commands):
@@ -47,8 +41,9 @@ def add_parser(commands):
     embed = commands.add_parser(
         "embed",
         help="write the biLM layers of each sentence of a text file to hdf5",
-        description="Reads one whitespace-tokenised sentence per line "
-        "(UTF-8, .gz allowed) and writes hdf5 dataset str(i) for line i "
+        description="Reads one sentence a line (UTF-8, .gz allowed; each "
+        "line in its normal form, split by --tokenize: as written by "
+        "default) and writes hdf5 dataset str(i) for line i "
         "(from 0), float32 (num_layers + 1, n_i, 2 * projection_dim) "
         "(--top, --average: one layer), and "
         f"'{dump.SENTENCE_INDEX}' (JSON: sentence -> dataset key): the "
@@ -58,16 +53,17 @@ def add_parser(commands):
         ".gz; or --input-format fasta) gives groups per_residue and "
         "per_protein of a dataset per record id, and id_to_hash (JSON: id "
         "-> md5 of the sequence; a sequence under several ids is embedded "
-        "once).",
+        "once). Runs keras_elmo.embed.",
     )
-    add_bilm_source(embed)
+    add_bilm_source(embed, vocabulary="vocabulary")
     io = embed.add_argument_group("input and output")
     io.add_argument(
         "--input",
+        dest="input_file",
         action=OneValue,
         required=True,
-        help="sentences, one a line, or a protein FASTA file; - (or "
-        "/dev/stdin) reads standard "
+        help="sentences, one a line, or a protein FASTA file (a path, "
+        "never a pattern); - (or /dev/stdin) reads standard "
         "input (e.g. `cat text | keras-elmo embed --input - ...`; it is "
         "kept in a temporary file until the end, since every line is "
         "checked before any work)",
@@ -94,7 +90,8 @@ def add_parser(commands):
     )
     io.add_argument(
         "--forget-sentences",
-        action="store_true",
+        dest="sentence_index",
+        action="store_false",
         help=f"leave out '{dump.SENTENCE_INDEX}' (it holds the text of "
         "every sentence)",
     )
@@ -115,11 +112,13 @@ def add_parser(commands):
         help="write the context-insensitive embedding of each vocab token",
         description="Writes hdf5 dataset 'embedding' (num_tokens, "
         "projection_dim): row k is the token encoder output for line k of "
-        "the vocabulary.",
+        "the vocabulary. Runs keras_elmo.dump_token_embeddings.",
     )
-    add_bilm_source(tokens)
+    add_bilm_source(tokens, vocabulary="vocabulary")
     io = tokens.add_argument_group("input and output")
-    io.add_argument("--vocab", required=True, help="one token a line")
+    io.add_argument(
+        "--vocab", dest="vocab_file", required=True, help="one token a line"
+    )
     _add_output(io, dump.DEFAULT_TOKEN_BATCH, "tokens")
     add_quiet(tokens, QUIET_DONE)
     tokens.set_defaults(
@@ -131,7 +130,7 @@ def add_parser(commands):
 
 def _unless_exported_file(args):
     """`needs_keras`: False when `--model` names an exported file
-    (its runtime runs it without TensorFlow)."""
+    (its runtime runs it without Keras or TensorFlow)."""
     from elmo_core.embedding_files import runtime_dump
 
     return runtime_dump.runtime_of(args.model) is None
@@ -140,7 +139,11 @@ def _unless_exported_file(args):
 def _add_output(group, batch_size, units):
     """`--output` (the hdf5 file) and `--batch-size` (`units` a batch)."""
     group.add_argument(
-        "--output", type=output_path, required=True, help="hdf5 file to write"
+        "--output",
+        dest="output_file",
+        type=output_path,
+        required=True,
+        help="hdf5 file to write",
     )
     group.add_argument(
         "--batch-size",
@@ -150,45 +153,25 @@ def _add_output(group, batch_size, units):
     )
 
 
-def _open_source(args, *inputs):
-    """The biLM source, once the output was checked against every input:
-    the local ones first (before a download), then every file the source
-    reads."""
-    from elmo_core.files import check_output_file
-
-    inputs = [*inputs, args.bilm_vocab]
-    check_output_file(
-        args.output, [*inputs, args.options, args.weights], "output"
-    )
-    source = bilm_source(args)
-    inputs += source.inputs()
-    check_output_file(args.output, inputs, "output")
-    return source
-
-
-def _exported_model(args):
-    """The `.onnx` / `.tflite` file that `--model` names, loaded by its
-    runtime (no TensorFlow), or None for any other biLM source."""
+def _call(args, **given):
+    """Calls the library function of the command's name with the biLM the
+    flags name and the arguments they give: the one of
+    `elmo_core.embedding_files` for an exported file (no Keras), else the
+    one of `keras_elmo` (twins, of the same arguments)."""
+    from elmo_core import embedding_files
     from elmo_core.embedding_files import runtime_dump
 
-    if runtime_dump.runtime_of(args.model) is None:
-        return None
-    for flag, value in (
-        ("--options", args.options),
-        ("--weights", args.weights),
-        ("--bilm-vocab", args.bilm_vocab),
-    ):
-        if value:
-            raise KerasElmoError(
-                f"--model {args.model} is an exported model file; {flag} "
-                "does not apply to it (it holds its options and weights, and "
-                "reads characters). Drop " + flag + "."
-            )
-    return runtime_dump.open_model(
-        args.model,
-        getattr(args, "runtime", None),
-        getattr(args, "precision", None),
-    )
+    name = args.command.replace("-", "_")
+    source = source_arguments(args)
+    if runtime_dump.runtime_of(source["source"]) is not None:
+        function = getattr(embedding_files, name)
+    else:
+        import keras_elmo
+
+        function = getattr(keras_elmo, name)
+    values = library_arguments(args, function)
+    values.update(source, **given)
+    return function(**values)
 
 
 # The names of standard input that --input takes.
@@ -246,80 +229,19 @@ def _check_not_stream(path):
 
 
 def run_embed(args):
-    input_format, max_residues, protein_vectors = fasta_settings(
-        args, [args.input]
-    )
-    if input_format == "fasta" and args.forget_sentences:
-        raise KerasElmoError(
-            "--forget-sentences leaves out the text of the sentences; a FASTA "
-            "input has none (its output is keyed by record id). Drop it."
-        )
-    fasta = {
-        "input_format": input_format,
-        "max_residues": max_residues,
-        "protein_vectors": protein_vectors,
-        "tokenize": args.tokenize,
-        "language": args.language,
-    }
-    note = tokenization_note(args, args.model)
-    if note and not args.quiet:
-        print(f"keras-elmo embed: {note}", file=sys.stderr)
-    with _input_file(args.input) as input_file:
-        _embed(args, input_file, fasta)
+    with _input_file(args.input_file) as input_file:
+        count = _call(args, input_file=input_file)
+    _report(count, args)
 
 
-def _embed(args, input_file, fasta):
-    from elmo_core.embedding_files import runtime_dump
-
-    what = "proteins" if fasta["input_format"] == "fasta" else "sentences"
-
-    # Before the biLM source is resolved: an exported file runs as it is.
-    model = _exported_model(args)
-    if model is not None:
-        count = runtime_dump.embed_file(
-            model,
-            input_file,
-            args.output,
-            args.batch_size,
-            verbose=verbosity(args),
-            on_bad_line=args.on_bad_line,
-            output_layers=args.output_layers,
-            sentence_index=not args.forget_sentences,
-            max_batch_tokens=args.max_batch_tokens,
-            **fasta,
-        )
-        _report(count, what, args)
-        return
-    from keras_elmo.corpus.bilm_dump import embed_file
-
-    source = _open_source(args, input_file)
-    vocabulary = bilm_vocabulary(args, source)
-    bilm = runtime_bilm(
-        source.read().bilm,
-        args.runtime or "tensorflow",
-        args.precision or "float32",
-        quiet=args.quiet,
-    )
-    count = embed_file(
-        bilm,
-        input_file,
-        args.output,
-        batch_size=args.batch_size,
-        verbose=verbosity(args),
-        on_bad_line=args.on_bad_line,
-        vocabulary=vocabulary,
-        output_layers=args.output_layers,
-        sentence_index=not args.forget_sentences,
-        max_batch_tokens=args.max_batch_tokens,
-        **fasta,
-    )
-    _report(count, what, args)
-
-
-def _report(count, what, args):
+def _report(count, args):
     """The closing line (not with --quiet), and the records left out
     (always)."""
-    output = args.output
+    from elmo_core.proteins.fasta import input_format_of
+
+    output = args.output_file
+    fasta = input_format_of([args.input_file], args.input_format)
+    what = "proteins" if fasta == "fasta" else "sentences"
     if not args.quiet:
         print(f"Wrote the biLM layers of {count} {what} to {output}")
     if what != "proteins":
@@ -338,36 +260,9 @@ def _report(count, what, args):
 
 
 def run_dump_token_embeddings(args):
-    from elmo_core.embedding_files import runtime_dump
-
-    model = _exported_model(args)
-    if model is not None:
-        count = runtime_dump.dump_token_embeddings(
-            model,
-            args.vocab,
-            args.output,
-            args.batch_size,
-            verbose=verbosity(args),
-        )
-        _wrote_token_embeddings(args, count)
-        return
-    from keras_elmo.corpus.bilm_dump import dump_token_embeddings
-
-    source = _open_source(args, args.vocab)
-    count = dump_token_embeddings(
-        source.read().bilm,
-        args.vocab,
-        args.output,
-        batch_size=args.batch_size,
-        verbose=verbosity(args),
-        vocabulary=bilm_vocabulary(args, source),
-    )
-    _wrote_token_embeddings(args, count)
-
-
-def _wrote_token_embeddings(args, count):
+    count = _call(args)
     if not args.quiet:
-        print(f"Wrote {count} token embeddings to {args.output}")
+        print(f"Wrote {count} token embeddings to {args.output_file}")
 
 
 def add_runtime_arguments(parser):
@@ -375,7 +270,7 @@ def add_runtime_arguments(parser):
     group = parser.add_argument_group("runtime")
     group.add_argument(
         "--runtime",
-        choices=RUNTIMES,
+        choices=EMBED_RUNTIMES,
         help="run the biLM in TensorFlow (default), or export it first and "
         "run it with ONNX Runtime or LiteRT (exporting takes a while at the "
         "original size: export once with keras-elmo export-onnx / "
@@ -389,34 +284,3 @@ def add_runtime_arguments(parser):
         "precision of the export (default float32; a --model file has its "
         "own)",
     )
-
-
-def runtime_bilm(bilm, runtime, precision, quiet=False):
-    """`bilm` itself, or its export run by ONNX Runtime or LiteRT (the
-    export takes a while: it says so unless `quiet`)."""
-    if runtime == "tensorflow":
-        if precision != "float32":
-            raise KerasElmoError(
-                f"--precision {precision} needs --runtime onnx or litert; "
-                "the TensorFlow runtime runs the biLM in float32."
-            )
-        return bilm
-    from elmo_core import runtime as runtimes
-    from keras_elmo import export
-
-    write = {"onnx": export.to_onnx, "litert": export.to_litert}[runtime]
-    load = {"onnx": runtimes.ONNXBiLM, "litert": runtimes.LiteRTBiLM}
-    with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, f"bilm{KINDS[runtime].suffix}")
-        if not quiet:
-            print(
-                f"exporting the biLM to {runtime} ({precision}) for "
-                f"--runtime {runtime}; this can take a minute ...",
-                flush=True,
-            )
-        started = time.monotonic()
-        write(bilm, path, precision=precision)
-        if not quiet:
-            print(f"exported in {time.monotonic() - started:.0f} s")
-        # Both runtimes hold the model once loaded; the file can go.
-        return load[runtime](path)

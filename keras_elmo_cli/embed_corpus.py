@@ -1,15 +1,13 @@
-"""`keras-elmo embed-corpus`: embed text files on Apache Beam (any runner).
+"""`keras-elmo embed-corpus`: embed text files on Apache Beam (any
+runner); it parses its flags and calls `keras_elmo.beam.embed_corpus`.
 
-Parsing imports neither TensorFlow nor Beam. Running it does (the
-resolver checks `--model` here, so that a mistake fails at once rather
-than on every worker); local workers inherit the quiet TensorFlow log
-level the command sets.
+Parsing imports neither TensorFlow nor Beam. Running it does; local
+workers inherit the quiet TensorFlow log level the command sets.
 """
 
 import argparse
 import logging
 import os
-import sys
 
 from elmo_core.errors import KerasElmoError
 from elmo_core.text.tokenizers import DEFAULT_TOKENIZATION
@@ -20,20 +18,16 @@ from keras_elmo_cli.arguments import add_output_layers
 from keras_elmo_cli.arguments import add_quiet
 from keras_elmo_cli.arguments import add_scalar_mix
 from keras_elmo_cli.arguments import add_tokenize
-from keras_elmo_cli.arguments import bilm_source
-from keras_elmo_cli.arguments import fasta_settings
+from keras_elmo_cli.arguments import finite_float
+from keras_elmo_cli.arguments import library_arguments
 from keras_elmo_cli.arguments import positive_int
-from keras_elmo_cli.arguments import tokenization_note
+from keras_elmo_cli.arguments import source_arguments
 
 RUNNERS = ("DirectRunner", "FlinkRunner", "SparkRunner", "DataflowRunner")
+# The library's names of what this command's flags give, where no flag
+# has the name as its destination.
+_ARGUMENT_FLAGS = {"beam_options": "--"}
 # Beam's workers log every bundle at INFO; a command prints its own lines.
-# The library's names of what this command's flags give.
-_ARGUMENT_FLAGS = {
-    "inputs": "--input",
-    "scalar_weights": "--scalar-mix",
-    "vocabulary": "--bilm-vocab",
-    "beam_options": "--",
-}
 _QUIET_WORKERS = "--default_sdk_harness_log_level=WARNING"
 
 
@@ -41,6 +35,7 @@ def add_parser(commands):
     from elmo_core.embedding_files import sentences
     from elmo_core.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
     from elmo_core.embedding_files.hdf5_layout import OUTPUT_LAYERS
+    from elmo_core.embedding_files.sentences import DTYPES
 
     parser = commands.add_parser(
         "embed-corpus",
@@ -62,13 +57,16 @@ def add_parser(commands):
         "sequence_hash, each distinct sequence embedded once. "
         "Needs the beam extra: pip install 'keras-elmo[beam]'.",
     )
-    add_bilm_source(parser)
+    add_bilm_source(parser, vocabulary="vocabulary")
     io = parser.add_argument_group("input and output")
     io.add_argument(
         "--input",
+        dest="inputs",
         action="append",
         required=True,
-        help="a text or FASTA file, or a glob (repeat for more)",
+        help="a text or FASTA file, or a glob (repeat for more; a name "
+        "holding [, * or ? is named literally with the character in "
+        "brackets: 'x[[]1].txt')",
     )
     io.add_argument("--output", required=True, help="output directory")
     io.add_argument(
@@ -81,8 +79,8 @@ def add_parser(commands):
     io.add_argument(
         "--max-sentence-tokens",
         type=positive_int,
-        default=sentences.DEFAULT_MAX_SENTENCE_TOKENS,
-        help="a longer line is reported as too long (default %(default)s)",
+        help="a longer line is reported as too long (default "
+        f"{sentences.DEFAULT_MAX_SENTENCE_TOKENS}; FASTA: --max-residues)",
     )
     add_max_batch_tokens(io)
     layers = parser.add_argument_group("layers of each sentence")
@@ -92,18 +90,18 @@ def add_parser(commands):
         choice,
         "gamma * sum_k softmax(s)_k * layer_k for the weights s given; "
         "shape (n, 2 * projection_dim)",
+        dest="scalar_weights",
     )
     layers.add_argument(
         "--gamma",
-        type=float,
+        type=finite_float,
         help="the scale of --scalar-mix (default 1.0)",
     )
     layers.add_argument(
         "--dtype",
-        choices=("float32", "float16"),
-        default="float32",
-        help="stored precision; float16 halves the output (default "
-        "%(default)s)",
+        choices=DTYPES,
+        help=f"stored precision; float16 halves the output (default "
+        f"{DTYPES[0]})",
     )
     add_tokenize(
         parser.add_argument_group("raw sentences"), DEFAULT_TOKENIZATION
@@ -113,8 +111,7 @@ def add_parser(commands):
     engine = parser.add_argument_group("Apache Beam")
     engine.add_argument(
         "--runner",
-        default=RUNNERS[0],
-        help=f"Beam runner: {', '.join(RUNNERS)} (default %(default)s; "
+        help=f"Beam runner: {', '.join(RUNNERS)} (default {RUNNERS[0]}; "
         "its own options go after `--`)",
     )
     engine.add_argument(
@@ -126,11 +123,8 @@ def add_parser(commands):
 
 
 def _beam_options(args):
-    """The Beam options of the run, checked (`--runner` and what follows
-    `--`) before anything is read or deleted."""
-    from keras_elmo.beam.pipeline_options import check_runner
-    from keras_elmo.beam.pipeline_options import pipeline_options
-
+    """What follows `--`: Beam's options (checked by the library), after
+    the one that keeps Beam's workers quiet."""
     options = list(args.beam_options)
     if options and options[0] == "--":
         options = options[1:]
@@ -139,34 +133,7 @@ def _beam_options(args):
             f"Unexpected argument {options[0]!r}; Beam options go after "
             "`--` and start with `--` (e.g. -- --direct_num_workers=2)."
         )
-    check_runner(args.runner)
-    pipeline_options(options)
-    return [_QUIET_WORKERS, f"--runner={args.runner}", *options]
-
-
-def _embedder(args, max_residues=None, protein_vectors=None):
-    from keras_elmo.corpus import SentenceEmbedder
-
-    mix = args.scalar_mix is not None
-    if args.gamma is not None and not mix:
-        raise KerasElmoError(
-            "--gamma scales --scalar-mix; give the mix weights too, or drop "
-            "--gamma."
-        )
-    return SentenceEmbedder(
-        args.options or args.model,
-        weights=args.weights,
-        vocabulary=args.bilm_vocab,
-        output_layers="mix" if mix else args.output_layers,
-        scalar_weights=args.scalar_mix,
-        gamma=1.0 if args.gamma is None else args.gamma,
-        dtype=args.dtype,
-        max_batch_tokens=args.max_batch_tokens,
-        max_sentence_tokens=max_residues or args.max_sentence_tokens,
-        protein_vectors=protein_vectors,
-        tokenize=args.tokenize,
-        language=args.language,
-    )
+    return [_QUIET_WORKERS, *options]
 
 
 def _report(summary, output):
@@ -211,26 +178,15 @@ def run_embed_corpus(args):
     # Beam warns on import that Google Cloud clients are missing.
     logging.disable(logging.WARNING)
     try:
-        from keras_elmo.beam.pipeline import embed_corpus
+        from keras_elmo.beam import embed_corpus
     finally:
         logging.disable(logging.NOTSET)
 
-    input_format, max_residues, protein_vectors = fasta_settings(
-        args, args.input
-    )
-    options = _beam_options(args)
-    bilm_source(args)  # a mistake in --model fails here, not on a worker
-    note = tokenization_note(args, args.model)
-    if note:
-        print(f"keras-elmo embed-corpus: {note}", file=sys.stderr)
-    summary = embed_corpus(
-        args.input,
-        args.output,
-        _embedder(args, max_residues, protein_vectors),
-        options,
-        overwrite=args.overwrite,
-        input_format=input_format,
-    )
+    if args.scalar_weights is not None:
+        args.output_layers = "mix"
+    values = library_arguments(args, embed_corpus)
+    values.update(source_arguments(args), beam_options=_beam_options(args))
+    summary = embed_corpus(**values)
     closing, *warnings = _report(summary, args.output)
     for line in warnings if args.quiet else [closing, *warnings]:
         print(line)

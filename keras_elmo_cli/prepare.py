@@ -1,12 +1,11 @@
-"""`keras-elmo prepare`: raw text files -> the corpus `train` reads."""
+"""`keras-elmo prepare`: raw text files -> the corpus `train` reads; it
+parses its flags and calls `elmo_core.prepare`."""
 
 from keras_elmo_cli.arguments import add_quiet
 from keras_elmo_cli.arguments import add_tokenize
+from keras_elmo_cli.arguments import library_arguments
 from keras_elmo_cli.arguments import non_negative_float
-from keras_elmo_cli.arguments import verbosity
-
-# The library's names of what this command's flags give.
-_ARGUMENT_FLAGS = {"inputs": "--input"}
+from keras_elmo_cli.arguments import non_negative_int
 
 
 def add_parser(commands):
@@ -36,9 +35,12 @@ def add_parser(commands):
     io = parser.add_argument_group("input and output")
     io.add_argument(
         "--input",
+        dest="inputs",
         action="append",
         required=True,
-        help="a raw text file or glob (repeat for more)",
+        help="a raw text file or glob (repeat for more; a name holding [, "
+        "* or ? is named literally with the character in brackets: "
+        "'x[[]1].txt')",
     )
     io.add_argument("--output", required=True, help="output folder")
     io.add_argument(
@@ -95,36 +97,43 @@ def add_parser(commands):
     )
     split.add_argument(
         "--seed",
-        type=int,
+        type=non_negative_int,
         default=0,
         help="the seed of the held-out draw (default %(default)s)",
     )
-    add_quiet(parser)
-    parser.set_defaults(
-        run=run, argument_flags=_ARGUMENT_FLAGS, needs_keras=False
+    add_quiet(
+        parser,
+        "no progress output and no summary (what was left out is still shown)",
     )
+    parser.set_defaults(run=run, needs_keras=False)
 
 
 def run(args):
     from elmo_core.preparation.prepare_text import prepare
 
-    summary = prepare(
-        args.input,
-        args.output,
-        tokenize=args.tokenize,
-        language=args.language,
-        documents=args.documents,
-        held_out=args.held_out,
-        held_out_by=args.held_out_by,
-        deduplicate=args.deduplicate,
-        seed=args.seed,
-        encoding=args.encoding,
-        stop_at=args.stop_at,
-        on_bad_line=args.on_bad_line,
-        verbose=verbosity(args),
-    )
-    for line in summary_lines(summary, args.output):
+    summary = prepare(**library_arguments(args, prepare))
+    lines = [] if args.quiet else summary_lines(summary, args.output)
+    for line in lines + left_out_lines(summary, args.output):
         print(line)
+
+
+def left_out_lines(summary, output):
+    """The lines on what the input held that the corpus does not: lines
+    left out as not decoded (`--on-bad-line skip`)."""
+    import os
+
+    from elmo_core.preparation.prepare_text import RECORD_FILE
+
+    skipped = summary["lines_skipped"]
+    if not skipped:
+        return []
+    return [
+        f"Left out {_count(skipped, 'line')} that "
+        f"{'is' if skipped == 1 else 'are'} not "
+        f"{summary['settings']['encoding']} (--on-bad-line skip); "
+        f"{'it is' if skipped == 1 else 'the first are'} listed in "
+        f"{os.path.join(output, RECORD_FILE)} (lines_skipped_first)"
+    ]
 
 
 def summary_lines(summary, output):
@@ -156,7 +165,7 @@ def summary_lines(summary, output):
         f"{_count(summary['lines_read'], 'line')} changed by normalisation; "
         f"{_count(summary['empty_documents'], 'empty document')}; "
         f"{_count(summary['duplicates_dropped'], 'duplicate sentence')} "
-        f"dropped; {_count(summary['lines_skipped'], 'line')} skipped"
+        "dropped"
     )
     return lines
 

@@ -28,7 +28,7 @@ from tests.helpers import subprocess_env
 
 pytest.importorskip("apache_beam")
 
-from keras_elmo.beam import pipeline  # noqa: E402
+from keras_elmo.beam import embed_corpus  # noqa: E402
 from keras_elmo.beam.output_directory import claim_output  # noqa: E402
 
 TWO_WORKERS = [
@@ -183,7 +183,7 @@ def test_from_python_in_memory_with_float16(tmp_path):
     output = str(tmp_path / "out")
     embedder = SentenceEmbedder(MODEL_DIR, output_layers="top")
     half = SentenceEmbedder(MODEL_DIR, output_layers="top", dtype="float16")
-    summary = pipeline.embed_corpus([str(tmp_path / "*.txt")], output, half)
+    summary = embed_corpus([str(tmp_path / "*.txt")], output, half)
     assert summary["sentences"] == 2 and summary["bad_lines"]["empty"] == 1
     assert summary["settings"]["dtype"] == "float16"
     rows = {line: x for _, line, x in parquet_layout.read_embeddings(output)}
@@ -193,13 +193,13 @@ def test_from_python_in_memory_with_float16(tmp_path):
         assert rows[line].dtype == np.float16
         np.testing.assert_array_equal(rows[line], want.astype(np.float16))
     with pytest.raises(OutputPathError, match="holds a finished run"):
-        pipeline.embed_corpus([str(tmp_path / "*.txt")], output, half)
+        embed_corpus([str(tmp_path / "*.txt")], output, half)
 
 
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--gamma", "2"], "--gamma scales --scalar-mix"),
+        (["--gamma", "2"], "--gamma scales the mix of --scalar-mix"),
         (["--scalar-mix", "[0, 0.5]"], "has 3 layers to mix"),
         (["--input", "missing*.txt"], "matches no file"),
         (["stray"], "Unexpected argument 'stray'"),
@@ -370,11 +370,13 @@ def test_inputs_that_are_no_text_files_are_refused_first(
 
 def _finished_run(directory):
     os.makedirs(directory, exist_ok=True)
-    claim_output(directory)  # writes the marker
-    for name in ("embeddings-00000-of-00001.parquet", "summary.json",
+    run = claim_output(directory)  # writes the marker
+    for name in ("embeddings-00000-of-00001.parquet",
                  "bad_lines-00000-of-00001.jsonl"):  # fmt: skip
         with open(os.path.join(directory, name), "w") as f:
             f.write("x")
+    with open(os.path.join(directory, "summary.json"), "w") as f:
+        f.write(parquet_layout.summary({}, {}, [], [], run=run))
     os.makedirs(os.path.join(directory, "beam-temp-embeddings-123"))
 
 
@@ -407,6 +409,40 @@ def test_overwrite_never_deletes_a_users_files(tmp_path, capsys):
     with pytest.raises(OutputPathError, match="no corpus run wrote"):
         claim_output(str(fake), overwrite=True)
     assert os.listdir(fake) == ["keras-elmo-corpus.json"]
+
+
+def test_a_marker_proves_only_the_directory_it_was_written_into(
+    tmp_path, capsys
+):
+    # Issue 63: a run's marker copied by hand beside a user's own
+    # summary.json made the folder a run's, and --overwrite deleted it.
+    run = str(tmp_path / "run")
+    _finished_run(run)
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "summary.json").write_text('{"mine": true}')
+    marker = os.path.join(run, "keras-elmo-corpus.json")
+    (user / "keras-elmo-corpus.json").write_bytes(open(marker, "rb").read())
+    (tmp_path / "in.txt").write_text("a b\n")
+    argv = ["embed-corpus", "--model", MODEL_DIR, "--input"]
+    argv += [str(tmp_path / "in.txt"), "--output", str(user), "--overwrite"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "copied from elsewhere proves nothing" in err, err
+    assert (user / "summary.json").read_text() == '{"mine": true}'
+    # The run's own marker, beside a summary of no run of its claim (a
+    # user's, dropped in): refused too, naming it; nothing deleted.
+    with open(os.path.join(run, "summary.json"), "w") as f:
+        f.write('{"format": "keras-elmo-corpus/1", "run": "another"}')
+    with pytest.raises(OutputPathError, match=r"other files \(summary.json\)"):
+        claim_output(run, overwrite=True)
+    assert "summary.json" in os.listdir(run)
+    # Renamed, a run's directory keeps its marker's proof.
+    moved = str(tmp_path / "moved")
+    os.rename(str(tmp_path / "run"), moved)
+    os.remove(os.path.join(moved, "summary.json"))
+    claim_output(moved, overwrite=True)
+    assert os.listdir(moved) == ["keras-elmo-corpus.json"]
 
 
 def test_overwrite_deletes_a_run_summary_first_and_can_resume(
@@ -459,9 +495,39 @@ def test_outputs_never_go_into_or_over_an_input(tmp_path, capsys):
         assert words in err and "--output" in err, err
         embedder = SentenceEmbedder(model)
         with pytest.raises(OutputPathError, match=words) as caught:
-            pipeline.embed_corpus([str(text)], output, embedder)
+            embed_corpus([str(text)], output, embedder)
         assert caught.value.argument == "output"
     assert sorted(os.listdir(model)) == sorted(os.listdir(MODEL_DIR))
+
+
+def test_matched_files_are_read_as_named(tmp_path, capsys):
+    # Issue 63: `in/*.txt` over x[1].txt (one line) and x1.txt (two)
+    # wrote x1.txt twice and nothing of x[1].txt: each matched name went
+    # to Beam again, which read `[1]` as a character class.
+    corpus = tmp_path / "in"
+    corpus.mkdir()
+    (corpus / "x[1].txt").write_text("only line\n")
+    (corpus / "x1.txt").write_text("one\ntwo\n")
+    (corpus / "p[1] *?{é}.fasta").write_text(">a\nMKV\n")
+    (corpus / "p1 x{é}.fasta").write_text(">b\nMKVL\n>c\nMK\n")
+    lines = str(tmp_path / "lines")
+    argv = ["embed-corpus", "--model", MODEL_DIR, "--quiet"]
+    assert (
+        main([*argv, "--input", str(corpus / "*.txt"), "--output", lines]) == 0
+    )
+    assert sorted(_rows(lines)) == [
+        ("x1.txt", 1),
+        ("x1.txt", 2),
+        ("x[1].txt", 1),
+    ]
+    proteins = str(tmp_path / "proteins")
+    assert (
+        main([*argv, "--input", str(corpus / "*.fasta"), "--output", proteins])
+        == 0
+    )
+    assert sorted(_rows(proteins)) == [
+        ("p1 x{é}.fasta", 1), ("p1 x{é}.fasta", 3), ("p[1] *?{é}.fasta", 1),
+    ]  # fmt: skip
 
 
 def test_a_file_that_several_inputs_match_is_read_once(tmp_path, capsys):

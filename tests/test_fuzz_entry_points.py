@@ -20,9 +20,21 @@ The wrong value must reach the code that uses it, not stop at a missing
 or wrong companion: every other flag a command needs gets a valid value
 (`COMPANIONS`: the test model, a small real input, a fresh output; a
 training run gets tiny sizes and one step), and every command is first
-run with its companions alone, which must succeed. Each flag of each
-command also gets the `SWEEP` value once, beside the drawn examples, so
-that a new flag is reached whatever hypothesis draws.
+run with its companions alone, which must succeed.
+
+Beside the drawn examples, each flag of each command is swept with each
+canonical wrong word (`SWEEP_WORDS`: 0, -1, nan, inf, 1e400, an empty
+string, a word, a path of the wrong kind), so that a new flag is reached
+whatever hypothesis draws. The sweep costs little where it is cheap to
+be right: a word the flag's type refuses is refused while the command
+line is parsed (one parser, built once), and a word it takes as the
+flag's default (or as a word before it, 1e400 and inf) is the same run
+again. Every word a flag takes reaches the command, in runs shared by
+the flags that take it (`_swept_runs`): one run a word gives it to
+every flag that takes it, and a run refused by name runs again without
+the flag it names, until one runs through. A word refused by name was
+checked; a run that ends in a traceback, or a failure naming no flag it
+was given, is a finding.
 
 Time: a fixed budget for the whole file (`BUDGET_S`), shared by the
 entry points in turn: each is probed once (its required arguments None),
@@ -52,6 +64,7 @@ from hypothesis import strategies as st
 
 import elmo_core
 import keras_elmo
+import keras_elmo_cli
 from elmo_core.errors import KerasElmoError
 from keras_elmo_cli import build_parser
 from keras_elmo_cli import main
@@ -136,9 +149,13 @@ def _parameters(function):
     ]
 
 
+@functools.lru_cache(maxsize=1)
+def _parser():
+    return build_parser()
+
+
 def _commands():
-    parser = build_parser()
-    return sorted(parser.commands.items())
+    return sorted(_parser().commands.items())
 
 
 # A fresh output path, made anew for each run (with the suffix its
@@ -180,11 +197,12 @@ PARTNERS = {
     "--options": ("--weights", WEIGHTS),
     "--weights": ("--options", OPTIONS),
 }
-# The wrong value each flag of each command gets once (but an output path:
+# The wrong words each flag of each command gets (but an output path:
 # "-1" is one, and a whole export to it proves nothing), beside the drawn
-# ones: taken as a number, a negative count or rate; as a name, one that
-# is nothing.
-SWEEP = "-1"
+# ones: as a number, zero, negative, not a number, infinite, too large;
+# as a name, none, one that is nothing, and a folder (a path of the wrong
+# kind where a file is wanted; `_odd_paths` makes it).
+SWEEP_WORDS = ("0", "-1", "nan", "inf", "1e400", "", "word", "folder")
 _SUFFIXES = {
     "embed": ".hdf5",
     "dump-token-embeddings": ".hdf5",
@@ -204,9 +222,13 @@ def _companion(command, action):
     return COMPANIONS.get((command, key), COMPANIONS.get(key))
 
 
-def _with_companions(command, parser, workplace, target=None, value=None):
-    """The argv of `command` with `value` for the action `target` and a
-    valid value for every other action it needs; `(argv, given words)`."""
+def _with_companions(
+    command, parser, workplace, target=None, value=None, targets=()
+):
+    """The argv of `command` with `value` for the action `target` (and
+    for each of `targets`) and a valid value for every other action it
+    needs; `(argv, given words)`."""
+    targets = [target, *targets] if target is not None else list(targets)
     target_flag = (
         target.option_strings[0] if target and target.option_strings else None
     )
@@ -215,7 +237,7 @@ def _with_companions(command, parser, workplace, target=None, value=None):
     argv, given, tail = [command], [], ["--", *REMAINDER.get(command, [])]
     for action in _arguments(parser):
         key = action.option_strings[0] if action.option_strings else None
-        if action is target:
+        if action in targets:
             words = _argv(action, value)
             given += [word for word in words if word != "--"]
         elif (key == "--model" and partner) or not (
@@ -436,7 +458,9 @@ def workplace(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def _quiet_home(workplace, monkeypatch):
     """Nothing leaves the fuzz folder: the cache there, no mirror, no
-    network (a URL that reaches nothing)."""
+    network (a URL that reaches nothing). The command line's parser is
+    built once (a run parses with it as `main` does)."""
+    monkeypatch.setattr(keras_elmo_cli, "build_parser", _parser)
     monkeypatch.chdir(workplace)
     monkeypatch.setenv("KERAS_ELMO_HOME", os.path.join(workplace, "cache"))
     monkeypatch.setenv("KERAS_ELMO_MIRROR", f"{workplace}/mirror")
@@ -586,12 +610,144 @@ def _run(argv):
     return status, err.getvalue()
 
 
+def _swept(command, parser, workplace):
+    """`{word: [actions that take it]}`: every canonical wrong word of
+    every flag of `command` parsed (a word the flag refuses is checked
+    here, by name, at once); a word taken as the flag's default, or as
+    the value of a word before it, is left out (the same run again)."""
+    taken = {}
+    for action in _arguments(parser):
+        if _companion(command, action) == FRESH or action.nargs == 0:
+            continue
+        values = [action.default, _companion(command, action)]
+        for word in SWEEP_WORDS:
+            if word == "folder":
+                word = os.path.join(workplace, "folder")
+            value = _parsed(action, word)
+            if value is _REFUSED:
+                argv, wrong = _with_companions(
+                    command, parser, workplace, action, word
+                )
+                _check_command(argv, wrong, _flags(parser))
+            elif not any(_same(value, seen) for seen in values):
+                values.append(value)
+                taken.setdefault(word, []).append(action)
+    return taken
+
+
+_REFUSED = object()
+
+
+def _parsed(action, word):
+    """`word` as the flag `action` stores it, or `_REFUSED` where its
+    type, its choices or the command line (an empty value) refuse it."""
+    if word == "" and action.option_strings:
+        return _REFUSED
+    try:
+        value = action.type(word) if action.type else word
+    except (argparse.ArgumentTypeError, TypeError, ValueError):
+        return _REFUSED
+    if action.choices is not None and value not in action.choices:
+        return _REFUSED
+    return value
+
+
+def _same(value, seen):
+    if isinstance(value, float) and isinstance(seen, float):
+        return value == seen or (math.isnan(value) and math.isnan(seen))
+    return type(value) is type(seen) and value == seen
+
+
+def _flags(parser):
+    return {s for a in parser.actions() for s in a.option_strings}
+
+
+def _swept_runs(command, parser, workplace, taken):
+    """Runs `command` with each word of `taken` given to every flag that
+    takes it (flags that stand for --model together, `PARTNERS`, one at a
+    time); a run refused by name runs again without the flag it names.
+    Each refusal is checked as `_check_command` checks it."""
+    for word, actions in taken.items():
+        alone = [a for a in actions if set(a.option_strings) & set(PARTNERS)]
+        groups = [[a] for a in alone] + [[a for a in actions if a not in alone]]
+        for group in groups:
+            while group:
+                group = _one_swept_run(command, parser, workplace, word, group)
+
+
+def _one_swept_run(command, parser, workplace, word, group):
+    """One run of `word` for each flag of `group`; the flags left to run
+    again (those the failure did not name), or [] once it ran through."""
+    argv, _ = _with_companions(
+        command, parser, workplace, group[0], word, targets=group[1:]
+    )
+    status, err = _run(argv)
+    assert "Traceback" not in err, (argv, err)
+    if status == 0:
+        return []
+    assert err.strip(), (argv, "an exit status without a message")
+    named = sorted(
+        (where, i)
+        for i, action in enumerate(group)
+        if (where := _named_at(err, action, word)) is not None
+    )
+    if not named and len(group) > 1:
+        # A failure that names no flag of several: each gets it alone.
+        for action in group:
+            argv, given = _with_companions(
+                command, parser, workplace, action, word
+            )
+            _check_command(argv, given, _flags(parser))
+        return []
+    assert named or "usage:" in err or (word and word[:40] in err), (
+        f"keras-elmo {_shown_argv(argv)} failed naming none of the flags "
+        f"given {word!r}: {err}"
+    )
+    # The flag named first is the one refused; the others run again.
+    return [a for i, a in enumerate(group) if i != named[0][1]] if named else []
+
+
+def _named_at(err, action, word):
+    """Where in `err` the flag `action` is first named (an argument
+    without a flag: the `word` it was given), or None."""
+    if not action.option_strings:
+        shown = word if word else repr(word)
+        return err.find(shown) if shown in err else None
+    found = [
+        match.start()
+        for flag in action.option_strings
+        if (match := re.search(rf"{re.escape(flag)}\b", err))
+    ]
+    return min(found) if found else None
+
+
+def test_the_sweep_reaches_a_planted_flag(workplace, monkeypatch):
+    # Planted on embed as issue 63 planted it: an int that argparse takes
+    # as 0, divided by after the biLM loads. The words its type refuses
+    # stop at the parser; 0 must reach the division.
+    parser = build_parser()
+    embed = parser.commands["embed"]
+    embed.add_argument("--stride-tokens", type=int, default=64)
+    run = embed.get_default("run")
+
+    def planted(args):
+        run(args)
+        return 64 // args.stride_tokens
+
+    embed.set_defaults(run=planted)
+    monkeypatch.setattr(keras_elmo_cli, "build_parser", lambda: parser)
+    taken = _swept("embed", embed, workplace)
+    assert [a.dest for a in taken["0"]][-1] == "stride_tokens"
+    with pytest.raises(ZeroDivisionError):
+        _swept_runs("embed", embed, workplace, taken)
+
+
 @pytest.mark.parametrize(
     "command, parser", COMMANDS, ids=[c for c, _ in COMMANDS]
 )
 def test_command_flags_take_wrong_values(command, parser, workplace):
     arguments = _arguments(parser)
-    flags = {s for a in parser.actions() for s in a.option_strings}
+    flags = _flags(parser)
     base, _ = _with_companions(command, parser, workplace)
     ran = []
     examples = _examples(lambda: ran.append(_run(base)))
@@ -599,13 +755,8 @@ def test_command_flags_take_wrong_values(command, parser, workplace):
     # The companions are valid: a wrong value is what a run meets first.
     if command != "download":  # its names need a network
         assert status == 0, (base, err[-2000:])
-    for action in arguments:
-        if _companion(command, action) == FRESH:
-            continue
-        argv, wrong = _with_companions(
-            command, parser, workplace, action, SWEEP
-        )
-        _check_command(argv, wrong, flags)
+    taken = _swept(command, parser, workplace)
+    _swept_runs(command, parser, workplace, taken)
 
     @settings(FUZZ_SETTINGS, max_examples=examples)
     @given(data=st.data())

@@ -46,8 +46,8 @@ def _lines(path):
         return f.read().splitlines()
 
 
-def _prepare(capsys, *flags):
-    status = main(["prepare", "--quiet", *flags])
+def _prepare(capsys, *flags, quiet=True):
+    status = main(["prepare", *(["--quiet"] if quiet else []), *flags])
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -64,8 +64,9 @@ def test_command_on_gz_books_with_a_tail_held_out(tmp_path, capsys):
         "--output", str(out),
         "--held-out", "0.25",
         "--held-out-by", "tail",
+        quiet=False,
     )  # fmt: skip
-    assert (status, errors) == (0, "")
+    assert status == 0 and "Traceback" not in errors
     # The last quarter of each document's sentences is held out.
     assert _lines(out / "train.txt.gz") == EMMA_SENTENCES[:3] + [
         "One two three .",
@@ -287,7 +288,18 @@ def test_encodings(tmp_path, capsys):
             ["--held-out-by", "document"],
             "--held-out-by 'tail'",
         ),
-        ({"a.txt": b"\n\n"}, ["--held-out", "0"], "No sentence"),
+        ({"a.txt": b"\n\n"}, ["--held-out", "0"], "a.txt holds no sentence"),
+        (
+            {"a.txt": b"One.\n"},
+            ["--held-out-by", "document"],
+            "(1 document, --held-out 0.05): too few to hold out whole ones. "
+            "Pass --held-out 0 (no held-out part)",
+        ),
+        (
+            {"a.txt": b"Text.\nEnd.\n"},
+            ["--stop-at", "Text", "--held-out", "0"],
+            "--stop-at 'Text' left out the rest of 1 file",
+        ),
         ({}, [], "No file matches"),
     ],
 )
@@ -405,11 +417,11 @@ BY_HAND = {
 }
 
 
-def _datasets(path):
+def _datasets(path, count=len(RAW)):
     import h5py
 
     with h5py.File(path, "r") as f:
-        return [f[str(i)][...] for i in range(len(RAW))]
+        return [f[str(i)][...] for i in range(count)]
 
 
 @pytest.mark.parametrize("kind", sorted(BY_HAND))
@@ -467,9 +479,18 @@ def test_a_biLM_s_tokenization_is_noted_when_the_input_differs(
         ])  # fmt: skip
         assert status == 0
         notes[kind] = capsys.readouterr().err
-    assert notes["spacy"] == notes["whitespace"] == ""
-    assert "tokenised with spacy (en), the input with moses" in notes["moses"]
-    assert "--tokenize spacy --language en" in notes["moses"]
+    assert notes["spacy"] == ""
+    # Issue 63: the default reading (whitespace) of a biLM that learned
+    # spaCy's tokens said nothing.
+    for kind in ("moses", "whitespace"):
+        assert (
+            "corpus was read by spacy (en), the input is read by "
+            in (notes[kind])
+        )
+        assert "--tokenize spacy --language en" in notes[kind]
+    assert (
+        "each line one sentence, its tokens as written" in notes["whitespace"]
+    )
 
 
 def test_fasta_input_takes_no_tokenize(tmp_path, capsys):
@@ -481,4 +502,129 @@ def test_fasta_input_takes_no_tokenize(tmp_path, capsys):
         "--output", str(tmp_path / "o.h5"), "--tokenize", "spacy",
     ])  # fmt: skip
     err = capsys.readouterr().err
-    assert status == 2 and "--tokenize spacy is for sentences" in err
+    assert status == 2 and "--tokenize is for sentences of text" in err
+    assert "Received: --tokenize spacy" in err
+
+
+# === Issue 63: the text as the user wrote it, one reading everywhere ===
+
+
+def test_whitespace_reads_each_line_as_one_sentence(tmp_path, capsys):
+    # Already tokenised, one sentence a line, no blank line: each line is
+    # a sentence, as written, in any `documents`; lines never join.
+    raw = _write(
+        tmp_path / "tokens.txt",
+        "Hello world !\nThe cat sat on the mat .\nELMo rocks\n",
+    )
+    for documents in ("file", "blank-line", "line"):
+        out = tmp_path / documents
+        status, _, errors = _prepare(
+            capsys, "--input", raw, "--output", str(out), "--tokenize",
+            "whitespace", "--held-out", "0", "--documents", documents,
+        )  # fmt: skip
+        assert (status, errors) == (0, "")
+        assert _lines(out / "train.txt.gz") == [
+            "Hello world !",
+            "The cat sat on the mat .",
+            "ELMo rocks",
+        ]
+
+
+def test_the_normal_form_is_stable():
+    # A mark between a letter and its accent: removing the mark must not
+    # leave a form that the next normalisation changes again.
+    for text in ["Cafe\u200b\u0301", "na\u00ad\u0308ive", "e\x00\u0301"]:
+        once = normalize(text)
+        assert normalize(once) == once, ascii(text)
+    assert normalize("Cafe\u200b\u0301") == "Caf\u00e9"
+
+
+@pytest.mark.parametrize("kind", ["whitespace", "spacy"])
+def test_every_reader_reads_a_line_as_prepare_does(tmp_path, capsys, kind):
+    # Issue 63: embed --tokenize spacy sent the raw line to spaCy, so
+    # "Cafe\u0301" was a 5-character token where prepare's corpus has a
+    # 4-character one. Decomposed text embeds as its composed form does,
+    # through the command, SentenceEmbedder and prepare alike.
+    from keras_elmo.corpus import SentenceEmbedder
+    from tests.helpers import MODEL_DIR
+
+    decomposed = "Cafe\u0301 au\u00a0lait\u200b , na\u00ef\u0308ve ."
+    composed = normalize(decomposed)
+    assert composed.split()[:3] == ["Caf\u00e9", "au", "lait"]
+    files = {}
+    for name, line in (("raw", decomposed), ("nfc", composed)):
+        text = _write(tmp_path / f"{name}.txt", line + "\n")
+        files[name] = str(tmp_path / f"{name}.h5")
+        argv = ["embed", "--quiet", "--model", MODEL_DIR, "--input", text,
+                "--output", files[name], "--tokenize", kind]  # fmt: skip
+        assert main(argv) == 0, capsys.readouterr().err
+    got, want = (_datasets(files[n], 1)[0] for n in ("raw", "nfc"))
+    np.testing.assert_array_equal(got, want)
+    embedder = SentenceEmbedder(MODEL_DIR, output_layers="top", tokenize=kind)
+    raw, nfc = embedder([decomposed, composed])
+    np.testing.assert_array_equal(raw, nfc)
+    prepare(files_of(tmp_path, decomposed), str(tmp_path / "out"),
+            tokenize=kind, held_out=0, verbose=0)  # fmt: skip
+    corpus = _lines(tmp_path / "out" / "train.txt.gz")
+    assert corpus == [" ".join(embedder.tokens(decomposed))]
+    assert "Caf\u00e9" in corpus[0].split()
+
+
+def files_of(tmp_path, line):
+    return _write(tmp_path / "prepare-input.txt", line + "\n")
+
+
+def test_quiet_shows_only_what_was_left_out(tmp_path, capsys):
+    raw = _write(tmp_path / "raw.txt", b"Good line.\nBad \xe9 line.\n")
+    flags = ["--input", raw, "--held-out", "0", "--on-bad-line", "skip"]
+    status, printed, _ = _prepare(
+        capsys, *flags, "--output", str(tmp_path / "a")
+    )
+    assert status == 0
+    assert printed.splitlines() == [
+        "Left out 1 line that is not utf-8 (--on-bad-line skip); it is "
+        f"listed in {tmp_path / 'a' / 'prepare.json'} (lines_skipped_first)"
+    ]
+    good = _write(tmp_path / "good.txt", "Good line.\n")
+    status, printed, _ = _prepare(
+        capsys, "--input", good, "--held-out", "0", "--output",
+        str(tmp_path / "b"),
+    )  # fmt: skip
+    assert (status, printed) == (0, "")
+
+
+def test_a_record_proves_only_the_files_it_wrote(tmp_path, capsys):
+    # Issue 63: any file named prepare.json made a folder prepare's, and
+    # a user's own one (`{"script": "my_prep.py"}`) beside their
+    # train.txt.gz let prepare replace both.
+    from elmo_core.text.tokenization_record import corpus_tokenization
+
+    raw = _write(tmp_path / "raw.txt", "Some text.\n")
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "prepare.json").write_text('{"script": "my_prep.py"}')
+    (theirs / "train.txt.gz").write_bytes(gzip.compress(b"their corpus\n"))
+    before = {p.name: p.read_bytes() for p in theirs.iterdir()}
+    flags = ["--input", raw, "--held-out", "0", "--output", str(theirs)]
+    status, _, errors = _prepare(capsys, *flags)
+    assert status == 2
+    assert "prepare.json, which no prepare run wrote (it is no record" in errors
+    assert {p.name: p.read_bytes() for p in theirs.iterdir()} == before
+    # A record of a real run, copied beside another corpus: it proves
+    # nothing there, to prepare or to train.
+    ours = tmp_path / "ours"
+    prepare(raw, str(ours), held_out=0, verbose=0)
+    (theirs / "prepare.json").write_bytes((ours / "prepare.json").read_bytes())
+    status, _, errors = _prepare(capsys, *flags)
+    assert status == 2 and "does not prove it" in errors
+    assert (theirs / "train.txt.gz").read_bytes() == before["train.txt.gz"]
+    assert corpus_tokenization([str(theirs / "train.txt.gz")]) is None
+    assert corpus_tokenization([str(ours / "train.txt.gz")]) == {
+        "tokenization": "spacy",
+        "language": "en",
+    }
+    # The run's own folder: a rerun replaces what its record proves.
+    status, _, errors = _prepare(
+        capsys, "--input", raw, "--held-out", "0", "--output", str(ours)
+    )
+    assert (status, errors) == (0, "")

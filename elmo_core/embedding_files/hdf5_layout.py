@@ -17,8 +17,12 @@ import json
 
 import numpy as np
 
+from elmo_core.embedding_files.inputs import DEFAULT_PROTEIN_VECTORS
+from elmo_core.embedding_files.inputs import PER_PROTEIN
+from elmo_core.embedding_files.inputs import PER_RESIDUE
+from elmo_core.embedding_files.inputs import PROTEIN_VECTORS
+from elmo_core.embedding_files.inputs import input_settings
 from elmo_core.embedding_files.token_batches import DEFAULT_MAX_BATCH_TOKENS
-from elmo_core.errors import KerasElmoError
 from elmo_core.text.tokenizers import DEFAULT_LANGUAGE
 from elmo_core.text.tokenizers import DEFAULT_TOKENIZATION
 from elmo_core.text.tokenizers import tokenizer
@@ -43,17 +47,36 @@ DEFAULT_OUTPUT_LAYERS = "all"
 # by length inside a chunk so that batches carry little padding.
 BATCHES_PER_CHUNK = 16
 
-# `embed` of a FASTA file writes, per record id, the vectors asked for:
-PER_RESIDUE = "per_residue"  # group: id -> the record's layers, as a line's
-PER_PROTEIN = "per_protein"  # group: id -> float32 (2 * projection_dim,)
+# `embed` of a FASTA file writes, per record id, the groups of the vectors
+# asked for (`inputs.PROTEIN_VECTORS`: `per_residue`, `per_protein`), and:
 ID_TO_HASH = "id_to_hash"  # JSON {id: md5 of the sequence}
 BAD_RECORDS = "bad_records"  # JSON [{"line", "id", "reason", "detail"}]
-PROTEIN_VECTORS = {
-    "both": (PER_RESIDUE, PER_PROTEIN),
-    "per-residue": (PER_RESIDUE,),
-    "per-protein": (PER_PROTEIN,),
-}
-DEFAULT_PROTEIN_VECTORS = "both"
+
+
+def check_embed_settings(
+    batch_size, max_batch_tokens, output_layers, input_file=None
+):
+    """`(batch_size, max_batch_tokens, output_layers)` of an `embed` run,
+    checked before anything is loaded (and `input_file`, when given: a
+    readable file)."""
+    from elmo_core.errors import check_choice
+    from elmo_core.errors import check_integer
+    from elmo_core.files.paths import check_input_file
+
+    if input_file is not None:
+        check_input_file(
+            input_file,
+            "`input_file`",
+            "a text file of one sentence a line, or a FASTA file",
+            argument="input_file",
+        )
+    return (
+        check_integer(batch_size, "batch_size", minimum=1),
+        check_integer(max_batch_tokens, "max_batch_tokens", minimum=1),
+        check_choice(
+            output_layers, "output_layers", choices=tuple(OUTPUT_LAYERS)
+        ),
+    )
 
 
 def select_layers(layers, output_layers):
@@ -99,7 +122,8 @@ def write_sentence_embeddings(
         output_layers, sentence_index, max_batch_tokens: as
             `keras_elmo.corpus.bilm_dump.embed_file`.
         split: callable: a line -> its tokens. Defaults to the
-            whitespace rule.
+            `whitespace` tokenisation (`elmo_core.text.tokenizers`: the
+            line's normal form split at whitespace).
 
     Returns:
         The number of sentences written.
@@ -111,13 +135,13 @@ def write_sentence_embeddings(
     from elmo_core.text.lines import count_lines
     from elmo_core.text.lines import file_version
     from elmo_core.text.lines import read_text_lines
-    from elmo_core.text.lines import split_tokens
 
     # Reads the whole input first: bad UTF-8 or gzip fails before any work.
     version = file_version(input_file)
     total = count_lines(input_file, on_bad_line)
     progress = Progress(total, "sentence", verbose, label="embed")
     lines = read_text_lines(input_file, on_bad_line)
+    split = split or tokenizer().tokenize
     index = {}
     with hdf5_output(output_file) as out:
         done = 0
@@ -127,9 +151,7 @@ def write_sentence_embeddings(
             # In line order, so a repeated sentence maps to its last line.
             if sentence_index:
                 index.update((text.strip(), str(n - 1)) for n, text in chunk)
-            sentences = [
-                (n, (split or split_tokens)(text)) for n, text in chunk
-            ]
+            sentences = [(n, split(text)) for n, text in chunk]
             lengths = [len(tokens) for _, tokens in sentences]
             for rows in token_batches(lengths, max_batch_tokens, batch_size):
                 batch = [sentences[i] for i in rows]
@@ -156,7 +178,7 @@ def write_embeddings(
     batch_size,
     input_format=None,
     max_residues=None,
-    protein_vectors=DEFAULT_PROTEIN_VECTORS,
+    protein_vectors=None,
     sentence_index=True,
     tokenize=DEFAULT_TOKENIZATION,
     language=DEFAULT_LANGUAGE,
@@ -164,32 +186,26 @@ def write_embeddings(
 ):
     """`write_sentence_embeddings` (lines split by `tokenize` for
     `language`), or for FASTA input (`input_format`, by the suffix when
-    None) `write_protein_embeddings`; `options` (`verbose`,
-    `on_bad_line`, `output_layers`, `max_batch_tokens`) go to either."""
-    from elmo_core.proteins.fasta import input_format_of
-
+    None; the settings checked by `inputs.input_settings`)
+    `write_protein_embeddings`; `options` (`verbose`, `on_bad_line`,
+    `output_layers`, `max_batch_tokens`) go to either."""
     split = tokenizer(tokenize, language).tokenize
-    if input_format_of([input_file], input_format) == "fasta":
-        if tokenize != DEFAULT_TOKENIZATION:
-            raise KerasElmoError(
-                "FASTA input is one residue a token; `tokenize` is for "
-                "sentences of text. Leave it out.",
-                "tokenize",
-                received=tokenize,
-            )
-        if protein_vectors not in PROTEIN_VECTORS:
-            raise KerasElmoError(
-                f"`protein_vectors` must be one of {sorted(PROTEIN_VECTORS)}.",
-                "protein_vectors",
-                received=protein_vectors,
-            )
+    settings = input_settings(
+        [input_file],
+        input_format,
+        max_residues,
+        protein_vectors,
+        tokenize,
+        sentence_index,
+    )
+    if settings.input_format == "fasta":
         return write_protein_embeddings(
             layers_of,
             input_file,
             output_file,
             batch_size,
-            max_residues=max_residues,
-            protein_vectors=protein_vectors,
+            max_residues=settings.max_residues,
+            protein_vectors=settings.protein_vectors,
             **options,
         )
     return write_sentence_embeddings(
@@ -273,13 +289,18 @@ def write_json_dataset(out, name, value):
 
 def _fasta_error(path, record):
     from elmo_core.errors import TextFileError
+    from elmo_core.text.bad_lines import TOO_LONG
 
+    fix, argument = "Fix the record", "on_bad_line"
+    if record.reason == TOO_LONG:
+        # A longer record takes memory in proportion to its length.
+        fix, argument = "Raise `max_residues` to embed it", "max_residues"
     return TextFileError(
         f"{path}, line {record.line} (record {record.id or '(no id)'}): "
-        f"{record.detail} [{record.reason}]. Fix the record, or leave such "
-        "records out with `on_bad_line` 'skip' (they are listed in the "
-        f"output's {BAD_RECORDS}).",
-        "on_bad_line",
+        f"{record.detail} [{record.reason}]. {fix}, or leave such records "
+        "out with `on_bad_line` 'skip' (they are listed in the output's "
+        f"{BAD_RECORDS}).",
+        argument,
     )
 
 

@@ -14,8 +14,13 @@ An output directory holds:
   shards. A directory without it is the leftover of a run that did not
   finish, and `read_embeddings` refuses it.
 - `keras-elmo-corpus.json` (`OUTPUT_MARKER`), written first: says that a
-  corpus run owns the directory. Only a directory holding it, and nothing
-  but a run's files, is ever deleted to run again (`--overwrite`).
+  corpus run owns the directory, by its content, not its name: the
+  directory it was written into (a local one's device and inode, a
+  remote one's path) and the id of the claim (`run`), which the
+  summary repeats. Only a directory holding a marker written there, and
+  nothing but a run's files, is ever deleted to run again
+  (`--overwrite`); a marker copied in from elsewhere, or a summary of
+  another run, proves nothing.
 
 A line that is not embedded is a bad line with one of `BAD_LINE_REASONS`;
 `unreadable` marks where a file could not be read on (a truncated or
@@ -67,27 +72,51 @@ _SHARD_NAME = re.compile(
 )
 
 
-def marker_text():
-    """The content of `OUTPUT_MARKER`."""
+def marker_text(run, directory):
+    """The content of `OUTPUT_MARKER`: the id of the claim (`run`, a str)
+    and the identity of the `directory` it is written into (a dict)."""
     return json.dumps(
         {
             "format": FORMAT,
             "written_by": "keras-elmo embed-corpus",
+            "run": run,
+            "directory": directory,
             "note": "A corpus run owns this directory: a run with "
-            "`overwrite` deletes its files (and only while this file is "
-            "here).",
+            "`overwrite` deletes its files (and only while this file, "
+            "written here, is here; a copy elsewhere proves nothing).",
         },
         indent=1,
     )
 
 
-def is_marker(data):
-    """Whether `data` (bytes) is an `OUTPUT_MARKER` of this package."""
+def read_marker(data, directory):
+    """The id of the claim that the `OUTPUT_MARKER` content `data` (bytes)
+    records, when it is one of this package written into the directory
+    of identity `directory`; else None."""
+    value = parse_json_object(data)
+    if value is None or value.get("format") != FORMAT:
+        return None
+    run = value.get("run")
+    if value.get("directory") != directory or not isinstance(run, str):
+        return None
+    return run or None
+
+
+def summary_run(data):
+    """The claim id a `summary.json` (bytes) records, or None."""
+    value = parse_json_object(data)
+    if value is None or value.get("format") != FORMAT:
+        return None
+    return value.get("run")
+
+
+def parse_json_object(data):
+    """The JSON object of `data` (bytes), or None."""
     try:
         value = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError):
-        return False
-    return isinstance(value, dict) and value.get("format") == FORMAT
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def is_run_file(name):
@@ -167,14 +196,18 @@ def bad_line_record(key, reason, detail=None):
     return json.dumps(record)
 
 
-def summary(counts, settings, embedding_files, bad_line_files, unreadable=()):
+def summary(
+    counts, settings, embedding_files, bad_line_files, unreadable=(), run=None
+):
     """The `summary.json` text: `counts` {"sentences", "tokens", reason:
-    lines}, `settings` as given, the shard names (base names) and the
+    lines}, `settings` as given, the shard names (base names), the
     files that could not be read to their end (`unreadable`: `(file,
-    line, detail)` each)."""
+    line, detail)` each) and the id of the directory's claim (`run`, the
+    marker's)."""
     return json.dumps(
         {
             "format": FORMAT,
+            "run": run,
             "sentences": counts.get("sentences", 0),
             "tokens": counts.get("tokens", 0),
             "bad_lines": {

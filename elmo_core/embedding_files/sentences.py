@@ -1,12 +1,13 @@
 """Sentences as the corpus embedder takes them, and the lines it cannot take.
 
 A sentence is a raw line (str, or UTF-8 bytes as Arrow, Parquet and pandas
-hand text over; split by the package's one tokenisation rule,
-`elmo_core.text.lines.split_tokens`) or a list of tokens (str or UTF-8
-bytes). Bytes and str give the same tokens, so the same ids. A line that
-cannot be embedded is a *bad line* with one of `BAD_LINE_REASONS` (the
-output layout's, `elmo_core.embedding_files.parquet_layout`); a value
-of any other type is a programming mistake and raises `KerasElmoError`.
+hand text over; read by the one text path of the package, its normal
+form split by a tokenisation, `elmo_core.text.tokenizers`) or a list of
+tokens (str or UTF-8 bytes, taken as they are). Bytes and str give the
+same tokens, so the same ids. A line that cannot be embedded is a *bad
+line* with one of `BAD_LINE_REASONS` (the output layout's,
+`elmo_core.embedding_files.parquet_layout`); a value of any other type
+is a programming mistake and raises `KerasElmoError`.
 
 The embedder's batches are planned by `elmo_core.embedding_files.token_batches`
 within the token budget below.
@@ -20,8 +21,11 @@ from elmo_core.errors import KerasElmoError
 from elmo_core.text.bad_lines import EMPTY
 from elmo_core.text.bad_lines import NOT_UTF8
 from elmo_core.text.bad_lines import TOO_LONG
-from elmo_core.text.lines import split_tokens
+from elmo_core.text.tokenizers import tokenizer
 
+# What a corpus run stores its arrays in (float16: half the storage; the
+# biLM runs in float32 either way).
+DTYPES = ("float32", "float16")
 # A sentence longer than this is a bad line (a protein of UniRef50 rarely
 # has more residues; a text line that long is usually not a sentence).
 DEFAULT_MAX_SENTENCE_TOKENS = 2048
@@ -68,7 +72,7 @@ def _is_token_list(value):
 
 
 def to_tokens(
-    value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS, split=split_tokens
+    value, max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS, split=None
 ):
     """The tokens of one sentence.
 
@@ -78,7 +82,8 @@ def to_tokens(
             too).
         max_sentence_tokens: int. More tokens than this is a bad line.
         split: callable: a line (str) -> its tokens. Defaults to the
-            whitespace rule; a token list is taken as it is.
+            `whitespace` tokenisation (the line's normal form split at
+            whitespace); a token list is taken as it is.
 
     Returns:
         A list of str tokens.
@@ -89,6 +94,7 @@ def to_tokens(
             or blank.
     """
     if isinstance(value, (str, bytes, bytearray, memoryview)):
+        split = split or tokenizer().tokenize
         tokens = split(_text(value, "The line"))
     elif _is_token_list(value):
         tokens = [_token(token, i) for i, token in enumerate(value)]
@@ -104,7 +110,7 @@ def to_tokens(
         raise BadLine(
             TOO_LONG,
             f"The sentence has {len(tokens)} tokens; at most "
-            f"{max_sentence_tokens} are embedded (max_sentence_tokens).",
+            f"{max_sentence_tokens} are embedded (`max_sentence_tokens`).",
         )
     return tokens
 

@@ -5,7 +5,9 @@ A *document* is the unit the held-out part is drawn by: a whole file
 (`"blank-line"`, e.g. a dump of articles), or each line (`"line"`, e.g.
 one web page a line). A *paragraph* is the unit sentences are split in:
 the lines between blank lines joined with spaces (hard-wrapped text
-reads as it was written), and in `"line"` documents each line.
+reads as it was written), and in `"line"` documents, or for a
+tokenisation that reads a line as one sentence (`whitespace`: `lines`),
+each line.
 
 Every file is untrusted: a line is read in pieces of at most
 `PIECE_BYTES`, and a paragraph longer than `MAX_PARAGRAPH_CHARACTERS`
@@ -51,12 +53,14 @@ class Paragraph:
 
 @dataclasses.dataclass
 class LineCounts:
-    """What reading saw: lines read, lines the normal form changed, and
-    the (file, line) of each line left out as not UTF-8."""
+    """What reading saw: lines read, lines the normal form changed, the
+    (file, line) of each line left out as not UTF-8, and whether
+    `stop_at` left out the rest of the file."""
 
     lines: int = 0
     changed: int = 0
     skipped: list = dataclasses.field(default_factory=list)
+    stopped: bool = False
 
 
 def paragraphs(
@@ -67,6 +71,7 @@ def paragraphs(
     done=None,
     encodings=DEFAULT_ENCODINGS,
     stop_at=None,
+    lines=False,
 ):
     """Yields the `Paragraph`s of the raw text file `path` (`.gz`
     allowed), in order.
@@ -84,27 +89,30 @@ def paragraphs(
         stop_at: compiled regular expression or None: the first line in
             which it is found (normalised), and all after it, are left
             out (a licence footer, say).
+        lines: bool. Each line is a paragraph of its own (never joined
+            to the next), whatever `documents` is.
     """
     counts = counts if counts is not None else LineCounts()
     encoding = _encoding_of(path, encodings)
     joined = _Joined()
-    document = 0
+    document, started = 0, False
     pieces = _pieces(path, encoding, on_bad_line, counts, done)
     for number, text, ends in pieces:
         if stop_at is not None and stop_at.search(text):
+            counts.stopped = True
             pieces.close()
             break
         if documents == "line":
             document = number - 1
         if text:
+            started = True
             yield from joined.add(document, number, text)
         if not ends:
             continue
-        if documents == "line" or not text:
-            started = joined.parts or joined.pieces
+        if documents == "line" or lines or not text:
             yield from joined.flush(document)
-            if documents == "blank-line" and started:
-                document += 1
+        if documents == "blank-line" and not text and started:
+            document, started = document + 1, False
     yield from joined.flush(document)
 
 
@@ -116,7 +124,6 @@ class _Joined:
         self.parts = []
         self.size = 0
         self.line = None
-        self.pieces = 0
 
     def add(self, document, line, text):
         if self.line is None:
@@ -129,7 +136,6 @@ class _Joined:
             cut = cut if cut > 0 else MAX_PARAGRAPH_CHARACTERS
             head, rest = whole[:cut].strip(), whole[cut:].strip()
             self.parts, self.size = [rest], len(rest) + 1
-            self.pieces += 1
             yield Paragraph(document, self.line, head)
             self.line = line
 
@@ -137,7 +143,7 @@ class _Joined:
         text = " ".join(self.parts)
         if text:
             yield Paragraph(document, self.line, text)
-        self.parts, self.size, self.line, self.pieces = [], 0, None, 0
+        self.parts, self.size, self.line = [], 0, None
 
 
 def _pieces(path, encoding, on_bad_line, counts, done):

@@ -14,7 +14,12 @@ the output folder:
   `"auto"` (the default) draws documents, but for fewer than 20 files
   each a document, where it takes the tail;
 - `prepare.json`: the summary, the settings and the tokenisation, which
-  `keras-elmo train` records with the biLM it trains.
+  `keras-elmo train` records with the biLM it trains, and the proof of
+  each file it wrote (`outputs`: size and SHA-256). It is what makes a
+  folder a prepare run's: a rerun replaces only the files it proves, and
+  `train` believes its tokenisation only of them; a file of these names
+  that it does not prove (a user's own `prepare.json`, a corpus copied
+  in) is refused, never replaced.
 
 Each document's sentences are kept on disk until it ends (the held-out
 draw needs its length), so memory stays bounded whatever the size of a
@@ -24,16 +29,12 @@ and settings give the same bytes.
 """
 
 import contextlib
-import gzip
 import hashlib
-import io
 import itertools
-import json
 import os
 import tempfile
 
 from elmo_core.errors import KerasElmoError
-from elmo_core.errors import OutputPathError
 from elmo_core.errors import check_choice
 from elmo_core.errors import check_flag
 from elmo_core.errors import check_fraction
@@ -41,29 +42,27 @@ from elmo_core.errors import check_integer
 from elmo_core.errors import check_strings
 from elmo_core.errors import check_verbose
 from elmo_core.errors.blame import blame
-from elmo_core.files import atomic_output
-from elmo_core.files import check_output_directory
-from elmo_core.files import check_output_file
 from elmo_core.preparation.documents import DEFAULT_DOCUMENTS
 from elmo_core.preparation.documents import DOCUMENTS
 from elmo_core.preparation.documents import LineCounts
 from elmo_core.preparation.documents import check_encodings
 from elmo_core.preparation.documents import check_stop_at
 from elmo_core.preparation.documents import paragraphs
+from elmo_core.preparation.output_folder import HELD_OUT_FILE  # noqa: F401
+from elmo_core.preparation.output_folder import OUTPUT_FILES  # noqa: F401
+from elmo_core.preparation.output_folder import RECORD_FILE  # noqa: F401
+from elmo_core.preparation.output_folder import TRAIN_FILE  # noqa: F401
+from elmo_core.preparation.output_folder import Outputs
+from elmo_core.preparation.output_folder import check_output
 from elmo_core.progress import Progress
 from elmo_core.text.lines import check_on_bad_line
 from elmo_core.text.lines import check_unchanged
 from elmo_core.text.lines import file_version
 from elmo_core.text.patterns import resolve_files
-from elmo_core.text.tokenization_record import PREPARE_RECORD
 from elmo_core.text.tokenizers import DEFAULT_LANGUAGE
 from elmo_core.text.tokenizers import DEFAULT_PREPARE_TOKENIZATION
 from elmo_core.text.tokenizers import tokenizer
 
-TRAIN_FILE = "train.txt.gz"
-HELD_OUT_FILE = "valid.txt.gz"
-RECORD_FILE = PREPARE_RECORD
-OUTPUT_FILES = (TRAIN_FILE, HELD_OUT_FILE, RECORD_FILE)
 HELD_OUT_BY = ("auto", "document", "tail")
 DEFAULT_HELD_OUT = 0.05
 DEFAULT_HELD_OUT_BY = "auto"
@@ -97,7 +96,8 @@ def prepare(
             allowed).
         output: str. The folder to write; new, or one that holds no
             file of `OUTPUT_FILES` but those a `prepare` wrote before
-            (which are replaced). Other files in it are left alone.
+            (which are replaced: its `prepare.json` proves them). Other
+            files in it are left alone.
         tokenize: str. The tokenisation, one of
             `elmo_core.text.tokenizers.TOKENIZATIONS`.
         language: str. The language code of the text, e.g. `"en"`.
@@ -118,7 +118,8 @@ def prepare(
         verbose: 0 (silent) or 1 (progress lines).
 
     Returns:
-        The summary (a dict, also in `prepare.json`).
+        The record written to `prepare.json` (a dict: the summary, the
+        settings, the tokenisation and the proofs of the files).
 
     Example:
 
@@ -139,7 +140,7 @@ def prepare(
     settings["encoding"] = check_encodings(encoding)
     settings["stop_at"] = check_stop_at(stop_at)
     files = _input_files(inputs)
-    _check_output(output, files)
+    check_output(output, files)
     settings["held_out_by"] = _held_out_by(settings, files)
     words = tokenizer(tokenize, language)
     summary = _Summary(files, words, settings)
@@ -150,11 +151,11 @@ def prepare(
         label="prepare",
         amount=_mebibytes,
     )
-    with _Outputs(output, settings["held_out"] > 0) as out:
+    with Outputs(output, settings["held_out"] > 0) as out:
         _prepare_files(files, words, settings, out, summary, progress)
         record = summary.record()
-        _check_result(record, settings)
-        out.record(record)
+        _check_result(record, settings, summary)
+        record = out.record(record)
     return record
 
 
@@ -211,28 +212,6 @@ def _held_out_by(settings, files):
     return "tail" if few else "document"
 
 
-def _check_output(output, files):
-    """`output` may be new, or hold anything but a file it would write
-    that no `prepare` wrote (no `prepare.json` beside it)."""
-    check_output_directory(output, argument="output")
-    for name in OUTPUT_FILES:
-        check_output_file(os.path.join(output, name), files, "output")
-    ours = os.path.isfile(os.path.join(output, RECORD_FILE))
-    theirs = [
-        name
-        for name in OUTPUT_FILES
-        if os.path.lexists(os.path.join(output, name))
-    ]
-    if theirs and not ours:
-        raise OutputPathError(
-            f"`output` already holds {theirs[0]}, which no prepare run wrote "
-            f"(there is no {RECORD_FILE} beside it); it is left alone. "
-            "Choose a new folder, or move that file away.",
-            "output",
-            received=output,
-        )
-
-
 def _prepare_files(files, words, settings, out, summary, progress):
     finished = 0
     for path in files:
@@ -249,6 +228,7 @@ def _prepare_files(files, words, settings, out, summary, progress):
             ),
             encodings=settings["encoding"],
             stop_at=settings["stop_at"],
+            lines=not words.splits_sentences,
         )
         found = 0
         for document, paragraphs_of in itertools.groupby(read, _document_of):
@@ -315,31 +295,75 @@ def _drawn(name, seed):
     return int.from_bytes(digest.digest(), "big") / 2.0**64
 
 
-def _check_result(record, settings):
+def _check_result(record, settings, summary):
+    """Refuses a corpus without a training part, or without the held-out
+    part asked for, saying what would give one."""
     if record["train"]["sentences"] == 0:
+        if record["held_out"]["sentences"] == 0:
+            raise KerasElmoError(_no_sentence(summary), "inputs")
         raise KerasElmoError(
-            "No sentence went to the training part: the input holds no "
-            "text, or every document was held out. Check the input files, "
-            "or pass a smaller `held_out`.",
-            "inputs",
+            "Every document was held out, so no sentence went to the "
+            f"training part ({_count(record['documents'], 'document')}, "
+            f"`held_out` {settings['held_out']}). Pass a smaller "
+            "`held_out`.",
+            "held_out",
+            received=settings["held_out"],
         )
-    if settings["held_out"] and record["held_out"]["sentences"] == 0:
-        if settings["held_out_by"] == "tail":
-            raise KerasElmoError(
-                "No sentence was held out: no document has two sentences. "
-                "Pass `held_out` 0, or more text.",
-                "held_out",
-                received=settings["held_out"],
-            )
+    if not settings["held_out"] or record["held_out"]["sentences"]:
+        return
+    tail = (
+        "Pass `held_out` 0 (no held-out part), or more text."
+        if summary.most_sentences < 2
+        else "Pass `held_out_by` 'tail' (the last sentences of every "
+        "document), or `held_out` 0."
+    )
+    if settings["held_out_by"] == "tail":
         raise KerasElmoError(
-            f"No document was drawn for the held-out part "
-            f"({record['documents']} documents, held_out="
-            f"{settings['held_out']}): there are too few documents to hold "
-            "out whole ones. Pass `held_out_by` 'tail' (the last sentences "
-            "of every document), or `held_out` 0.",
-            "held_out_by",
-            received=settings["held_out_by"],
+            f"No sentence was held out: no document has two sentences. {tail}",
+            "held_out",
+            received=settings["held_out"],
         )
+    raise KerasElmoError(
+        "No document was drawn for the held-out part "
+        f"({_count(record['documents'], 'document')}, `held_out` "
+        f"{settings['held_out']}): too few to hold out whole ones. {tail}",
+        "held_out_by",
+        received=settings["held_out_by"],
+    )
+
+
+def _named(files):
+    """The input files, in words: each name, for up to three."""
+    if len(files) == 1:
+        return files[0]
+    if len(files) <= 3:
+        return f"{', '.join(files[:-1])} and {files[-1]}"
+    return f"the {len(files):,} input files ({', '.join(files[:3])}, ...)"
+
+
+def _no_sentence(summary):
+    """The message of inputs that hold no sentence: which, and why."""
+    files = summary.files
+    why = f"{_count(summary.lines, 'line')} read"
+    if summary.lines:
+        why += ", each empty or blank once normalised"
+    if summary.stopped:
+        why += (
+            f", and `stop_at` {summary.settings['stop_at'].pattern!r} left "
+            f"out the rest of {_count(summary.stopped, 'file')} from the "
+            "first line it found"
+        )
+    return (
+        f"{_named(files)} {_holds(files)} no sentence: {why}. Pass text files."
+    )
+
+
+def _holds(files):
+    return "holds" if len(files) == 1 else "hold"
+
+
+def _count(number, word):
+    return f"{number:,} {word}{'' if number == 1 else 's'}"
 
 
 class _Summary:
@@ -354,14 +378,17 @@ class _Summary:
             for part in ("train", "held_out")
         }
         self.documents = self.empty = self.duplicates = 0
+        self.most_sentences = 0  # of a document
         self.lines = self.changed = 0
         self.skipped = 0
+        self.stopped = 0  # files that `stop_at` cut
         self.skipped_lines = []
         self.longest = {"tokens": 0, "file": None}
         self.digests = set()
 
     def document(self, count, kept):
         self.documents += 1
+        self.most_sentences = max(self.most_sentences, count)
         self.empty += count == 0
         if kept:
             self.parts["train"]["documents"] += 1
@@ -385,6 +412,7 @@ class _Summary:
 
     def lines_read(self, counts):
         self.lines += counts.lines
+        self.stopped += counts.stopped
         self.changed += counts.changed
         self.skipped += len(counts.skipped)
         room = max(0, SKIPPED_SHOWN - len(self.skipped_lines))
@@ -411,59 +439,6 @@ class _Summary:
                 "stop_at": getattr(self.settings["stop_at"], "pattern", None),
             },
         }
-
-
-class _Outputs:
-    """The output files, written to temporary names and renamed together
-    when the block succeeds (the record last)."""
-
-    def __init__(self, folder, held_out):
-        self.folder = folder
-        self.held_out = held_out
-        self.stack = contextlib.ExitStack()
-
-    def __enter__(self):
-        self.made = not os.path.isdir(self.folder)
-        os.makedirs(self.folder, exist_ok=True)
-        stack = self.stack.__enter__()
-        self.record_path = stack.enter_context(
-            atomic_output(self._path(RECORD_FILE))
-        )
-        self.files = {"train": self._gzip(stack, TRAIN_FILE)}
-        self.files["held_out"] = (
-            self._gzip(stack, HELD_OUT_FILE) if self.held_out else None
-        )
-        return self
-
-    def __exit__(self, *error):
-        self.stack.__exit__(*error)
-        if error[0] is not None and self.made:
-            with contextlib.suppress(OSError):  # left as it was: none
-                os.rmdir(self.folder)
-        stale = self._path(HELD_OUT_FILE)  # a previous run's, not this one's
-        if error[0] is None and not self.held_out and os.path.exists(stale):
-            os.remove(stale)
-
-    def _path(self, name):
-        return os.path.join(self.folder, name)
-
-    def _gzip(self, stack, name):
-        temporary = stack.enter_context(atomic_output(self._path(name)))
-        raw = stack.enter_context(open(temporary, "wb"))
-        packed = stack.enter_context(
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
-        )
-        return stack.enter_context(
-            io.TextIOWrapper(packed, encoding="utf-8", newline="\n")
-        )
-
-    def write(self, part, line):
-        self.files[part].write(line)
-
-    def record(self, record):
-        with open(self.record_path, "w", encoding="utf-8") as f:
-            json.dump(record, f, indent=2)
-            f.write("\n")
 
 
 def _mebibytes(count):

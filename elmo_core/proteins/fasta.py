@@ -221,7 +221,7 @@ def _not_utf8(number, raw, error):
 
 def _too_long(number, max_residues):
     return (
-        f"more than {max_residues:,} residues by line {number} (max_residues)"
+        f"more than {max_residues:,} residues by line {number} (`max_residues`)"
     )
 
 
@@ -249,7 +249,7 @@ def _record(start, title, sequence, max_residues):
             "",
             TOO_LONG,
             f"{len(sequence):,} residues; at most {max_residues:,} are "
-            "embedded (max_residues)",
+            "embedded (`max_residues`)",
         )
     for position, residue in enumerate(sequence, start=1):
         if residue not in RESIDUES:

@@ -54,9 +54,24 @@ UTF8_BOM = b"\xef\xbb\xbf"
 _SKIP_BYTES = 1 << 20
 
 
+# The characters `str.split()` splits at: Python's whitespace (Unicode's
+# space separators, the ASCII and Unicode line and paragraph separators,
+# the file, group, record and unit separators), spelled out for readers
+# that split a line outside Python (`tf.strings.split` alone splits at
+# ASCII whitespace, so "a\u00a0b" would be one token there and two here).
+WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002"
+    "\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f"
+    "\u205f\u3000"
+)
+# `WHITESPACE` as a regular expression (Python's and RE2's syntax).
+WHITESPACE_PATTERN = f"[{WHITESPACE}]"
+
+
 def split_tokens(text):
-    """The tokens of one sentence line: its whitespace-separated words
-    (`str.split()`), the package's one tokenisation rule."""
+    """The tokens of one line of a corpus (tokenised sentences, what
+    training reads): its words between whitespace (`str.split()`, as
+    written; raw text is read by `elmo_core.text.tokenizers`)."""
     return text.split()
 
 

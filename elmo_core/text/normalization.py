@@ -1,5 +1,10 @@
 """The normal form of raw text before it is split and tokenised.
 
+Every command that reads raw text puts each line in this form before its
+tokenisation splits it (`elmo_core.text.tokenizers`: `prepare`, and
+`embed`, `embed-corpus` and `SentenceEmbedder` with any `tokenize`), so a
+line means the same thing wherever it goes in.
+
 Unicode NFC (a letter and its combining accent become the one code point
 the same letter has precomposed, so "é" is one character however it was
 typed); control characters (C0, DEL, C1: a DOS end-of-file mark, a stray
@@ -7,6 +12,9 @@ escape) become spaces; invisible marks that are not text (the byte order
 mark U+FEFF, the zero-width space U+200B, the soft hyphen U+00AD) go; and
 every run of whitespace (Unicode's: tabs, no-break spaces, line and
 paragraph separators) becomes one space, with none at either end.
+The marks and controls go before the composition, so that a form once
+normal stays as it is (`normalize(normalize(t)) == normalize(t)`: an
+accent after a zero-width space composes with the letter before it).
 """
 
 import re
@@ -28,9 +36,8 @@ def normalize(text):
     'Café au lait'
     """
     check_string(text, "text")
-    text = unicodedata.normalize("NFC", text)
     text = _INVISIBLE.sub("", _CONTROL.sub(" ", text))
-    return " ".join(text.split())
+    return " ".join(unicodedata.normalize("NFC", text).split())
 
 
 def check_string(value, argument):

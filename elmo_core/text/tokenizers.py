@@ -23,10 +23,15 @@ benchmarks page (spaCy: 0.976 token F1 on the corpus, 0.982 on EWT,
 448k tokens/s, 75 languages; pysbd's sentences missed a third of the
 corpus's, so Moses takes spaCy's).
 
-Every tokenizer takes one sentence (`tokenize`) or one paragraph
-(`sentences`: its sentences, each a list of tokens) of normalised text,
-and never returns an empty token or one holding whitespace, so that its
-tokens written with single spaces read back as the same tokens.
+Every tokenizer takes one line as a sentence (`tokenize`) or one
+paragraph (`sentences`: its sentences, each a list of tokens) of raw
+text, puts it in the normal form first (`elmo_core.text.normalization`:
+the one text path, whatever reads the text: `prepare`, `embed`,
+`embed-corpus`, `SentenceEmbedder`), and never returns an empty token or
+one holding whitespace, so that its tokens written with single spaces
+read back as the same tokens. `whitespace` splits no sentences: a line
+is one sentence, as written (`splits_sentences` is False, and `prepare`
+gives it each line alone).
 """
 
 import functools
@@ -34,6 +39,7 @@ import functools
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import check_choice
 from elmo_core.errors import check_strings
+from elmo_core.text.normalization import normalize
 
 # The tokenisation every command uses unless told otherwise.
 DEFAULT_TOKENIZATION = "whitespace"
@@ -56,16 +62,29 @@ class Tokenizer:
 
     name = None
     libraries = ()
+    # Whether `sentences` finds the sentences of a paragraph (else a line
+    # is one sentence, and a paragraph is never given more than a line).
+    splits_sentences = True
 
     def __init__(self, language=DEFAULT_LANGUAGE):
         self.language = language
 
     def tokenize(self, text):
-        """The tokens of the sentence `text` (a list of str)."""
-        raise NotImplementedError
+        """The tokens of the line `text` read as one sentence (a list of
+        str), the line in its normal form first."""
+        return self.normal_tokens(normalize(text))
 
     def sentences(self, text):
-        """The sentences of the paragraph `text`, each a list of tokens."""
+        """The sentences of the paragraph `text`, each a list of tokens,
+        the text in its normal form first."""
+        return self.normal_sentences(normalize(text))
+
+    def normal_tokens(self, text):
+        """The tokens of the normalised sentence `text`."""
+        raise NotImplementedError
+
+    def normal_sentences(self, text):
+        """The sentences of the normalised paragraph `text`."""
         raise NotImplementedError
 
     def record(self):
@@ -77,11 +96,12 @@ class Whitespace(Tokenizer):
     """`str.split()`: a line is one sentence, as written."""
 
     name = "whitespace"
+    splits_sentences = False
 
-    def tokenize(self, text):
+    def normal_tokens(self, text):
         return text.split()
 
-    def sentences(self, text):
+    def normal_sentences(self, text):
         tokens = text.split()
         return [tokens] if tokens else []
 
@@ -102,10 +122,10 @@ class Spacy(Tokenizer):
         self.nlp.add_pipe("sentencizer")
         self.nlp.max_length = max(self.nlp.max_length, 2 * MAX_TEXT)
 
-    def tokenize(self, text):
+    def normal_tokens(self, text):
         return _words(self.nlp.make_doc(text))
 
-    def sentences(self, text):
+    def normal_sentences(self, text):
         return _continued(_words(span) for span in self.spans(text))
 
     def spans(self, text):
@@ -131,13 +151,13 @@ class Moses(Spacy):
         sacremoses = _library("sacremoses", self)
         self.moses = sacremoses.MosesTokenizer(lang=language)
 
-    def tokenize(self, text):
+    def normal_tokens(self, text):
         tokens = self.moses.tokenize(text, escape=False)
         return [token for token in tokens if token and not token.isspace()]
 
-    def sentences(self, text):
+    def normal_sentences(self, text):
         return _continued(
-            self.tokenize("".join(token.text_with_ws for token in span))
+            self.normal_tokens("".join(token.text_with_ws for token in span))
             for span in self.spans(text)
         )
 

@@ -5,7 +5,6 @@ an input, never inside a folder the biLM is read from, never holding an
 input). Local paths and any Beam filesystem (gs://, s3://, ...) alike.
 """
 
-import glob
 import os
 
 from apache_beam.io.filesystem import BeamIOError
@@ -14,10 +13,12 @@ from apache_beam.io.filesystems import FileSystems
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import MissingInputError
 from elmo_core.errors import OutputPathError
+from elmo_core.errors.blame import about
 from elmo_core.files import check_output_directory
 from elmo_core.files.paths import check_input_file
 from elmo_core.files.paths import distinct_files
 from elmo_core.text import lines as text_lines
+from elmo_core.text.patterns import matching_paths
 from keras_elmo.beam.output_directory import is_local
 from keras_elmo.beam.output_directory import local_path
 
@@ -64,16 +65,15 @@ def patterns_of(patterns, argument="inputs"):
 
 def _match(pattern, argument):
     """The paths `pattern` matches on its Beam filesystem; a local one by
-    `glob` (Beam lists a local folder and everything under it before it
-    matches: the whole disk for '/*'), and as Beam does, the folders a
-    glob matches left out; a folder named itself is matched (and refused
-    as no text file)."""
+    the package's one rule (`elmo_core.text.patterns.matching_paths`:
+    Beam lists a local folder and everything under it before it matches,
+    the whole disk for '/*'), and as Beam does, the folders a glob
+    matches left out; a folder named itself is matched (and refused as no
+    text file)."""
     if is_local(pattern):
-        local = local_path(pattern)
-        if os.path.isdir(local) or not glob.has_magic(local):
-            return [pattern] if os.path.lexists(local) else []
-        found = glob.glob(local, recursive=True)
-        return sorted(path for path in found if not os.path.isdir(path))
+        with about(argument):
+            found = matching_paths(local_path(pattern), recursive=True)
+        return [pattern] if found == [local_path(pattern)] else found
     try:
         return [m.path for m in FileSystems.match([pattern])[0].metadata_list]
     except (ValueError, OSError, BeamIOError) as error:

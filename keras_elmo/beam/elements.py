@@ -6,6 +6,7 @@ array."""
 import typing
 
 import apache_beam as beam
+from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.ml.inference.base import KeyedModelHandler
 
@@ -34,6 +35,18 @@ def check_readable(path):
     if is_local(path):
         check_input_file(local_path(path), "Input file", "a regular text file")
     text_lines.check_compression(path)
+
+
+def open_files(pbegin, paths, matched):
+    """The `ReadableFile`s of `paths`: patterns matched by Beam
+    (`fileio.MatchAll`), or, `matched`, files already matched (by
+    `corpus_paths.input_files`), each opened as named: matched again, a
+    name holding `[1]`, `*` or `?` would be read as a pattern, and name
+    other files than itself."""
+    paths = pbegin | "Patterns" >> beam.Create(paths)
+    if not matched:
+        paths = paths | "Match" >> fileio.MatchAll()
+    return paths | "Open" >> fileio.ReadMatches()
 
 
 def inference_array(element):

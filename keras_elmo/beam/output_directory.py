@@ -1,8 +1,13 @@
 """Who owns a corpus run's output directory, and what `overwrite` deletes.
 
 A corpus run writes its marker (`parquet_layout.OUTPUT_MARKER`) into its
-output directory before anything else, and `claim_output` is the one rule
-for a directory a run is to write:
+output directory before anything else; the marker holds the identity of
+the directory it was written into (a local one's device and inode, a
+remote one's path) and the id of the claim, which the run's
+`summary.json` repeats. A marker counts only in the directory it names,
+and a summary only with the marker's id: a marker copied in from another
+output, beside a user's own `summary.json`, proves nothing. `claim_output`
+is the one rule for a directory a run is to write:
 
 - new, or empty: the run takes it (the marker is written);
 - holding only a marker: the leftover of a run that wrote nothing yet;
@@ -23,7 +28,9 @@ Local directories and any Beam filesystem (gs://, s3://, ...) alike.
 
 import os
 import shutil
+import uuid
 
+from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
 from elmo_core.embedding_files import parquet_layout as layout
@@ -46,12 +53,16 @@ def local_path(path):
 
 def claim_output(output, overwrite=False):
     """Makes the directory `output` this run's, by the rules of the module
-    docstring; raises `OutputPathError` saying what it found otherwise."""
+    docstring, and returns the id of the claim (for its summary); raises
+    `OutputPathError` saying what it found otherwise."""
     found = _entries(output)
-    marker = layout.OUTPUT_MARKER in found and _holds_marker(output)
+    run = _marker_run(output) if layout.OUTPUT_MARKER in found else None
     foreign = sorted(name for name in found if not layout.is_run_file(name))
+    if run is not None and layout.SUMMARY_FILE in found:
+        if _summary_run(output) != run:  # a summary of no run of this claim
+            foreign = sorted([*foreign, layout.SUMMARY_FILE])
     run_files = sorted(set(found) - {layout.OUTPUT_MARKER})
-    if found and not marker:
+    if found and run is None:
         raise _not_ours(output, sorted(found))
     if foreign:
         raise _mixed(output, foreign)
@@ -59,8 +70,7 @@ def claim_output(output, overwrite=False):
         raise _previous_run(output, run_files)
     if run_files:
         _delete_run(output, found)
-    if not marker:
-        _write_marker(output)
+    return run if run is not None else _write_marker(output)
 
 
 def _entries(output):
@@ -80,14 +90,36 @@ def _entries(output):
     return entries
 
 
-def _holds_marker(output):
-    path = FileSystems.join(output, layout.OUTPUT_MARKER)
+def _identity(output):
+    """What a marker records of the directory `output`: a local one's
+    device and inode (they stay when it is renamed, and a copy has
+    others), a remote one's path."""
+    if is_local(output):
+        info = os.stat(local_path(output))
+        return {"device": info.st_dev, "inode": info.st_ino}
+    return {"path": output.rstrip("/")}
+
+
+def _head(output, name, size=1 << 16):
+    """The first `size` bytes of the file `name` in `output`, or None."""
     try:
-        with FileSystems.open(path) as f:
-            data = f.read(1 << 16)
-    except OSError:
-        return False
-    return layout.is_marker(data)
+        with FileSystems.open(FileSystems.join(output, name)) as f:
+            return f.read(size)
+    except (OSError, BeamIOError):
+        return None
+
+
+def _marker_run(output):
+    """The claim id of the marker in `output`, if it was written there."""
+    data = _head(output, layout.OUTPUT_MARKER)
+    if data is None:
+        return None
+    return layout.read_marker(data, _identity(output))
+
+
+def _summary_run(output):
+    data = _head(output, layout.SUMMARY_FILE, layout.MAX_SUMMARY_BYTES)
+    return None if data is None else layout.summary_run(data)
 
 
 def _shown(names):
@@ -99,9 +131,10 @@ def _shown(names):
 def _not_ours(output, names):
     return OutputPathError(
         f"`output` {output} holds files that no corpus run wrote there "
-        f"({_shown(names)}): it has no {layout.OUTPUT_MARKER}, which a run "
-        "writes first. Nothing was deleted, with `overwrite` or without. "
-        "Choose a new or empty directory.",
+        f"({_shown(names)}): no {layout.OUTPUT_MARKER} that a run wrote "
+        "into this directory is in it (a run writes it first; one copied "
+        "from elsewhere proves nothing). Nothing was deleted, with "
+        "`overwrite` or without. Choose a new or empty directory.",
         "output",
     )
 
@@ -162,14 +195,18 @@ def _delete(paths):
 
 
 def _write_marker(output):
-    """Writes the marker: first into a temporary name, then renamed."""
+    """Writes the marker of a new claim (first into a temporary name,
+    then renamed, where the filesystem renames); returns its id."""
+    run = uuid.uuid4().hex
     if is_local(output):
         local = local_path(output)
         os.makedirs(local, exist_ok=True)
+        text = layout.marker_text(run, _identity(output))
         with atomic_output(os.path.join(local, layout.OUTPUT_MARKER)) as tmp:
             with open(tmp, "w", encoding="utf-8") as f:
-                f.write(layout.marker_text())
-        return
+                f.write(text)
+        return run
     path = FileSystems.join(output, layout.OUTPUT_MARKER)
     with FileSystems.create(path) as f:
-        f.write(layout.marker_text().encode("utf-8"))
+        f.write(layout.marker_text(run, _identity(output)).encode("utf-8"))
+    return run

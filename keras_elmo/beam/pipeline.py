@@ -4,9 +4,10 @@
     outputs = lines | EmbedSentences(embedder)
     outputs | WriteEmbeddings("gs://out/elmo", settings)
 
-`embed_corpus` builds and runs exactly that (`keras-elmo embed-corpus`),
-after checking the inputs and the output directory. Any filesystem Beam
-has (local, gs://, s3://, hdfs://) works for both.
+`keras_elmo.beam.embed_corpus` (`corpus_run.py`) builds and runs exactly
+that (`keras-elmo embed-corpus`), after checking the inputs and the
+output directory. Any filesystem Beam has (local, gs://, s3://, hdfs://)
+works for both.
 
 Exactly once: the file sinks write each bundle to a temporary file and
 keep only the files of committed bundles, so a bundle that a runner
@@ -15,23 +16,18 @@ after every shard (it waits on their names), so its presence marks a
 complete output.
 """
 
-import json
 import os
 
 import apache_beam as beam
-from apache_beam.io import fileio
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import RunInference
 
 from elmo_core.embedding_files import parquet_layout as layout
+from elmo_core.embedding_files.sentences import DTYPES
 from elmo_core.embedding_files.sentences import BadLine
-from elmo_core.errors import KerasElmoError
 from elmo_core.errors import check_choice
 from elmo_core.errors import check_flag
-from elmo_core.proteins import fasta
 from elmo_core.text import lines as text_lines
-from keras_elmo.beam.corpus_paths import check_output
-from keras_elmo.beam.corpus_paths import input_files
 from keras_elmo.beam.corpus_paths import output_path
 from keras_elmo.beam.corpus_paths import patterns_of
 from keras_elmo.beam.elements import BAD
@@ -39,14 +35,10 @@ from keras_elmo.beam.elements import RECORD_BATCH
 from keras_elmo.beam.elements import SENTENCES
 from keras_elmo.beam.elements import EmbedTransform
 from keras_elmo.beam.elements import inference_array
+from keras_elmo.beam.elements import open_files
 from keras_elmo.beam.elements import read_keyed
 from keras_elmo.beam.output_directory import claim_output
-from keras_elmo.beam.pipeline_options import pipeline_options
-from keras_elmo.beam.proteins import EmbedProteins
-from keras_elmo.beam.proteins import ReadFasta
-from keras_elmo.beam.proteins import embedder_for
 from keras_elmo.beam.proteins import protein_counts
-from keras_elmo.corpus.sentence_embedder import DTYPES
 
 # === Read ===
 
@@ -85,6 +77,9 @@ class ReadLines(beam.PTransform):
     line)` (file as matched, line from 1), as raw bytes (or a `BadLine`
     where a line or the rest of a file cannot be read); spread over the
     workers (a file is read by one worker, its lines embedded by all).
+    With `matched`, `patterns` are files already matched (as
+    `embed_corpus` gives them), each read as named, never matched again
+    (so `x[1].txt` is that file, not `x1.txt`).
 
     Example:
 
@@ -100,16 +95,14 @@ class ReadLines(beam.PTransform):
     5
     """
 
-    def __init__(self, patterns):
+    def __init__(self, patterns, matched=False):
         super().__init__()
         self.patterns = patterns_of(patterns, "patterns")
+        self.matched = check_flag(matched, "matched")
 
     def expand(self, pbegin):
         return (
-            pbegin
-            | "Patterns" >> beam.Create(self.patterns)
-            | "Match" >> fileio.MatchAll()
-            | "Open" >> fileio.ReadMatches()
+            open_files(pbegin, self.patterns, self.matched)
             | "Lines" >> beam.FlatMap(_numbered_lines)
             | "Spread" >> beam.Reshuffle()
         )
@@ -220,7 +213,7 @@ def _unreadable_file(element):
 
 
 def _write_summary(
-    counts, output, settings, embedding_files, bad_files, unreadable
+    counts, output, settings, run, embedding_files, bad_files, unreadable
 ):
     summary = layout.summary(
         counts,
@@ -228,6 +221,7 @@ def _write_summary(
         [os.path.basename(name) for name in embedding_files],
         [os.path.basename(name) for name in bad_files],
         unreadable,
+        run,
     )
     final = FileSystems.join(output, layout.SUMMARY_FILE)
     temporary = f"{final}.partial"
@@ -275,7 +269,7 @@ class WriteEmbeddings(beam.PTransform):
         self.protein_vectors = protein_vectors
 
     def expand(self, outputs):
-        claim_output(self.output)
+        run = claim_output(self.output)
         embedded, bad = outputs[SENTENCES], outputs[BAD]
         if self.protein_vectors is None:
             record = layout.embedding_record
@@ -323,6 +317,7 @@ class WriteEmbeddings(beam.PTransform):
             _write_summary,
             self.output,
             self.settings,
+            run,
             beam.pvalue.AsList(embedding_files),
             beam.pvalue.AsList(bad_files),
             beam.pvalue.AsList(unreadable),
@@ -348,117 +343,3 @@ def settings_of(embedder):
         "max_sentence_tokens": embedder.max_sentence_tokens,
         "protein_vectors": embedder.protein_vectors,
     }
-
-
-def embed_corpus(
-    inputs,
-    output,
-    embedder,
-    beam_options=(),
-    overwrite=False,
-    input_format=None,
-    **handler,
-):
-    """Embeds every line of the files `inputs` match into the directory
-    `output` (the layout of `elmo_core.embedding_files.parquet_layout`),
-    on the runner the Beam options name.
-
-    Args:
-        inputs: str or list of str. Paths or globs, on any Beam
-            filesystem: plain or `.gz` text files.
-        output: str. The output directory (local, gs://, ...): new or
-            empty, or one a corpus run wrote (see `overwrite`); never one
-            that is, lies inside or holds an input (a text file, the
-            biLM's files).
-        embedder: a `keras_elmo.corpus.SentenceEmbedder`.
-        beam_options: list of str or a `PipelineOptions`: Beam's flags
-            (`--runner=FlinkRunner`, `--direct_num_workers=2`, ...); an
-            option Beam does not know, or a value it refuses, is an error.
-        overwrite: bool. Delete a previous run in `output` first (only a
-            directory holding a run's marker and nothing but a run's
-            files: `claim_output`); otherwise such a directory is refused.
-            Defaults to `False`.
-        input_format: `"lines"` (one sentence a line) or `"fasta"`
-            (protein FASTA: one row per record, keyed by `(file, header
-            line)` with its `id` and `sequence_hash`, each distinct
-            sequence embedded once; a record longer than the embedder's
-            `max_sentence_tokens` residues, empty, with a character
-            outside the amino acids, or whose id an earlier record gave
-            another sequence is a bad line; the vectors are the
-            embedder's `protein_vectors`, "both" if it has none: see
-            `elmo_core.embedding_files.parquet_layout.protein_schema`).
-            By the files' suffix when `None` (`.fasta`, `.fa`, `.faa`,
-            `.fas`, also `.gz`). Defaults to `None`.
-        **handler: `ELMoModelHandler` arguments (Beam batching, sharing).
-
-    Returns:
-        The parsed `summary.json` (counts, shard names, and the files that
-        could not be read to their end under `unreadable_files`).
-
-    Everything is checked before the pipeline starts and before anything
-    is deleted: the inputs, the Beam options, the biLM (loaded here once,
-    so that a mistake in it fails at once rather than on every worker; a
-    runner that embeds in this process reuses it) and the output against
-    all of them.
-
-    Example:
-
-    >>> import os, tempfile
-    >>> folder = tempfile.mkdtemp()
-    >>> with open(os.path.join(folder, "a.txt"), "w") as f:
-    ...     _ = f.write("The cat sat .\\n\\nHello world\\n")
-    >>> embedder = keras_elmo.corpus.SentenceEmbedder(
-    ...     "tests/fixtures/bilm-tf/model", output_layers="average")
-    >>> summary = keras_elmo.beam.embed_corpus(
-    ...     [os.path.join(folder, "*.txt")], os.path.join(folder, "out"),
-    ...     embedder)
-    >>> summary["sentences"], summary["bad_lines"]["empty"]
-    (2, 1)
-    """
-    files = input_files(inputs)
-    output = output_path(output)
-    check_output(output, files)
-    overwrite = check_flag(overwrite, "overwrite")
-    options = pipeline_options(beam_options)
-    embedder = _check_embedder(embedder)
-    proteins = fasta.input_format_of(files, input_format) == "fasta"
-    embedder = embedder_for(embedder, proteins, input_format)
-    model = embedder.load()
-    check_output(output, files, model.inputs)
-    claim_output(output, overwrite)
-    read, embed = _read_and_embed(files, embedder, proteins, handler)
-    write = WriteEmbeddings(
-        output,
-        {
-            **settings_of(embedder),
-            "input_format": "fasta" if proteins else "lines",
-        },
-        embedder.dtype,
-        embedder.protein_vectors if proteins else None,
-    )
-    with beam.Pipeline(options=options) as pipeline:
-        pipeline | "Read" >> read | "Embed" >> embed | "Write" >> write
-    path = FileSystems.join(output, layout.SUMMARY_FILE)
-    with FileSystems.open(path) as f:
-        return json.loads(f.read().decode("utf-8"))
-
-
-def _read_and_embed(files, embedder, proteins, handler):
-    """The pipeline's read and embed steps, for proteins or sentences."""
-    if proteins:
-        read = ReadFasta(files, embedder.max_sentence_tokens)
-        return read, EmbedProteins(embedder, **handler)
-    return ReadLines(files), EmbedSentences(embedder, **handler)
-
-
-def _check_embedder(embedder):
-    from keras_elmo.corpus.sentence_embedder import SentenceEmbedder
-
-    if not isinstance(embedder, SentenceEmbedder):
-        raise KerasElmoError(
-            "`embedder` must be a keras_elmo.corpus.SentenceEmbedder (e.g. "
-            "SentenceEmbedder('original', output_layers='top')).",
-            "embedder",
-            received=embedder,
-        )
-    return embedder

@@ -7,7 +7,6 @@ sentences."""
 import copy
 
 import apache_beam as beam
-from apache_beam.io import fileio
 from apache_beam.ml.inference.base import RunInference
 
 from elmo_core.embedding_files.sentences import BadLine
@@ -20,6 +19,7 @@ from keras_elmo.beam.elements import KEYED
 from keras_elmo.beam.elements import SENTENCES
 from keras_elmo.beam.elements import EmbedTransform
 from keras_elmo.beam.elements import inference_array
+from keras_elmo.beam.elements import open_files
 from keras_elmo.beam.elements import read_keyed
 
 
@@ -39,19 +39,21 @@ class ReadFasta(beam.PTransform):
     """Every record of the FASTA files that `patterns` match, keyed by
     `(file, header line)`, as a `elmo_core.proteins.fasta.FastaRecord`
     (checked: a bad one carries its `reason`), or a `BadLine` where a file
-    cannot be read on; spread over the workers."""
+    cannot be read on; spread over the workers. With `matched`, as
+    `keras_elmo.beam.ReadLines`: files read as named, never matched
+    again."""
 
-    def __init__(self, patterns, max_residues=fasta.DEFAULT_MAX_RESIDUES):
+    def __init__(
+        self, patterns, max_residues=fasta.DEFAULT_MAX_RESIDUES, matched=False
+    ):
         super().__init__()
         self.patterns = patterns_of(patterns, "patterns")
         self.max_residues = max_residues
+        self.matched = matched
 
     def expand(self, pbegin):
         return (
-            pbegin
-            | "Patterns" >> beam.Create(self.patterns)
-            | "Match" >> fileio.MatchAll()
-            | "Open" >> fileio.ReadMatches()
+            open_files(pbegin, self.patterns, self.matched)
             | "Records" >> beam.FlatMap(_fasta_records, self.max_residues)
             | "Spread" >> beam.Reshuffle()
         )

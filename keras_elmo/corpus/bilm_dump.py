@@ -14,10 +14,9 @@ import numpy as np
 from keras import ops
 
 from elmo_core.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
-from elmo_core.embedding_files.hdf5_layout import DEFAULT_PROTEIN_VECTORS
 from elmo_core.embedding_files.hdf5_layout import DEFAULT_SENTENCE_BATCH
 from elmo_core.embedding_files.hdf5_layout import DEFAULT_TOKEN_BATCH
-from elmo_core.embedding_files.hdf5_layout import OUTPUT_LAYERS
+from elmo_core.embedding_files.hdf5_layout import check_embed_settings
 from elmo_core.embedding_files.hdf5_layout import write_embeddings
 from elmo_core.embedding_files.hdf5_layout import write_token_embeddings
 from elmo_core.embedding_files.token_batches import DEFAULT_MAX_BATCH_TOKENS
@@ -83,7 +82,7 @@ def embed_file(
     max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
     input_format=None,
     max_residues=None,
-    protein_vectors=DEFAULT_PROTEIN_VECTORS,
+    protein_vectors=None,
     tokenize=DEFAULT_TOKENIZATION,
     language=DEFAULT_LANGUAGE,
 ):
@@ -127,8 +126,8 @@ def embed_file(
             Defaults to `None`.
         max_residues: int. With FASTA, a longer record is bad. Defaults
             to `10000` (`elmo_core.proteins.fasta.DEFAULT_MAX_RESIDUES`).
-        protein_vectors: with FASTA, `"both"` (default), `"per-residue"`
-            or `"per-protein"`.
+        protein_vectors: with FASTA, `"both"` (the default, for None),
+            `"per-residue"` or `"per-protein"`.
         tokenize: how a line is split into tokens: `"whitespace"`
             (default: as written), `"spacy"` or `"moses"` (raw sentences;
             `elmo_core.text.tokenizer`).
@@ -173,16 +172,9 @@ def _check_embed_arguments(
 ):
     """`(batch_size, max_batch_tokens)` of `embed_file`, checked with its
     other arguments."""
-    batch_size = _check_batch_size(batch_size)
-    max_batch_tokens = check_integer(
-        max_batch_tokens, "max_batch_tokens", minimum=1
+    batch_size, max_batch_tokens, _ = check_embed_settings(
+        batch_size, max_batch_tokens, output_layers
     )
-    if output_layers not in OUTPUT_LAYERS:
-        raise KerasElmoError(
-            f"`output_layers` must be one of {sorted(OUTPUT_LAYERS)}.",
-            "output_layers",
-            received=output_layers,
-        )
     check_output_file(output_file, [input_file], "output_file")
     if bilm.stateful:
         raise KerasElmoError(

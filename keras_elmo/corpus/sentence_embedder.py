@@ -8,12 +8,13 @@ import numpy as np
 
 from elmo_core.embedding_files.hdf5_layout import DEFAULT_OUTPUT_LAYERS
 from elmo_core.embedding_files.hdf5_layout import OUTPUT_LAYERS
-from elmo_core.embedding_files.hdf5_layout import PER_PROTEIN
-from elmo_core.embedding_files.hdf5_layout import PER_RESIDUE
-from elmo_core.embedding_files.hdf5_layout import PROTEIN_VECTORS
 from elmo_core.embedding_files.hdf5_layout import protein_vector
 from elmo_core.embedding_files.hdf5_layout import select_layers
+from elmo_core.embedding_files.inputs import PER_PROTEIN
+from elmo_core.embedding_files.inputs import PER_RESIDUE
+from elmo_core.embedding_files.inputs import PROTEIN_VECTORS
 from elmo_core.embedding_files.sentences import DEFAULT_MAX_SENTENCE_TOKENS
+from elmo_core.embedding_files.sentences import DTYPES
 from elmo_core.embedding_files.sentences import BadLine
 from elmo_core.embedding_files.sentences import to_tokens
 from elmo_core.embedding_files.token_batches import DEFAULT_MAX_BATCH_TOKENS
@@ -33,7 +34,6 @@ from keras_elmo.sources.bilm_source import real_files
 # or a fixed scalar mix of them.
 MIX = "mix"
 EMBEDDER_OUTPUTS = (*OUTPUT_LAYERS, MIX)
-DTYPES = ("float32", "float16")
 
 # The biLMs this process has loaded: one per source, shared by every
 # embedder (and thread) of the process, each with the identity of every
@@ -71,7 +71,8 @@ class SentenceEmbedder:
             softmax(scalar_weights)_k * layer_k` (`ScalarMix` without layer
             norm). Defaults to `"all"`.
         scalar_weights: list of `num_layers + 1` numbers, for `"mix"`.
-        gamma: float. The mix's scale. Defaults to `1.0`.
+        gamma: float or None. The mix's scale, for `"mix"` only.
+            Defaults to `1.0` (None).
         dtype: `"float32"` or `"float16"` (half the storage; the biLM runs
             in float32 either way). Defaults to `"float32"`.
         max_batch_tokens: int. Padded token positions per biLM call (a
@@ -120,7 +121,7 @@ class SentenceEmbedder:
         vocabulary=None,
         output_layers=DEFAULT_OUTPUT_LAYERS,
         scalar_weights=None,
-        gamma=1.0,
+        gamma=None,
         dtype="float32",
         max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
         max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS,
@@ -137,7 +138,7 @@ class SentenceEmbedder:
             output_layers, "output_layers", choices=EMBEDDER_OUTPUTS
         )
         self.scalar_weights = _check_mix(output_layers, scalar_weights)
-        self.gamma = check_number(gamma, "gamma")
+        self.gamma = _check_gamma(output_layers, gamma)
         self.dtype = check_choice(dtype, "dtype", choices=DTYPES)
         self.max_batch_tokens = check_integer(
             max_batch_tokens, "max_batch_tokens", minimum=1
@@ -292,6 +293,20 @@ def _sentences(sentences):
             received=sentences,
         )
     return sentences
+
+
+def _check_gamma(output_layers, gamma):
+    """The mix's scale: `gamma` (1.0 for None), for `"mix"` only."""
+    if gamma is None:
+        return 1.0
+    if output_layers != MIX:
+        raise KerasElmoError(
+            "`gamma` scales the mix of `scalar_weights`; give them too, or "
+            "leave `gamma` out.",
+            "gamma",
+            received=gamma,
+        )
+    return check_number(gamma, "gamma")
 
 
 def _check_mix(output_layers, scalar_weights):

@@ -34,6 +34,7 @@ from elmo_core.errors import check_integer
 from elmo_core.errors import check_strings
 from elmo_core.errors.blame import about
 from elmo_core.settings.batches import check_batch_budget
+from elmo_core.text.lines import WHITESPACE_PATTERN
 from elmo_core.text.lines import check_on_bad_line
 from elmo_core.text.lines import read_lines
 from keras_elmo.data.character_ids import tokens_to_char_ids
@@ -210,6 +211,15 @@ def _read_lines(path):
     return lines.map(lambda line: tf.strings.regex_replace(line, "^\ufeff", ""))
 
 
+def split_at_whitespace(lines):
+    """The tokens of string `lines` (a tensor), split where the scan,
+    `embed` and every reader in Python split them (`str.split()`: at
+    Unicode whitespace, which `tf.strings.split` alone does not know)."""
+    return tf.strings.split(
+        tf.strings.regex_replace(lines, WHITESPACE_PATTERN, " ")
+    )
+
+
 def _is_valid_utf8(line):
     cleaned = tf.strings.unicode_transcode(
         line,
@@ -237,7 +247,8 @@ def _token_batches(scan, seed, epoch, shuffle, pad_to_bucket=False):
     lines = files.interleave(_read_lines, cycle_length=min(4, len(scan.files)))
     if scan.skipped_lines:
         lines = lines.filter(_is_valid_utf8)
-    sentences = lines.map(tf.strings.split).filter(lambda t: tf.size(t) > 0)
+    sentences = lines.map(split_at_whitespace)
+    sentences = sentences.filter(lambda t: tf.size(t) > 0)
     sentences = sentences.flat_map(
         lambda tokens: _split_long(tokens, scan.max_length)
     )

@@ -172,20 +172,12 @@ def _attach_teacher(model, teacher, config, start_step, verbose):
     """Reads the teacher of a distilled run, in the run's precision; a run
     that starts copies the teacher's character layers it asks for."""
     from elmo_core.settings.training_config import MIXED_PRECISION
-    from keras_elmo.training.distill_settings import weights_digest
     from keras_elmo.training.teacher_start import start_from_teacher
 
     if teacher is None:
         raise KerasElmoError(
             "This run distils a teacher biLM ("
             f"{config.distill['teacher']}): give it as `teacher`.",
-            "teacher",
-        )
-    if weights_digest(teacher.read().bilm) != config.distill["teacher_digest"]:
-        raise KerasElmoError(
-            f"The teacher ({teacher.description}) is not the one this run "
-            "was started with: its weights differ. Give that teacher, or "
-            "start a new run.",
             "teacher",
         )
     if start_step == 0:

@@ -87,6 +87,20 @@ def _differences(saved, current, prefix=""):
     return differences
 
 
+# A distillation's teacher is recorded by the SHA-256 of its weights.
+_DIGEST = "distill.teacher_digest"
+_TEACHER_WEIGHTS = f"{_DIGEST}: the teacher's weights differ"
+
+
+def _teacher_weights(differences):
+    """`differences`, that of the teacher's digest in words (two digests
+    of 64 hex digits say only that the weights differ)."""
+    return [
+        _TEACHER_WEIGHTS if line.startswith(f"{_DIGEST}:") else line
+        for line in differences
+    ]
+
+
 def _stable_path(path, names):
     for name, stable in names:
         # Whole path parts, and inside optimizer slot names, which join the
@@ -147,7 +161,15 @@ class RunDirectory:
         # Compared as read (a key a later version added takes the value
         # that means what runs did before it), not as written.
         saved = TrainingConfig.from_json(saved, source=path).to_json()
-        differences = _differences(saved, config.to_json())
+        differences = _teacher_weights(_differences(saved, config.to_json()))
+        if differences == [_TEACHER_WEIGHTS]:
+            raise RunDirectoryError(
+                f"The teacher ({config.distill['teacher']}) is not the one "
+                f"the run in {self.path} was started with: its weights "
+                "differ (changed in place since?). Give that teacher to "
+                "resume, or choose a new `output_dir`.",
+                "teacher",
+            )
         if differences:
             raise RunDirectoryError(
                 f"{self.path} holds a run with other settings, so it cannot "
