@@ -44,7 +44,6 @@ from elmo_core.files import check_output_directory
 from elmo_core.formats.savedmodel_limits import DEFAULT_MAX_BATCH_TOKENS
 from elmo_core.ids.vocabulary import check_vocabulary
 from keras_elmo.corpus.bilm_dump import encode_tokens_in_batches
-from keras_elmo.data.datasets import split_at_whitespace
 from keras_elmo.data.word_ids import lookup_table
 from keras_elmo.data.word_ids import tokens_to_word_ids
 from keras_elmo.export.frozen_bilm import frozen_bilm
@@ -222,7 +221,7 @@ class ELMoServing(_Trackable):
     @tf.function(input_signature=[SENTENCES])
     def embed_sentences(self, sentences):
         sentences = _check_rank(sentences, "sentences", "[batch]")
-        tokens = split_at_whitespace(sentences)
+        tokens = tf.strings.split(sentences)
         lengths = tf.cast(tokens.row_lengths(), tf.int32)
         return self._outputs(tokens.to_tensor(""), lengths)
 
