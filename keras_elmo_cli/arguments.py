@@ -182,6 +182,7 @@ def add_bilm_source(parser, vocabulary="bilm_vocab"):
     group.add_argument(
         "--bilm-vocab",
         dest=vocabulary,
+        metavar="BILM_VOCAB",
         help="the vocabulary of a word-input biLM (default: the run's, or "
         "vocab.txt beside options.json)",
     )
@@ -192,12 +193,20 @@ def source_arguments(args):
     `--options` with `--weights`, name (never both), as the library
     functions take it; the command's messages then name `source` by the
     flag that gave it."""
+    from elmo_core.embedding_files.runtime_dump import runtime_of
     from elmo_core.errors import KerasElmoError
 
     model, options, weights = args.model, args.options, args.weights
     flag = "--model" if model is not None else "--options"
     args.argument_flags = {**(args.argument_flags or {}), "source": flag}
     if model is not None and (options is not None or weights is not None):
+        given = "--options" if options is not None else "--weights"
+        if runtime_of(model) is not None:
+            raise KerasElmoError(
+                f"--model {model} is an exported model file; {given} does "
+                "not apply to it (it holds its options and weights). Drop "
+                f"{given}."
+            )
         raise KerasElmoError(
             "Give either --model or --options/--weights, not both."
         )

@@ -60,6 +60,7 @@ def add_parser(commands):
     io.add_argument(
         "--input",
         dest="input_file",
+        metavar="INPUT",
         action=OneValue,
         required=True,
         help="sentences, one a line, or a protein FASTA file (a path, "
@@ -117,7 +118,11 @@ def add_parser(commands):
     add_bilm_source(tokens, vocabulary="vocabulary")
     io = tokens.add_argument_group("input and output")
     io.add_argument(
-        "--vocab", dest="vocab_file", required=True, help="one token a line"
+        "--vocab",
+        dest="vocab_file",
+        metavar="VOCAB",
+        required=True,
+        help="one token a line",
     )
     _add_output(io, dump.DEFAULT_TOKEN_BATCH, "tokens")
     add_quiet(tokens, QUIET_DONE)
@@ -141,6 +146,7 @@ def _add_output(group, batch_size, units):
     group.add_argument(
         "--output",
         dest="output_file",
+        metavar="OUTPUT",
         type=output_path,
         required=True,
         help="hdf5 file to write",

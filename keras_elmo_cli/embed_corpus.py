@@ -62,6 +62,7 @@ def add_parser(commands):
     io.add_argument(
         "--input",
         dest="inputs",
+        metavar="INPUT",
         action="append",
         required=True,
         help="a text or FASTA file, or a glob (repeat for more; a name "
@@ -80,7 +81,8 @@ def add_parser(commands):
         "--max-sentence-tokens",
         type=positive_int,
         help="a longer line is reported as too long (default "
-        f"{sentences.DEFAULT_MAX_SENTENCE_TOKENS}; FASTA: --max-residues)",
+        f"{sentences.DEFAULT_MAX_SENTENCE_TOKENS}); FASTA records: "
+        "--max-residues",
     )
     add_max_batch_tokens(io)
     layers = parser.add_argument_group("layers of each sentence")

@@ -5,7 +5,6 @@ from keras_elmo_cli.arguments import add_quiet
 from keras_elmo_cli.arguments import add_tokenize
 from keras_elmo_cli.arguments import library_arguments
 from keras_elmo_cli.arguments import non_negative_float
-from keras_elmo_cli.arguments import non_negative_int
 
 
 def add_parser(commands):
@@ -36,6 +35,7 @@ def add_parser(commands):
     io.add_argument(
         "--input",
         dest="inputs",
+        metavar="INPUT",
         action="append",
         required=True,
         help="a raw text file or glob (repeat for more; a name holding [, "
@@ -97,7 +97,7 @@ def add_parser(commands):
     )
     split.add_argument(
         "--seed",
-        type=non_negative_int,
+        type=int,
         default=0,
         help="the seed of the held-out draw (default %(default)s)",
     )

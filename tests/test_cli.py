@@ -1,3 +1,4 @@
+import functools
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from tests.deploy_helpers import fixture_top_layer
 from tests.helpers import COMPAT_RUN
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
+from tests.helpers import TRAIN_TEXT
 from tests.helpers import WEIGHTS
 
 LINES = [
@@ -103,7 +105,7 @@ def test_embed_rejects_non_utf8_naming_the_line(tmp_path, capsys):
 def test_embed_bad_arguments(sentences_file, tmp_path, capsys):
     output = str(tmp_path / "out.hdf5")
     assert main(_embed_args("missing.txt", output)) == 2
-    assert "Input file not found: missing.txt" in capsys.readouterr().err
+    assert "--input not found: missing.txt" in capsys.readouterr().err
     assert main(_embed_args(sentences_file, output, "--batch-size", "0")) == 2
     assert (
         "--batch-size: expected a positive integer" in capsys.readouterr().err
@@ -231,3 +233,58 @@ def test_commands_say_what_they_wrote_unless_quiet(
     else:
         assert "wrote options.json" in out and "wrote the float32 model" in out
         assert f"Wrote the biLM layers of {len(LINES)} sentences" in out
+
+
+# === Issue 62: each command parses its flags and calls its function ===
+
+
+def test_text_commands_call_the_library_function_of_their_name(
+    tmp_path, monkeypatch, capsys
+):
+    import elmo_core.preparation.prepare_text as prepare_text
+    import keras_elmo
+    from elmo_core import embedding_files
+
+    calls = {}
+
+    def recorder(name, result, function):
+        @functools.wraps(function)  # its signature: the arguments it takes
+        def call(**kwargs):
+            calls[name] = kwargs
+            return result
+
+        return call
+
+    monkeypatch.setattr(
+        keras_elmo, "embed", recorder("embed", 2, keras_elmo.embed)
+    )
+    monkeypatch.setattr(
+        embedding_files, "embed", recorder("twin", 2, embedding_files.embed)
+    )
+    out = str(tmp_path / "o.hdf5")
+    assert main(["embed", "--model", MODEL_DIR, "--input", TRAIN_TEXT,
+                 "--output", out, "--top", "--tokenize", "moses",
+                 "--forget-sentences", "--quiet"]) == 0  # fmt: skip
+    assert calls["embed"] == dict(
+        source=MODEL_DIR, weights=None, input_file=TRAIN_TEXT,
+        output_file=out, vocabulary=None, batch_size=256,
+        max_batch_tokens=16384, on_bad_line="error", output_layers="top",
+        sentence_index=False, tokenize="moses", language="en",
+        input_format=None, max_residues=None, protein_vectors=None,
+        runtime=None, precision=None, verbose=0,
+    )  # fmt: skip
+    # An exported file goes to the Keras-free twin, with the same names.
+    assert main(["embed", "--model", "elmo.onnx", "--input", TRAIN_TEXT,
+                 "--output", out, "--quiet"]) == 0  # fmt: skip
+    assert calls["twin"]["source"] == "elmo.onnx"
+    assert set(calls["twin"]) == set(calls["embed"])
+    summary = {"lines_skipped": 0}
+    monkeypatch.setattr(
+        prepare_text,
+        "prepare",
+        recorder("prepare", summary, prepare_text.prepare),
+    )
+    argv = ["prepare", "--input", "a.txt", "--output", "p", "--seed", "3"]
+    assert main([*argv, "--quiet"]) == 0
+    assert calls["prepare"]["inputs"] == ["a.txt"]
+    assert calls["prepare"]["seed"] == 3 and calls["prepare"]["verbose"] == 0

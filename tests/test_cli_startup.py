@@ -181,7 +181,7 @@ def test_train_reports_steps_and_validation_in_a_log(tmp_path, capsys):
 def test_embed_runtime_says_it_is_exporting(monkeypatch, capsys):
     from elmo_core import runtime
     from keras_elmo import export
-    from keras_elmo_cli.embed import runtime_bilm
+    from keras_elmo.corpus.embedding import runtime_bilm
 
     written = []
     monkeypatch.setattr(
@@ -189,11 +189,12 @@ def test_embed_runtime_says_it_is_exporting(monkeypatch, capsys):
     )
     monkeypatch.setattr(runtime, "ONNXBiLM", lambda path: ("loaded", path))
     assert runtime_bilm("bilm", "onnx", "int8")[0] == "loaded"
-    out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("exporting the biLM to onnx (int8)")
-    assert out[1].startswith("exported in ")
-    assert runtime_bilm("bilm", "onnx", "int8", quiet=True)[0] == "loaded"
-    assert capsys.readouterr().out == "" and len(written) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("embed: exporting the biLM to onnx (int8)")
+    assert err[1].startswith("embed: exported in ")
+    assert runtime_bilm("bilm", "onnx", "int8", verbose=0)[0] == "loaded"
+    captured = capsys.readouterr()
+    assert captured.out == captured.err == "" and len(written) == 2
 
 
 # A command run as the program, `keras_elmo_cli.command` (the console

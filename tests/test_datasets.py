@@ -220,3 +220,20 @@ def test_training_files_are_read_once_however_they_are_matched(tmp_path):
     (tmp_path / "link.txt").symlink_to("a.txt")
     patterns = [str(tmp_path / "*.txt"), str(tmp_path / "." / "a.txt")]
     assert resolve_files(patterns) == [str(tmp_path / "a.txt")]
+
+
+def test_the_pipeline_splits_a_line_where_python_does():
+    # Issue 63 (a line means the same thing on every command): the scan
+    # and the vocabulary split a line with `str.split()`, at Unicode
+    # whitespace; `tf.strings.split` alone split at ASCII whitespace, so
+    # "a\u00a0b" was two tokens in the vocabulary and one in training.
+    from elmo_core.text.lines import WHITESPACE
+    from keras_elmo.data.datasets import split_at_whitespace
+
+    every = "".join(c for c in map(chr, range(0x110000)) if c.isspace())
+    assert WHITESPACE == every
+    lines = ["a" + c + "b  c" for c in every] + ["caf\u00e9\u3000 日本", ""]
+    tokens = split_at_whitespace(tf.constant(lines)).to_list()
+    assert [[t.decode() for t in row] for row in tokens] == [
+        line.split() for line in lines
+    ]

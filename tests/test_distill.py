@@ -316,7 +316,10 @@ def test_a_teacher_changed_under_its_name_is_refused(tmp_path, capsys):
         data[...] = data[...] + 0.5
     _distill(tmp_path / "run", 4, teacher=str(teacher), code=2)
     error = capsys.readouterr().err
-    assert "distill.teacher_digest" in error and "Traceback" not in error
+    # Issue 63: the generic "other settings" with two 64-digit digests.
+    assert "is not the one the run in" in error
+    assert "its weights differ (changed in place since?)" in error
+    assert "--teacher" in error and "Traceback" not in error
 
 
 def test_a_run_resumes_with_the_command_that_started_it(tmp_path, capsys):

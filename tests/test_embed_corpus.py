@@ -123,7 +123,11 @@ def test_other_types_are_refused_by_name(value):
             dict(max_batch_tokens=0),
             "`max_batch_tokens` must be an integer >= 1",
         ),
-        (dict(gamma=float("nan")), "`gamma` must be a finite number"),
+        (
+            dict(output_layers="mix", scalar_weights=[0, 0, 0], gamma=np.nan),
+            "`gamma` must be a finite number",
+        ),
+        (dict(gamma=2.0), "`gamma` scales the mix of `scalar_weights`"),
     ],
 )
 def test_bad_arguments_are_refused(kwargs, message):

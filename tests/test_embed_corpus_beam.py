@@ -421,8 +421,8 @@ def test_a_marker_proves_only_the_directory_it_was_written_into(
     user = tmp_path / "user"
     user.mkdir()
     (user / "summary.json").write_text('{"mine": true}')
-    marker = os.path.join(run, "keras-elmo-corpus.json")
-    (user / "keras-elmo-corpus.json").write_bytes(open(marker, "rb").read())
+    marker = tmp_path / "run" / "keras-elmo-corpus.json"
+    (user / "keras-elmo-corpus.json").write_bytes(marker.read_bytes())
     (tmp_path / "in.txt").write_text("a b\n")
     argv = ["embed-corpus", "--model", MODEL_DIR, "--input"]
     argv += [str(tmp_path / "in.txt"), "--output", str(user), "--overwrite"]
@@ -551,3 +551,26 @@ def test_a_file_that_several_inputs_match_is_read_once(tmp_path, capsys):
     assert sorted(rows) == sorted(("a.txt", n) for n in expected)
     with open(os.path.join(output, "summary.json")) as f:
         assert json.load(f)["sentences"] == len(expected)
+
+
+def test_the_library_takes_the_command_s_settings_and_refuses_a_mix(tmp_path):
+    # Issue 62: keras_elmo.beam.embed_corpus does what the command did:
+    # it takes the biLM and the embedder's settings, or an embedder that
+    # holds them, never both; FASTA settings only for FASTA.
+    (tmp_path / "in.txt").write_text("a b\n")
+    (tmp_path / "p.fasta").write_text(">a\nMKV\n")
+    text, fasta = str(tmp_path / "in.txt"), str(tmp_path / "p.fasta")
+    out = str(tmp_path / "out")
+    embedder = SentenceEmbedder(MODEL_DIR)
+    for inputs, source, settings, argument in [
+        (text, embedder, dict(output_layers="top"), "output_layers"),
+        (text, MODEL_DIR, dict(max_residues=5), "max_residues"),
+        (fasta, MODEL_DIR, dict(max_sentence_tokens=5), "max_sentence_tokens"),
+        (fasta, MODEL_DIR, dict(tokenize="spacy"), "tokenize"),
+        (text, MODEL_DIR, dict(gamma=2.0), "gamma"),
+        (text, MODEL_DIR, dict(runner="NoSuchRunner"), "runner"),
+    ]:
+        with pytest.raises(KerasElmoError) as caught:
+            embed_corpus(inputs, out, source, **settings)
+        assert caught.value.argument == argument, caught.value
+    assert not os.path.exists(out)

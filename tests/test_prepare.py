@@ -628,3 +628,20 @@ def test_a_record_proves_only_the_files_it_wrote(tmp_path, capsys):
         capsys, "--input", raw, "--held-out", "0", "--output", str(ours)
     )
     assert (status, errors) == (0, "")
+
+
+def test_a_name_has_no_record_in_the_current_folder(tmp_path, monkeypatch):
+    # A pretrained name or a URL is no folder here: a tokenization.json
+    # in the current folder is no record of it.
+    from elmo_core.text.tokenization_record import recorded_tokenization
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tokenization.json").write_text(
+        '{"tokenization": "moses", "language": "en"}'
+    )
+    for source in ("original", "https://example.org/elmo.zip"):
+        assert recorded_tokenization(source) is None
+    assert recorded_tokenization(str(tmp_path)) == {
+        "tokenization": "moses",
+        "language": "en",
+    }

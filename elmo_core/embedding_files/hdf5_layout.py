@@ -23,6 +23,7 @@ from elmo_core.embedding_files.inputs import PER_RESIDUE
 from elmo_core.embedding_files.inputs import PROTEIN_VECTORS
 from elmo_core.embedding_files.inputs import input_settings
 from elmo_core.embedding_files.token_batches import DEFAULT_MAX_BATCH_TOKENS
+from elmo_core.errors.blame import about
 from elmo_core.text.tokenizers import DEFAULT_LANGUAGE
 from elmo_core.text.tokenizers import DEFAULT_TOKENIZATION
 from elmo_core.text.tokenizers import tokenizer
@@ -136,9 +137,11 @@ def write_sentence_embeddings(
     from elmo_core.text.lines import file_version
     from elmo_core.text.lines import read_text_lines
 
-    # Reads the whole input first: bad UTF-8 or gzip fails before any work.
-    version = file_version(input_file)
-    total = count_lines(input_file, on_bad_line)
+    # Reads the whole input first: bad UTF-8 or gzip fails before any
+    # work, as an error about `input_file`.
+    with about("input_file"):
+        version = file_version(input_file)
+        total = count_lines(input_file, on_bad_line)
     progress = Progress(total, "sentence", verbose, label="embed")
     lines = read_text_lines(input_file, on_bad_line)
     split = split or tokenizer().tokenize
@@ -385,15 +388,17 @@ def write_protein_embeddings(
     if max_residues is None:
         max_residues = DEFAULT_MAX_RESIDUES
     groups = PROTEIN_VECTORS[protein_vectors]
-    # Checks the whole input first: a bad record fails before any work.
-    version = file_version(input_file)
+    # Checks the whole input first: a bad record fails before any work,
+    # as an error about `input_file`.
     bad = []
-    id_to_hash = {
-        record.id: digest
-        for record, digest in _checked_records(
-            input_file, max_residues, on_bad_line, bad
-        )
-    }
+    with about("input_file"):
+        version = file_version(input_file)
+        id_to_hash = {
+            record.id: digest
+            for record, digest in _checked_records(
+                input_file, max_residues, on_bad_line, bad
+            )
+        }
     total = len(id_to_hash)
     progress = Progress(total, "protein", verbose, label="embed")
     records = _checked_records(input_file, max_residues, "skip", [])

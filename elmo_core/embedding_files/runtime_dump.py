@@ -26,6 +26,7 @@ from elmo_core.embedding_files.token_batches import DEFAULT_MAX_BATCH_TOKENS
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import check_integer
 from elmo_core.errors import check_verbose
+from elmo_core.errors.blame import renamed
 from elmo_core.files import check_output_file
 from elmo_core.files.paths import check_input_file
 from elmo_core.formats.exported_file import KINDS
@@ -71,9 +72,13 @@ def check_not_given(source, **arguments):
             )
 
 
-def open_model(model_file, runtime=None, precision=None, num_threads=None):
+def open_model(
+    model_file, runtime=None, precision=None, num_threads=None,
+    argument="model_file",
+):  # fmt: skip
     """The exported model `model_file`, loaded by its runtime, after
-    checking it against `runtime` / `precision` when they were given.
+    checking it against `runtime` / `precision` when they were given;
+    `argument` is the caller's name of `model_file`.
 
     Raises:
         KerasElmoError: the file is missing, of another runtime than
@@ -84,23 +89,26 @@ def open_model(model_file, runtime=None, precision=None, num_threads=None):
     kind = runtime_of(model_file)
     if kind is None:
         raise KerasElmoError(
-            "`model_file` is not an exported model file; expected a .onnx "
+            f"`{argument}` is not an exported model file; expected a .onnx "
             "(keras-elmo export-onnx) or .tflite (export-litert) file.",
-            "model_file",
+            argument,
             received=model_file,
         )
     if runtime not in (None, kind):
         raise KerasElmoError(
-            f"`model_file` is a {kind} model but `runtime` is another; "
+            f"`{argument}` is a {kind} model but `runtime` is another; "
             f"leave `runtime` out, or give {kind!r}.",
             "runtime",
             received=runtime,
         )
     load = {"onnx": runtimes.ONNXBiLM, "litert": runtimes.LiteRTBiLM}[kind]
-    model = load(model_file, num_threads=num_threads)
+    try:
+        model = load(model_file, num_threads=num_threads)
+    except KerasElmoError as error:  # the runtime's `path` is `argument`
+        raise renamed(error, {"path": argument}) from None
     if precision not in (None, model.precision):
         raise KerasElmoError(
-            f"`model_file` was exported in {model.precision} but "
+            f"`{argument}` was exported in {model.precision} but "
             "`precision` is another; leave `precision` out (a file has one "
             "precision), or export the biLM again in the one you want.",
             "precision",
@@ -157,6 +165,7 @@ def embed(
     Example:
 
     >>> import os, tempfile
+    >>> import keras_elmo.export
     >>> folder = tempfile.mkdtemp()
     >>> path = os.path.join(folder, "elmo.onnx")
     >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
@@ -165,13 +174,24 @@ def embed(
     ...     path, "tests/fixtures/bilm-tf/train/data.txt",
     ...     os.path.join(folder, "out.hdf5"), verbose=0)
     5
+    >>> elmo_core.embedding_files.dump_token_embeddings(
+    ...     path, "tests/fixtures/bilm-tf/train/vocab.txt",
+    ...     os.path.join(folder, "tokens.hdf5"), verbose=0)
+    32
     """
     check_not_given(source, weights=weights, vocabulary=vocabulary)
     batch_size, max_batch_tokens, output_layers = check_embed_settings(
-        batch_size, max_batch_tokens, output_layers, input_file
+        batch_size, max_batch_tokens, output_layers
     )
+    # The paths before the model is loaded (`embed_file` checks the
+    # output again against the model's own file).
+    check_input_file(
+        input_file, "`input_file`", "a text or FASTA file",
+        argument="input_file",
+    )  # fmt: skip
+    check_output_file(output_file, [input_file], "output_file")
     verbose = check_verbose(verbose)
-    model = open_model(source, runtime, precision, num_threads)
+    model = open_model(source, runtime, precision, num_threads, "source")
     note_reading(source, tokenize, language, "embed", verbose)
     return embed_file(
         model,
@@ -234,12 +254,25 @@ def dump_token_embeddings(
 
     Returns:
         The number of tokens written.
+
+    Example:
+
+    A file holds its own weights and reads characters (`embed`'s example
+    exports one and runs both functions):
+
+    >>> try:
+    ...     elmo_core.embedding_files.dump_token_embeddings(
+    ...         "elmo.onnx", "vocab.txt", "tokens.hdf5", weights="w.hdf5")
+    ... except elmo_core.KerasElmoError as error:
+    ...     print(error.argument)
+    weights
     """
     check_not_given(source, weights=weights, vocabulary=vocabulary)
     check_vocab_file(vocab_file)
+    check_output_file(output_file, [vocab_file], "output_file")
     batch_size = check_integer(batch_size, "batch_size", minimum=1)
     verbose = check_verbose(verbose)
-    model = open_model(source, runtime, precision, num_threads)
+    model = open_model(source, runtime, precision, num_threads, "source")
     return dump_tokens(model, vocab_file, output_file, batch_size, verbose)
 
 

@@ -13,6 +13,7 @@ import json
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import StandardOptions
 
 from elmo_core.embedding_files import parquet_layout as layout
 from elmo_core.embedding_files.inputs import input_settings
@@ -61,52 +62,39 @@ def embed_corpus(
 ):
     """Embeds every line of the files `inputs` match into the directory
     `output` (the layout of `elmo_core.embedding_files.parquet_layout`),
-    on the runner the Beam options name.
+    on the runner the Beam options name: what `keras-elmo embed-corpus`
+    runs.
 
     Args:
-        inputs: str or list of str. Paths or globs, on any Beam
-            filesystem: plain or `.gz` text files (or FASTA). Each
-            pattern is matched once (a pattern that matches nothing but
-            names a file is that file; one that names a file and matches
-            others is refused: `elmo_core.text.patterns`), and each file
-            it matches is read as named.
+        inputs: str or list of str. Paths or globs on any Beam filesystem
+            (plain or `.gz` text, or FASTA), each matched once
+            (`elmo_core.text.patterns`: a name that matches nothing is
+            its file; `x[[]1].txt` names `x[1].txt`) and each file read
+            as named.
         output: str. The output directory (local, gs://, ...): new or
-            empty, or one a corpus run wrote (see `overwrite`); never one
-            that is, lies inside or holds an input (a text file, the
-            biLM's files).
-        source: the biLM: anything `keras_elmo.load_bilm` takes, or a
-            `keras_elmo.corpus.SentenceEmbedder` (which holds the biLM
-            and the settings below: leave them out).
+            empty, or one a corpus run claimed (see `overwrite`); never
+            one that is, lies inside or holds an input.
+        source: the biLM (anything `keras_elmo.load_bilm` takes), or a
+            `keras_elmo.corpus.SentenceEmbedder`, which holds the biLM
+            and the settings below (leave them out).
         weights, vocabulary, output_layers, scalar_weights, gamma, dtype,
         max_batch_tokens, max_sentence_tokens, tokenize, language:
-            the `SentenceEmbedder` settings (None: its defaults; `"mix"`
-            for `output_layers` with `scalar_weights`). With FASTA input,
-            `max_sentence_tokens` is refused: `max_residues` bounds a
-            record.
-        input_format: `"lines"` (one sentence a line) or `"fasta"`
-            (protein FASTA: one row per record, keyed by `(file, header
-            line)` with its `id` and `sequence_hash`, each distinct
-            sequence embedded once; a record longer than `max_residues`,
-            empty, with a character outside the amino acids, or whose id
-            an earlier record gave another sequence is a bad line; see
-            `elmo_core.embedding_files.parquet_layout.protein_schema`).
-            By the files' suffix when `None` (`.fasta`, `.fa`, `.faa`,
-            `.fas`, also `.gz`). Defaults to `None`.
-        max_residues, protein_vectors: FASTA only: the longest record
-            embedded (10,000) and the vectors written (`"both"`,
-            `"per-residue"` or `"per-protein"`; "both").
-        runner: str or None. Beam's runner (`"DirectRunner"`,
-            `"FlinkRunner"`, ...); None: Beam's default, or the one
-            `beam_options` names.
+            `SentenceEmbedder`'s (None: its defaults); for FASTA,
+            `max_residues` bounds a record, not `max_sentence_tokens`.
+        input_format: `"lines"` or `"fasta"` (a row per record, keyed by
+            `(file, header line)`, each distinct sequence embedded once);
+            by the files' suffix when None.
+        max_residues, protein_vectors: FASTA only (10000; `"both"`,
+            `"per-residue"` or `"per-protein"`).
+        runner: str or None. Beam's runner (None: `beam_options`', or
+            Beam's default).
         beam_options: list of str or a `PipelineOptions`: Beam's flags
-            (`--direct_num_workers=2`, ...); an option Beam does not
-            know, or a value it refuses, is an error.
-        overwrite: bool. Delete a previous run in `output` first (only a
-            directory whose marker proves a run claimed it, holding
-            nothing but a run's files: `claim_output`); otherwise such a
-            directory is refused. Defaults to `False`.
-        verbose: 0 or 1: a note when `tokenize` reads the text otherwise
-            than the biLM's corpus was read (standard error).
+            (`--direct_num_workers=2`, ...), each checked.
+        overwrite: bool. Delete a previous run in `output` first (only
+            one whose marker was written there and that holds nothing but
+            a run's files: `claim_output`). Defaults to `False`.
+        verbose: 0 or 1: a note when `tokenize` reads otherwise than the
+            biLM's corpus was read.
         **handler: `ELMoModelHandler` arguments (Beam batching, sharing).
 
     Returns:
@@ -146,15 +134,22 @@ def embed_corpus(
     check_output(output, files, embedder.load().inputs)
     claim_output(output, overwrite)
     _run(files, output, embedder, proteins, options, handler)
+    return _summary(output)
+
+
+def _summary(output):
+    """The parsed `summary.json` the run wrote into `output`."""
     path = FileSystems.join(output, layout.SUMMARY_FILE)
     with FileSystems.open(path) as f:
         return json.loads(f.read().decode("utf-8"))
 
 
 def _options(runner, beam_options):
-    """The checked `PipelineOptions` of the run, with `runner`."""
+    """The checked `PipelineOptions` of the run, its runner `runner` when
+    given."""
+    options = pipeline_options(beam_options)
     if runner is None:
-        return pipeline_options(beam_options)
+        return options
     if not isinstance(runner, str) or not runner:
         raise KerasElmoError(
             "`runner` must be the name of a Beam runner, e.g. "
@@ -162,15 +157,8 @@ def _options(runner, beam_options):
             "runner",
             received=runner,
         )
-    check_runner(runner)
-    if not isinstance(beam_options, (list, tuple)):
-        raise KerasElmoError(
-            "`beam_options` must be a list of Beam options (str) when "
-            "`runner` is given (the runner joins them).",
-            "beam_options",
-            received=beam_options,
-        )
-    return pipeline_options([*beam_options, f"--runner={runner}"])
+    options.view_as(StandardOptions).runner = check_runner(runner)
+    return options
 
 
 def _embedder(

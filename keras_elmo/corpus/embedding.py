@@ -57,58 +57,42 @@ def embed(
     """Writes the biLM layers of every sentence of a text file (or of
     every protein of a FASTA file) to hdf5: what `keras-elmo embed` runs.
 
-    Lines are read by the one text path of the package (their normal
-    form split by `tokenize`, as `keras_elmo.prepare` reads raw text);
-    every line is checked (UTF-8, gzip) before any work, the output is
-    written to `OUTPUT.partial` and renamed when complete. The layout is
-    AllenNLP's `allennlp elmo` (`elmo_core.embedding_files.hdf5_layout`):
-    dataset `str(i)` for line `i`, float32 `(num_layers + 1, n_i,
-    2 * projection_dim)` (`"top"`, `"average"`: one layer), and
-    `sentence_to_index`; for FASTA, the groups `per_residue` and
-    `per_protein` keyed by record id, and `id_to_hash`. When the biLM's
-    folder records the tokenisation of its corpus and `tokenize` reads
-    the input another way (`whitespace` included), a note says so (on
-    standard error, with `verbose`).
+    A line is read as `keras_elmo.prepare` reads raw text (its normal
+    form, split by `tokenize`); every line is checked before any work;
+    the layout is `allennlp elmo`'s (`elmo_core.embedding_files.
+    hdf5_layout`: dataset `str(i)` for line `i`), written whole, then
+    renamed. A note says when `tokenize` reads otherwise than the biLM's
+    corpus was read (as its folder records it), `whitespace` too.
 
     Args:
-        source: str. The biLM: anything `keras_elmo.load_bilm` takes (a
-            pretrained name, a URL, a run or export folder, options with
-            `weights`, ...), or an exported `.onnx` / `.tflite` file (run
-            by `elmo_core.embedding_files.embed`, without Keras).
+        source: str. Anything `keras_elmo.load_bilm` takes (with
+            `weights` for an options file), or an exported `.onnx` /
+            `.tflite` file (run without Keras:
+            `elmo_core.embedding_files.embed`).
         input_file: str. One sentence a line (UTF-8, `.gz` allowed), or
             a protein FASTA file.
         output_file: str. The hdf5 file to write (never an input).
-        weights: str or None. The hdf5 weights, with an options file as
-            `source`.
-        vocabulary: the vocabulary of a word-input biLM (path or list);
-            default: the source's own. Refused for a biLM that reads
-            characters.
-        batch_size: int. Sentences a batch at most. Defaults to `256`.
-        max_batch_tokens: int. Padded token positions a biLM call at
-            most (a longer sentence goes alone). Defaults to `16384`.
-        on_bad_line: `"error"` (default): a line that is not UTF-8 (a bad
-            FASTA record) stops the run before any work, naming it;
-            `"skip"` leaves it out (FASTA: listed in `bad_records`).
+        weights: str or None. The hdf5 weights of an options file.
+        vocabulary: a word-input biLM's vocabulary (path or list);
+            default: its own. Refused for a biLM that reads characters.
+        batch_size, max_batch_tokens: int. Sentences, and padded token
+            positions, a biLM call at most (256, 16384).
+        on_bad_line: `"error"` (default): a line that is not UTF-8 (a
+            bad FASTA record) stops the run before any work; `"skip"`
+            leaves it out (FASTA: listed in `bad_records`).
         output_layers: `"all"` (default), `"top"` or `"average"`.
-        sentence_index: bool. Write `sentence_to_index` (the text of
-            every sentence). Defaults to `True`.
-        tokenize: `"whitespace"` (default: a line is one sentence, its
-            tokens as written), `"spacy"` or `"moses"` (raw sentences;
-            the `prepare` extra).
-        language: str. The language code of `tokenize`'s rules. Defaults
-            to `"en"`.
-        input_format: `"lines"` or `"fasta"`; by the suffix of
-            `input_file` when None (`.fasta`, `.fa`, `.faa`, `.fas`, also
-            `.gz`).
-        max_residues: int. FASTA: a longer record is bad. Defaults to
-            `10000`.
-        protein_vectors: FASTA: `"both"` (default), `"per-residue"` or
+        sentence_index: bool. Write `sentence_to_index`. Defaults to
+            `True`.
+        tokenize, language: `"whitespace"` (default: a line is one
+            sentence, its tokens as written), `"spacy"` or `"moses"` (raw
+            sentences; the `prepare` extra), for `language` ("en").
+        input_format: `"lines"` or `"fasta"`; by the suffix when None.
+        max_residues, protein_vectors: FASTA only: the longest record
+            (10000) and `"both"` (default), `"per-residue"` or
             `"per-protein"`.
-        runtime: `"tensorflow"` (default), `"onnx"` or `"litert"`: the
-            biLM exported first (a while at the original size) and run
-            by that runtime.
-        precision: with `runtime` onnx or litert, the precision of the
-            export (default `"float32"`).
+        runtime, precision: `"tensorflow"` (default), or `"onnx"` /
+            `"litert"`: the biLM exported first in `precision` (default
+            `"float32"`) and run there.
         verbose: 0 (silent) or 1 (progress lines, notes).
 
     Returns:
@@ -136,29 +120,33 @@ def embed(
         protein_vectors=protein_vectors,
         verbose=check_verbose(verbose),
     )
+    given = (source, input_file, output_file, weights, vocabulary)
     if runtime_dump.runtime_of(source) is not None:
+        runtime = _exported_runtime(runtime)
         return runtime_dump.embed(
-            source,
-            input_file,
-            output_file,
-            weights,
-            vocabulary,
-            runtime=_exported_runtime(runtime),
-            precision=precision,
-            **reading,
+            *given, runtime=runtime, precision=precision, **reading
         )
+    return _embed_with_keras(given, runtime, precision, reading)
+
+
+def _embed_with_keras(given, runtime, precision, reading):
+    """`embed` of a biLM source that Keras runs (in TensorFlow, or
+    exported to `runtime`); `given` is `embed`'s first five arguments."""
     from keras_elmo.corpus.bilm_dump import embed_file
 
+    source, input_file, output_file, weights, vocabulary = given
     check_embed_settings(
-        batch_size, max_batch_tokens, output_layers, input_file
-    )
+        reading["batch_size"], reading["max_batch_tokens"],
+        reading["output_layers"], input_file,
+    )  # fmt: skip
     runtime, precision = _check_runtime(runtime, precision)
-    note_reading(source, tokenize, language, "embed", reading["verbose"])
+    verbose = reading["verbose"]
+    note_reading(
+        source, reading["tokenize"], reading["language"], "embed", verbose
+    )
     source = _resolved(source, weights, output_file, input_file, vocabulary)
     vocabulary = source_vocabulary(source, vocabulary)
-    bilm = runtime_bilm(
-        source.read().bilm, runtime, precision, reading["verbose"]
-    )
+    bilm = runtime_bilm(source.read().bilm, runtime, precision, verbose)
     return embed_file(
         bilm, input_file, output_file, vocabulary=vocabulary, **reading
     )
@@ -198,7 +186,7 @@ def dump_token_embeddings(
     >>> keras_elmo.dump_token_embeddings(
     ...     "tests/fixtures/bilm-tf/model",
     ...     "tests/fixtures/bilm-tf/train/vocab.txt", output, verbose=0)
-    29
+    32
     """
     verbose = check_verbose(verbose)
     if runtime_dump.runtime_of(source) is not None:
@@ -245,7 +233,7 @@ def _check_runtime(runtime, precision):
     )
     if runtime == "tensorflow" and precision != "float32":
         raise KerasElmoError(
-            f"`precision` {precision} needs `runtime` 'onnx' or 'litert'; "
+            f"`precision` {precision} needs `runtime` onnx or litert; "
             "TensorFlow runs the biLM in float32.",
             "precision",
             received=precision,
@@ -259,9 +247,11 @@ def _resolved(source, weights, output_file, input_file, vocabulary):
     source reads."""
     from keras_elmo.loading import classify
 
-    given = [input_file, source, weights]
-    if isinstance(vocabulary, (str, os.PathLike)):
-        given.append(vocabulary)
+    # The files named here (an options file, not a folder: the source
+    # names the files it reads below, the output checked against each).
+    given = [input_file, weights, vocabulary]
+    if isinstance(source, (str, os.PathLike)) and os.path.isfile(source):
+        given.append(source)
     local = [path for path in given if isinstance(path, (str, os.PathLike))]
     check_output_file(output_file, local, "output_file")
     resolved = classify(source, weights)
