@@ -30,11 +30,14 @@ be right: a word the flag's type refuses is refused while the command
 line is parsed (one parser, built once), and a word it takes as the
 flag's default (or as a word before it, 1e400 and inf) is the same run
 again. Every word a flag takes reaches the command, in runs shared by
-the flags that take it (`_swept_runs`): one run a word gives it to
-every flag that takes it, and a run refused by name runs again without
-the flag it names, until one runs through. A word refused by name was
-checked; a run that ends in a traceback, or a failure naming no flag it
-was given, is a finding.
+the flags (`_swept_runs`): each run gives every flag its next word; a
+run refused by name has checked that flag's word and runs again with
+the others, and a run that runs through has checked them all. A run
+that ends in a traceback is a finding, and so is a failure that names
+none of the flags (each then runs alone, as the drawn examples do).
+The flags `distill` shares with `train` are swept through `train`
+(`SWEPT_THROUGH`): one code path, `run_training`, reached without
+loading a teacher each time.
 
 Time: a fixed budget for the whole file (`BUDGET_S`), shared by the
 entry points in turn: each is probed once (its required arguments None),
@@ -223,23 +226,25 @@ def _companion(command, action):
 
 
 def _with_companions(
-    command, parser, workplace, target=None, value=None, targets=()
+    command, parser, workplace, target=None, value=None, given=None
 ):
-    """The argv of `command` with `value` for the action `target` (and
-    for each of `targets`) and a valid value for every other action it
-    needs; `(argv, given words)`."""
-    targets = [target, *targets] if target is not None else list(targets)
+    """The argv of `command` with `value` for the action `target` (or
+    each value of the `{action: value}` `given`) and a valid value for
+    every other action it needs; `(argv, given words)`."""
+    values = dict(given or {})
+    if target is not None:
+        values[target] = value
     target_flag = (
         target.option_strings[0] if target and target.option_strings else None
     )
     takes_model = any("--model" in a.option_strings for a in parser.actions())
     partner = PARTNERS.get(target_flag, ()) if takes_model else ()
-    argv, given, tail = [command], [], ["--", *REMAINDER.get(command, [])]
+    argv, words_given, tail = [command], [], ["--", *REMAINDER.get(command, [])]
     for action in _arguments(parser):
         key = action.option_strings[0] if action.option_strings else None
-        if action in targets:
-            words = _argv(action, value)
-            given += [word for word in words if word != "--"]
+        if action in values:
+            words = _argv(action, values[action])
+            words_given += [word for word in words if word != "--"]
         elif (key == "--model" and partner) or not (
             action.required or key == "--model"
         ):
@@ -259,7 +264,7 @@ def _with_companions(
     for i in range(0, len(extra), 2):
         if extra[i] not in argv:
             argv += extra[i : i + 2]
-    return [*argv, *partner, *(tail if len(tail) > 1 else [])], given
+    return [*argv, *partner, *(tail if len(tail) > 1 else [])], words_given
 
 
 CALLABLES = _public_callables()
@@ -499,7 +504,25 @@ ARGUMENT_COMPANIONS = {
     ],  # fmt: skip
     ("keras_elmo.sources.ExportFolder", "path"): lambda: MODEL_DIR,
     ("keras_elmo.sources.RunFolder", "path"): lambda: COMPAT_RUN,
+    # The Keras-free twins of `keras_elmo.embed` take an exported file
+    # (`exported_bilm`, made once for the module).
+    ("elmo_core.embedding_files.embed", "source"): lambda: _EXPORTED[0],
+    ("elmo_core.embedding_files.dump_token_embeddings", "source"): (
+        lambda: _EXPORTED[0]
+    ),
 }
+_EXPORTED = []
+
+
+@pytest.fixture(scope="module")
+def exported_bilm(tmp_path_factory):
+    """The test biLM as an ONNX file, the twins' source."""
+    import keras_elmo.export
+
+    path = str(tmp_path_factory.mktemp("exported") / "fixture.onnx")
+    keras_elmo.export.to_onnx(_test_bilm(), path)
+    _EXPORTED[:] = [path]
+    return path
 
 
 def _argument_companion(label, name):
@@ -532,7 +555,11 @@ def _call_arguments(label, parameters, draw, target):
 @pytest.mark.parametrize(
     "function, label", CALLABLES, ids=[label for _, label in CALLABLES]
 )
-def test_public_callables_take_wrong_values(function, label, workplace):
+def test_public_callables_take_wrong_values(
+    function, label, workplace, request
+):
+    if (label, "source") in ARGUMENT_COMPANIONS:
+        request.getfixturevalue("exported_bilm")
     parameters = _parameters(function)
     probe, wrong = _call_arguments(
         label, parameters, lambda name: None, target=None
@@ -610,14 +637,37 @@ def _run(argv):
     return status, err.getvalue()
 
 
+# Commands whose flags another command shares and passes to the same
+# code: `keras_elmo.distill` runs `keras_elmo.train`'s run with a teacher
+# (`run_training`), so a flag of both, parsed alike (tests/
+# test_flag_formats.py), is swept through `train`, which reaches that code
+# without a teacher to load each time.
+SWEPT_THROUGH = {"distill": "train"}
+
+
+def _swept_elsewhere(command, action):
+    """Whether `action` of `command` is swept through another command."""
+    other = SWEPT_THROUGH.get(command)
+    if other is None or not action.option_strings:
+        return False
+    for theirs in _parser().commands[other].actions():
+        if theirs.option_strings == action.option_strings:
+            return (theirs.dest, theirs.type, theirs.default) == (
+                action.dest, action.type, action.default,
+            )  # fmt: skip
+    return False
+
+
 def _swept(command, parser, workplace):
-    """`{word: [actions that take it]}`: every canonical wrong word of
-    every flag of `command` parsed (a word the flag refuses is checked
-    here, by name, at once); a word taken as the flag's default, or as
-    the value of a word before it, is left out (the same run again)."""
+    """`{action: [words it takes]}`: every canonical wrong word of every
+    flag of `command` parsed (a word the flag refuses is checked here, by
+    name, at once); a word taken as the flag's default, or as the value
+    of a word before it, is left out (the same run again)."""
     taken = {}
     for action in _arguments(parser):
         if _companion(command, action) == FRESH or action.nargs == 0:
+            continue
+        if _swept_elsewhere(command, action):
             continue
         values = [action.default, _companion(command, action)]
         for word in SWEEP_WORDS:
@@ -631,7 +681,7 @@ def _swept(command, parser, workplace):
                 _check_command(argv, wrong, _flags(parser))
             elif not any(_same(value, seen) for seen in values):
                 values.append(value)
-                taken.setdefault(word, []).append(action)
+                taken.setdefault(action, []).append(word)
     return taken
 
 
@@ -663,48 +713,51 @@ def _flags(parser):
 
 
 def _swept_runs(command, parser, workplace, taken):
-    """Runs `command` with each word of `taken` given to every flag that
-    takes it (flags that stand for --model together, `PARTNERS`, one at a
-    time); a run refused by name runs again without the flag it names.
-    Each refusal is checked as `_check_command` checks it."""
-    for word, actions in taken.items():
-        alone = [a for a in actions if set(a.option_strings) & set(PARTNERS)]
-        groups = [[a] for a in alone] + [[a for a in actions if a not in alone]]
-        for group in groups:
-            while group:
-                group = _one_swept_run(command, parser, workplace, word, group)
-
-
-def _one_swept_run(command, parser, workplace, word, group):
-    """One run of `word` for each flag of `group`; the flags left to run
-    again (those the failure did not name), or [] once it ran through."""
-    argv, _ = _with_companions(
-        command, parser, workplace, group[0], word, targets=group[1:]
-    )
-    status, err = _run(argv)
-    assert "Traceback" not in err, (argv, err)
-    if status == 0:
-        return []
-    assert err.strip(), (argv, "an exit status without a message")
-    named = sorted(
-        (where, i)
-        for i, action in enumerate(group)
-        if (where := _named_at(err, action, word)) is not None
-    )
-    if not named and len(group) > 1:
-        # A failure that names no flag of several: each gets it alone.
-        for action in group:
+    """Runs `command` until every flag of `taken` had each of its words:
+    a run gives every flag its next word (flags that stand for --model
+    together, `PARTNERS`, one at a time); a run refused by name checks
+    that flag's word, and the others run again; a run that runs through
+    checks them all. Each refusal is checked as `_check_command` checks
+    it."""
+    for action in [a for a in taken if set(a.option_strings) & set(PARTNERS)]:
+        for word in taken.pop(action):
             argv, given = _with_companions(
                 command, parser, workplace, action, word
             )
             _check_command(argv, given, _flags(parser))
-        return []
-    assert named or "usage:" in err or (word and word[:40] in err), (
-        f"keras-elmo {_shown_argv(argv)} failed naming none of the flags "
-        f"given {word!r}: {err}"
+    pending = {action: list(words) for action, words in taken.items()}
+    while pending:
+        group = {action: words[0] for action, words in pending.items()}
+        for action in _one_swept_run(command, parser, workplace, group):
+            pending[action].pop(0)
+            if not pending[action]:
+                del pending[action]
+
+
+def _one_swept_run(command, parser, workplace, group):
+    """One run with each flag of `group` given its word; the flags whose
+    words it checked: the one its failure names first, or, when it ran
+    through (or each flag ran alone after a failure naming none), all."""
+    argv, _ = _with_companions(command, parser, workplace, given=group)
+    status, err = _run(argv)
+    assert "Traceback" not in err, (argv, err)
+    if status == 0:
+        return list(group)
+    assert err.strip(), (argv, "an exit status without a message")
+    named = sorted(
+        (where, i)
+        for i, (action, word) in enumerate(group.items())
+        if (where := _named_at(err, action, word)) is not None
     )
-    # The flag named first is the one refused; the others run again.
-    return [a for i, a in enumerate(group) if i != named[0][1]] if named else []
+    if named:
+        return [list(group)[named[0][1]]]
+    # A failure that names no flag of those given: each gets its word
+    # alone (the usage error of two flags together, a message that shows
+    # only the value).
+    for action, word in group.items():
+        argv, given = _with_companions(command, parser, workplace, action, word)
+        _check_command(argv, given, _flags(parser))
+    return list(group)
 
 
 def _named_at(err, action, word):
@@ -737,7 +790,8 @@ def test_the_sweep_reaches_a_planted_flag(workplace, monkeypatch):
     embed.set_defaults(run=planted)
     monkeypatch.setattr(keras_elmo_cli, "build_parser", lambda: parser)
     taken = _swept("embed", embed, workplace)
-    assert [a.dest for a in taken["0"]][-1] == "stride_tokens"
+    planted_flag = [a for a in taken if a.dest == "stride_tokens"]
+    assert taken[planted_flag[0]] == ["0", "-1"]
     with pytest.raises(ZeroDivisionError):
         _swept_runs("embed", embed, workplace, taken)
 
