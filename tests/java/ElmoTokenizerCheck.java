@@ -24,7 +24,7 @@ public final class ElmoTokenizerCheck {
     public static void main(String[] args) throws IOException {
         List<List<String>> sentences = new ArrayList<>();
         for (String line : Files.readAllLines(Paths.get(args[0]))) {
-            sentences.add(ElmoTokenizer.tokenize(decode(line)));
+            sentences.add(ElmoTokenizer.tokenize(ElmoIdsCheck.decode(line)));
         }
         try (PrintWriter out = new PrintWriter(args[1], "UTF-8")) {
             out.println("tokens " + sentences.size());
@@ -57,17 +57,6 @@ public final class ElmoTokenizerCheck {
             }
             out.println(classes);
         }
-    }
-
-    private static String decode(String line) {
-        StringBuilder text = new StringBuilder();
-        String units = line.substring(1);
-        if (!units.isEmpty()) {
-            for (String unit : units.split("\\.")) {
-                text.append((char) Integer.parseInt(unit, 16));
-            }
-        }
-        return text.toString();
     }
 
     private static String encode(String token) {
