@@ -30,9 +30,9 @@ spaCy; what it costs a tagger against spaCy's tokens is measured by
    digits (`1998-2004`); `/` between a letter or digit and a letter;
    `,` between two letters.
 
-A step never takes a word's last character, so no token is empty and
-none holds whitespace. Letters are Unicode's (`str.isalpha()`, Java's
-`Character.isLetter`), digits the ASCII 0-9.
+No step takes a whole word (what is left of it is its last token), so
+no token is empty and none holds whitespace. Letters are Unicode's
+(`str.isalpha()`, Java's `Character.isLetter`), digits the ASCII 0-9.
 """
 
 from elmo_core.text.normalization import normalize
