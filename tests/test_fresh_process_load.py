@@ -94,19 +94,13 @@ def _finish_all(processes):
     return {key: out for key, (out, _) in ran.items()}
 
 
-@pytest.fixture(scope="module")
-def saved_model(tmp_path_factory):
-    from keras_elmo.export import export_savedmodel
-
-    path = str(tmp_path_factory.mktemp("savedmodel") / "elmo")
-    return export_savedmodel(keras_elmo.load_bilm(MODEL_DIR), path)
-
-
 @pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
-def test_saved_files_load_in_a_fresh_process(backend, saved_model, tmp_path):
+def test_saved_files_load_in_a_fresh_process(
+    backend, fixture_savedmodel, tmp_path
+):
     if backend != "tensorflow" and importlib.util.find_spec(backend) is None:
         pytest.fail(f"{backend} is not installed (pip install -e '.[test]')")
-    hub = saved_model if backend == "tensorflow" else ""
+    hub = fixture_savedmodel if backend == "tensorflow" else ""
     _finish(_run([SAVE, MODEL_DIR, hub, str(tmp_path)], backend))
     with open(tmp_path / "classes.json") as f:
         saved_classes = set(json.load(f))
