@@ -28,33 +28,22 @@ from keras_elmo.training.run_directory import load_run
 from keras_elmo.training.teacher_start import start_from_teacher
 from keras_elmo_cli import main
 from tests.helpers import MODEL_DIR
-from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
 from tests.helpers import TRAIN_VOCAB
 from tests.helpers import subprocess_report
 from tests.helpers import tiny_bilm_kwargs
 from tests.helpers import train_interrupted_then_resumed
 from tests.helpers import two_cpu_strategy
+from tests.shared import DISTILL_FLAGS
+from tests.shared import copied
+from tests.shared import printed
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 WORD_TEACHER = os.path.join(FIXTURES, "bilm-tf-words", "model")
 EFML_TEACHER = os.path.join(FIXTURES, "elmo_for_many_langs", "word_model")
-# A student of a few hundred weights, and settings for runs of seconds:
-# float32, a constant rate, no dropout, the full softmax.
-STUDENT = [
-    "--units", "16",
-    "--projection-dim", "8",
-    "--filters", "[[1, 4], [2, 4]]",
-    "--char-embedding-dim", "4",
-    "--max-length", "30",
-]  # fmt: skip
-FLAGS = [
-    *STUDENT,
-    "--tokens-per-batch", "64",
-    "--num-sampled", "100",
-    "--dropout", "0",
-    *STEPWISE_TRAIN_FLAGS,
-]  # fmt: skip
+# The shared distillation run's flags (tests/shared.py): a tiny student,
+# runs of seconds.
+FLAGS = DISTILL_FLAGS
 
 
 def _distill(output, steps, *extra, teacher=MODEL_DIR, code=0, quiet=True):
@@ -288,8 +277,10 @@ def test_an_interrupted_distillation_resumes_to_the_same_weights(
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-def test_a_resume_with_another_teacher_is_refused(tmp_path, capsys):
-    _distill(tmp_path / "run", 2)
+def test_a_resume_with_another_teacher_is_refused(
+    tmp_path, capsys, distilled_run
+):
+    copied(distilled_run, tmp_path / "run")
     _distill(tmp_path / "run", 4, teacher=WORD_TEACHER, code=2)
     error = capsys.readouterr().err
     assert "other settings" in error and "teacher" in error
@@ -319,15 +310,16 @@ def test_a_teacher_changed_under_its_name_is_refused(tmp_path, capsys):
     assert "distill.teacher_digest" in error and "Traceback" not in error
 
 
-def test_a_run_resumes_with_the_command_that_started_it(tmp_path, capsys):
-    _distill(tmp_path / "run", 2)
+def test_a_run_resumes_with_the_command_that_started_it(
+    tmp_path, capsys, distilled_run, trained_run
+):
+    copied(distilled_run, tmp_path / "run")
     train = ["train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
              "--steps", "4", *FLAGS]  # fmt: skip
     assert main([*train, "--output", str(tmp_path / "run")]) == 2
     error = capsys.readouterr().err
     assert "resume it by distilling from `teacher` " in error
-    assert main([*train, "--output", str(tmp_path / "plain"),
-                 "--steps", "2"]) == 0  # fmt: skip
+    copied(trained_run, tmp_path / "plain")
     _distill(tmp_path / "plain", 4, code=2)
     assert "holds a training run (of train, not distill)" in (
         capsys.readouterr().err
@@ -494,17 +486,23 @@ def test_a_run_from_before_from_teacher_resumes_as_it_started(tmp_path, capsys):
     ],
 )
 def test_by_default_the_student_starts_from_what_the_teacher_allows(
-    tmp_path, capsys, teacher, start
+    tmp_path, capsys, teacher, start, distilled_run
 ):
-    _distill(tmp_path / "run", 1, teacher=teacher, quiet=False)
-    assert start in capsys.readouterr().out
-    _, _, config = load_run(str(tmp_path / "run"))
+    if teacher == MODEL_DIR:  # the shared run: this teacher, the default
+        run, out = distilled_run, printed(distilled_run)
+    else:
+        run = tmp_path / "run"
+        _distill(run, 1, teacher=teacher, quiet=False)
+        out = capsys.readouterr().out
+    assert start in out
+    _, _, config = load_run(str(run))
     assert config.distill["from_teacher"] == "auto"
 
 
-def test_a_student_given_init_from_starts_from_it(tmp_path, capsys):
-    _distill(tmp_path / "first", 1)
-    first = ["--init-from", str(tmp_path / "first")]
+def test_a_student_given_init_from_starts_from_it(
+    tmp_path, capsys, distilled_run
+):
+    first = ["--init-from", distilled_run]
     _distill(tmp_path / "run", 1, *first, quiet=False)
     out = capsys.readouterr().out
     assert "starts" not in out and "initialised the biLM" in out

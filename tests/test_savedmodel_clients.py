@@ -23,9 +23,9 @@ SENTENCES = ["the cat sat", "a dog barks loudly", "hello", ""]
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("hub") / "elmo")
-    return export_savedmodel(keras_elmo.load_bilm(OPTIONS, WEIGHTS), path)
+def saved(fixture_savedmodel):
+    """The shared SavedModel of the fixture biLM (conftest.py)."""
+    return fixture_savedmodel
 
 
 # Runs where keras_elmo cannot be imported: TensorFlow, tensorflow_hub and
