@@ -142,7 +142,7 @@ def add_max_batch_tokens(group):
 def training_size(text):
     """argparse type of `train --size`: a training size name; a pretrained
     model name is refused with the flag that takes it."""
-    from elmo_core.pretrained.presets import PRESETS as PRETRAINED
+    from elmo_core.pretrained.preset_table import PRESETS as PRETRAINED
     from elmo_core.settings.sizes import SIZES
 
     if text in SIZES:
