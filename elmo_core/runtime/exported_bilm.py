@@ -9,12 +9,14 @@ from elmo_core.characters import MAX_CHARACTERS_PER_TOKEN
 from elmo_core.characters import batch_to_ids
 from elmo_core.errors import Described
 from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_threads
 from elmo_core.errors import tensor
 from elmo_core.errors.blame import about
 from elmo_core.files.paths import check_input_file
 from elmo_core.files.paths import check_path
 from elmo_core.formats.exported_file import MASK_NAME
 from elmo_core.formats.exported_file import MIX_NAME
+from elmo_core.formats.exported_file import check_signature
 from elmo_core.formats.exported_file import layer_name
 
 
@@ -58,6 +60,17 @@ def character_ids(inputs):
             received=tensor(inputs.dtype, inputs.shape),
         )
     return batch_to_ids(inputs)
+
+
+def check_model_file(path, expected):
+    """`path`, the `path` argument of a runtime class, once checked to be
+    a file it can read; `expected` says what it should be."""
+    return check_input_file(
+        check_path(path, "path"),
+        "Model file",
+        expected=expected,
+        argument="path",
+    )
 
 
 def empty_outputs(ids, metadata):
@@ -110,9 +123,10 @@ class ExportedBiLM:
         metadata: dict. The options the file was exported with.
         num_layers, projection_dim, precision: from the metadata.
 
-    A subclass loads its runtime in `_load(path, num_threads)` (after
-    `_check_file`, ending with `_read_metadata`) and runs one batch of ids
-    in `_run`; what goes wrong loading is about `path`.
+    A subclass opens the file with its runtime in `_open(path,
+    num_threads)`, which returns the parsed metadata and the file's
+    signature, and runs one batch of ids in `_run`; what goes wrong
+    loading is about `path`.
     """
 
     stateful = False
@@ -121,17 +135,20 @@ class ExportedBiLM:
 
     def __init__(self, path, num_threads=None):
         with about("path"):
-            self._load(path, num_threads)
+            num_threads = check_threads(num_threads)
+            path = check_model_file(
+                path,
+                f"a {self.kind.suffix} file written by keras-elmo "
+                f"{self.kind.command}",
+            )
+            metadata, names = self._open(path, num_threads)
+            check_signature(path, metadata, *names, self.kind)
+            self._read_metadata(path, metadata)
 
-    def _check_file(self, path):
-        path = check_path(path, "path")
-        return check_input_file(
-            path,
-            "Model file",
-            expected=f"a {self.kind.suffix} file written by keras-elmo "
-            f"{self.kind.command}",
-            argument="path",
-        )
+    def _open(self, path, num_threads):
+        """`(metadata, (input names, output names))` of the file `path`,
+        opened with the runtime."""
+        raise NotImplementedError
 
     def _read_metadata(self, path, metadata):
         self.path = path

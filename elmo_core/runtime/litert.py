@@ -7,10 +7,8 @@ import struct
 import numpy as np
 
 from elmo_core.errors import KerasElmoError
-from elmo_core.errors import check_threads
 from elmo_core.formats.exported_file import LITERT
 from elmo_core.formats.exported_file import METADATA_KEY
-from elmo_core.formats.exported_file import check_signature
 from elmo_core.formats.exported_file import parse_metadata
 from elmo_core.runtime.exported_bilm import ExportedBiLM
 
@@ -149,7 +147,7 @@ class LiteRTBiLM(ExportedBiLM):
     thread-safe (the interpreter holds its tensors); use one per thread.
 
     Args:
-        path: str. A `.tflite` file from `keras_elmo.export.to_litert`.
+        path: str. A `.tflite` file from `keras_elmo.export.export_litert`.
         num_threads: int or None. Threads of one call; None lets LiteRT
             choose. Defaults to `None`.
 
@@ -158,7 +156,7 @@ class LiteRTBiLM(ExportedBiLM):
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "elmo-int8.tflite")
     >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.to_litert(bilm, path, precision="int8")
+    >>> _ = keras_elmo.export.export_litert(bilm, path, precision="int8")
     >>> elmo = elmo_core.runtime.LiteRTBiLM(path)
     >>> elmo.precision, elmo.num_layers, elmo.projection_dim
     ('int8', 2, 16)
@@ -168,13 +166,12 @@ class LiteRTBiLM(ExportedBiLM):
 
     kind = LITERT
 
-    def _load(self, path, num_threads):
-        num_threads = check_threads(num_threads)
-        path = self._check_file(path)
+    def _open(self, path, num_threads):
+        # The metadata first: a damaged file, or one that is not ours, is
+        # refused before the interpreter opens it.
         metadata = parse_metadata(read_file_metadata(path), path, self.kind)
         self.interpreter, self.runner = open_runner(path, num_threads)
-        check_signature(path, metadata, *signature(self.runner), self.kind)
-        self._read_metadata(path, metadata)
+        return metadata, signature(self.runner)
 
     def _run(self, ids):
         return self.runner(**{self._input: ids})
