@@ -44,18 +44,22 @@ def download(source, progress=True, verify=False):
         BiLMSourceError: a local path, or no pretrained model name.
         DownloadError: a file that could not be fetched whole.
 
-    Example (a file already in the cache: nothing is fetched):
+    Example (from a mirror folder, laid out by host as the publishers'
+    files, as behind a firewall; `$KERAS_ELMO_MIRROR`, see `set_mirror`):
 
     >>> import os, shutil, tempfile, unittest.mock
-    >>> cache = {elmo_core.pretrained.CACHE_VARIABLE: tempfile.mkdtemp()}
-    >>> url = "https://example.org/elmo/options.json"
-    >>> with unittest.mock.patch.dict(os.environ, cache):
-    ...     path = elmo_core.pretrained.cache_path(url)  # put there by hand
-    ...     os.makedirs(os.path.dirname(path))
-    ...     _ = shutil.copy("tests/fixtures/bilm-tf/model/options.json", path)
-    ...     paths = elmo_core.pretrained.download(url, progress=False)
-    >>> paths == {"file": path}
-    True
+    >>> mirror = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(mirror, "example.org", "elmo"))
+    >>> _ = shutil.copy("tests/fixtures/bilm-tf/model/options.json",
+    ...                 os.path.join(mirror, "example.org", "elmo"))
+    >>> settings = {elmo_core.pretrained.CACHE_VARIABLE: tempfile.mkdtemp(),
+    ...             elmo_core.pretrained.MIRROR_VARIABLE: mirror}
+    >>> with unittest.mock.patch.dict(os.environ, settings):
+    ...     paths = elmo_core.pretrained.download(
+    ...         "https://example.org/elmo/options.json", progress=False)
+    ...     cached = elmo_core.pretrained.cache_dir()
+    >>> os.path.relpath(paths["file"], cached)
+    'example.org/elmo/options.json'
     """
     parts = source.split(",", 1)
     for part in parts:

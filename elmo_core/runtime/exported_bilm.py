@@ -9,15 +9,11 @@ from elmo_core.characters import MAX_CHARACTERS_PER_TOKEN
 from elmo_core.characters import batch_to_ids
 from elmo_core.errors import Described
 from elmo_core.errors import KerasElmoError
-from elmo_core.errors import check_threads
 from elmo_core.errors import tensor
-from elmo_core.errors.blame import about
-from elmo_core.files.paths import check_input_file
-from elmo_core.files.paths import check_path
 from elmo_core.formats.exported_file import MASK_NAME
 from elmo_core.formats.exported_file import MIX_NAME
-from elmo_core.formats.exported_file import check_signature
 from elmo_core.formats.exported_file import layer_name
+from elmo_core.runtime.runtime_file import RuntimeFile
 
 
 class CharacterInputs:
@@ -62,17 +58,6 @@ def character_ids(inputs):
     return batch_to_ids(inputs)
 
 
-def check_model_file(path, expected):
-    """`path`, the `path` argument of a runtime class, once checked to be
-    a file it can read; `expected` says what it should be."""
-    return check_input_file(
-        check_path(path, "path"),
-        "Model file",
-        expected=expected,
-        argument="path",
-    )
-
-
 def empty_outputs(ids, metadata):
     """The named outputs for a batch without tokens (no model call: LiteRT
     cannot return empty outputs; ONNX files answer such batches in the
@@ -101,9 +86,9 @@ def bilm_outputs(named, num_layers, projection_dim):
     return outputs
 
 
-class ExportedBiLM:
-    """What `ONNXBiLM` and `LiteRTBiLM` share: the file check, the
-    attributes read from the metadata, the call and the repr.
+class ExportedBiLM(RuntimeFile):
+    """What `ONNXBiLM` and `LiteRTBiLM` share: the file (`RuntimeFile`),
+    the attributes read from the metadata, the call and the repr.
 
     An exported biLM takes what `keras_elmo.layers.BiLM` takes (character
     ids, or token lists, which it converts with
@@ -123,32 +108,18 @@ class ExportedBiLM:
         metadata: dict. The options the file was exported with.
         num_layers, projection_dim, precision: from the metadata.
 
-    A subclass opens the file with its runtime in `_open(path,
-    num_threads)`, which returns the parsed metadata and the file's
-    signature, and runs one batch of ids in `_run`; what goes wrong
-    loading is about `path`.
+    A subclass opens the file with its runtime (`RuntimeFile._open`) and
+    runs one batch of ids in `_run`.
     """
 
     stateful = False
     encoder = CharacterInputs()
-    kind = None  # exported_file.ONNX, exported_file.LITERT
 
-    def __init__(self, path, num_threads=None):
-        with about("path"):
-            num_threads = check_threads(num_threads)
-            path = check_model_file(
-                path,
-                f"a {self.kind.suffix} file written by keras-elmo "
-                f"{self.kind.command}",
-            )
-            metadata, names = self._open(path, num_threads)
-            check_signature(path, metadata, *names, self.kind)
-            self._read_metadata(path, metadata)
-
-    def _open(self, path, num_threads):
-        """`(metadata, (input names, output names))` of the file `path`,
-        opened with the runtime."""
-        raise NotImplementedError
+    def _expected(self):
+        return (
+            f"a {self.kind.suffix} file written by keras-elmo "
+            f"{self.kind.command}"
+        )
 
     def _read_metadata(self, path, metadata):
         self.path = path

@@ -15,8 +15,6 @@ taken too; other inputs are checked against the file's dtype and shape.
 import numpy as np
 
 from elmo_core.errors import KerasElmoError
-from elmo_core.errors import check_threads
-from elmo_core.formats.exported_file import check_signature
 from elmo_core.formats.exported_model import ARRAY
 from elmo_core.formats.exported_model import CHARACTERS
 from elmo_core.formats.exported_model import expected_signature
@@ -24,7 +22,7 @@ from elmo_core.ids.host_ids import host_inputs
 from elmo_core.ids.vocabulary import check_vocabulary
 from elmo_core.runtime.exported_bilm import CharacterInputs
 from elmo_core.runtime.exported_bilm import character_ids
-from elmo_core.runtime.exported_bilm import check_model_file
+from elmo_core.runtime.runtime_file import RuntimeFile
 
 
 class WordInputs:
@@ -121,9 +119,9 @@ def _shown(shape):
     return "(" + ", ".join("?" if n is None else str(n) for n in shape) + ")"
 
 
-class ExportedModel:
-    """What `ONNXModel` and `LiteRTModel` share: the file check, the
-    inputs and outputs read from the metadata, the call and the repr.
+class ExportedModel(RuntimeFile):
+    """What `ONNXModel` and `LiteRTModel` share: the file (`RuntimeFile`),
+    the inputs and outputs read from the metadata, the call and the repr.
 
     An exported model takes what the Keras model takes, by input name,
     with token lists (or NumPy string arrays, `""` for padding) where the
@@ -143,29 +141,18 @@ class ExportedModel:
         input_names, output_names: lists of str.
         precision: str.
 
-    A subclass opens the file with its runtime in `_open(path,
-    num_threads)`, which returns the parsed metadata and the file's
-    signature, and runs one batch in `_run`.
+    A subclass opens the file with its runtime (`RuntimeFile._open`) and
+    runs one batch in `_run`.
     """
 
-    kind = None  # exported_file.ONNX, exported_file.LITERT
-
-    def __init__(self, path, num_threads=None):
-        num_threads = check_threads(num_threads)
-        path = check_model_file(
-            path,
+    def _expected(self):
+        return (
             f"a {self.kind.suffix} file written by keras_elmo.export."
-            f"export_{self.kind.name}(model, ...)",
+            f"export_{self.kind.name}(model, ...)"
         )
-        metadata, names = self._open(path, num_threads)
-        expected = expected_signature(metadata)
-        check_signature(path, metadata, *names, self.kind, expected=expected)
-        self._read_metadata(path, metadata)
 
-    def _open(self, path, num_threads):
-        """`(metadata, (input names, output names))` of the file `path`,
-        opened with the runtime."""
-        raise NotImplementedError
+    def _signature(self, metadata):
+        return expected_signature(metadata)
 
     def _read_metadata(self, path, metadata):
         self.path = path

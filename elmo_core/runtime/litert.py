@@ -73,6 +73,16 @@ def open_runner(path, num_threads):
         ) from None
 
 
+def open_litert(path, num_threads, parse):
+    """`(interpreter, runner, metadata)` of the `.tflite` file `path`: its
+    keras_elmo metadata read and parsed (`parse(text, path, LITERT)`)
+    first, so that a damaged file, or one that is not ours, is refused
+    before the interpreter opens it (`open_runner`)."""
+    metadata = parse(read_file_metadata(path), path, LITERT)
+    interpreter, runner = open_runner(path, num_threads)
+    return interpreter, runner, metadata
+
+
 def read_metadata(path, schema):
     """The keras_elmo metadata text of a `.tflite` file, or None; raises
     KerasElmoError when the file is not a TFLite flatbuffer."""
@@ -154,6 +164,7 @@ class LiteRTBiLM(ExportedBiLM):
     Example:
 
     >>> import os, tempfile
+    >>> import keras_elmo.export  # the export needs TensorFlow
     >>> path = os.path.join(tempfile.mkdtemp(), "elmo-int8.tflite")
     >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
     >>> _ = keras_elmo.export.export_litert(bilm, path, precision="int8")
@@ -167,10 +178,9 @@ class LiteRTBiLM(ExportedBiLM):
     kind = LITERT
 
     def _open(self, path, num_threads):
-        # The metadata first: a damaged file, or one that is not ours, is
-        # refused before the interpreter opens it.
-        metadata = parse_metadata(read_file_metadata(path), path, self.kind)
-        self.interpreter, self.runner = open_runner(path, num_threads)
+        self.interpreter, self.runner, metadata = open_litert(
+            path, num_threads, parse_metadata
+        )
         return metadata, signature(self.runner)
 
     def _run(self, ids):

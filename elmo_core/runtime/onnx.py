@@ -99,6 +99,7 @@ class ONNXBiLM(ExportedBiLM):
     Example:
 
     >>> import os, tempfile
+    >>> import keras_elmo.export  # the export needs TensorFlow
     >>> path = os.path.join(tempfile.mkdtemp(), "elmo.onnx")
     >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
     >>> _ = keras_elmo.export.export_onnx(bilm, path)

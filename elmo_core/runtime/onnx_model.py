@@ -14,10 +14,9 @@ class ONNXModel(ExportedModel):
     """A Keras model holding ELMo (e.g. a tagger), exported to ONNX, run
     by ONNX Runtime on the CPU.
 
-    Called as every `ExportedModel` is: on what the Keras model takes, by
-    input name, token lists where it took string tokens, returning its
-    outputs as NumPy arrays; its call arguments, outputs and attributes
-    are documented there.
+    It takes what the Keras model takes, by input name, token lists where
+    it took string tokens (see `ExportedModel`: call arguments, outputs,
+    attributes).
 
     Args:
         path: str. A `.onnx` file from `keras_elmo.export.export_onnx(
@@ -30,6 +29,7 @@ class ONNXModel(ExportedModel):
     Keras, token lists here):
 
     >>> import os, tempfile
+    >>> import keras_elmo.export  # the export needs TensorFlow
     >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
     >>> tokens = keras.Input((None,), dtype="string", name="tokens")
     >>> elmo = keras_elmo.ELMoEmbedding(bilm, dropout=0.0)(tokens)

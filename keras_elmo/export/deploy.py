@@ -96,40 +96,17 @@ def export_litert(
     model, output, *, weights=None, precision="float32", scalar_mix=None
 ):
     """Writes a biLM, or a whole Keras model holding ELMo, as LiteRT
-    (TensorFlow Lite): builtin ops only, dynamic batch and time, in the
-    signature `serving_default`.
-
-    A biLM: input `character_ids` int32 `(batch, time, 50)` (from
-    `elmo_core.runtime.batch_to_ids`); outputs `layer_0` ... `layer_L`
-    float32 `(batch, time, 2 * projection_dim)`, `mask` bool `(batch,
-    time)` and, with `scalar_mix`, `elmo`. Run it with
-    `elmo_core.runtime.LiteRTBiLM`.
-
-    A whole model (a `.keras` file, or a functional or Sequential
-    `keras.Model` with `ELMoEmbedding` or `BiLM` layers, e.g. a tagger):
-    the model's inputs and outputs by name, except that a string input
-    read by ELMo takes the ids ELMo computes from the tokens (character
-    ids, or a word-input biLM's word ids; see
-    `elmo_core.formats.exported_model`). Run it with
-    `elmo_core.runtime.LiteRTModel`, which takes the tokens. What
-    `keras-elmo export-litert` runs.
+    (TensorFlow Lite): builtin ops only, in the signature
+    `serving_default`. The file holds what `export_onnx`'s holds (a biLM's
+    layers over character ids, or a whole model's inputs and outputs);
+    run it with `elmo_core.runtime.LiteRTBiLM`, or `LiteRTModel` for a
+    whole model. What `keras-elmo export-litert` runs.
 
     Args:
-        model: a biLM source, as `keras_elmo.load_bilm` takes it (a
-            pretrained model name, a URL, a training run or export
-            directory, an ELMoForManyLangs folder, an official
-            options.json with `weights`), a `.keras` file (its whole
-            model), a character-input `keras_elmo.layers.BiLM`, or a
-            `keras.Model` holding ELMo.
-        output: str. The `.tflite` file to write (atomically).
-        weights: str or None. The hdf5 weights of an options.json given
-            as `model`. Defaults to `None`.
+        model, output, weights, scalar_mix: as `export_onnx`'s (`output`
+            a `.tflite` file).
         precision: `"float32"`, `"float16"` (float16 weights) or `"int8"`
             (dynamic-range quantization). Defaults to `"float32"`.
-        scalar_mix: None, a built `keras_elmo.layers.ScalarMix` or a list
-            of `num_layers + 1` scalar weights: adds the output `elmo`
-            (a biLM only: a model's ELMoEmbedding holds its own mixes).
-            Defaults to `None`.
 
     Returns:
         `output`.
