@@ -142,7 +142,7 @@ def add_max_batch_tokens(group):
 def training_size(text):
     """argparse type of `train --size`: a training size name; a pretrained
     model name is refused with the flag that takes it."""
-    from elmo_core.pretrained.presets import PRESETS as PRETRAINED
+    from elmo_core.pretrained.preset_table import PRESETS as PRETRAINED
     from elmo_core.settings.sizes import SIZES
 
     if text in SIZES:
@@ -183,24 +183,12 @@ def add_bilm_source(parser):
 
 def bilm_source(args):
     """The `keras_elmo.sources.BiLMSource` the arguments name: `--model`,
-    or `--options` with `--weights` (never both)."""
-    from elmo_core.errors import KerasElmoError
+    or `--options` with `--weights` (never both; `source_arguments`)."""
     from keras_elmo.loading import classify
 
-    model, options, weights = args.model, args.options, args.weights
-    if model is not None and (options is not None or weights is not None):
-        raise KerasElmoError(
-            "Give either --model or --options/--weights, not both."
-        )
-    if model is not None:
-        return classify(model, argument="model")
-    if options is None or weights is None:
-        raise KerasElmoError(
-            "Give the biLM with --options OPTIONS.json --weights "
-            "WEIGHTS.hdf5, or --model DIR (a keras-elmo train output or an "
-            "export directory)."
-        )
-    return classify(options, weights, argument="options")
+    given = source_arguments(args)
+    argument = "model" if args.model is not None else "options"
+    return classify(given["model"], given["weights"], argument=argument)
 
 
 def bilm_vocabulary(args, source):
@@ -382,3 +370,28 @@ def tokenization_note(args, model):
         f"{recorded['tokenization']} --language {recorded['language']} to "
         "split it as the biLM learned"
     )
+
+
+def source_arguments(args):
+    """`{"model": ..., "weights": ...}`, the biLM source of a library
+    function, from `--model`, or `--options` with `--weights` (never
+    both). With `--options`, the library's `model` is that flag in the
+    command's messages (`args.argument_flags`)."""
+    from elmo_core.errors import KerasElmoError
+
+    model, options, weights = args.model, args.options, args.weights
+    if model is not None and (options is not None or weights is not None):
+        raise KerasElmoError(
+            "Give either --model or --options/--weights, not both."
+        )
+    if model is not None:
+        return {"model": model, "weights": None}
+    if options is None or weights is None:
+        raise KerasElmoError(
+            "Give the biLM with --options OPTIONS.json --weights "
+            "WEIGHTS.hdf5, or --model DIR (a keras-elmo train output or an "
+            "export directory)."
+        )
+    flags = getattr(args, "argument_flags", None) or {}
+    args.argument_flags = {**flags, "model": "--options"}
+    return {"model": options, "weights": weights}

@@ -383,7 +383,7 @@ def test_keras_model_export_is_refused_clearly(char_tagger, tmp_path, fmt):
     with pytest.raises(KerasElmoError) as raised:
         char_tagger.export(str(path), format=fmt, verbose=False)
     message = str(raised.value)
-    assert f"keras_elmo.export.to_{fmt}(model, path)" in message
+    assert f"keras_elmo.export.export_{fmt}(model, path)" in message
     assert f"format={fmt!r}" in message and "'elmo'" in message
     assert not os.path.exists(path)
 

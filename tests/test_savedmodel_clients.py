@@ -174,7 +174,7 @@ def test_keras_layer_frozen_and_on_tokens(saved):
 def test_int64_lengths_equal_int32_and_are_checked(tmp_path):
     path = str(tmp_path / "cached")
     bilm = keras_elmo.load_bilm(OPTIONS, WEIGHTS)
-    export_savedmodel(bilm, path, vocabulary=["<S>", "</S>", "the", "cat"])
+    export_savedmodel(bilm, path, cache_vocab=["<S>", "</S>", "the", "cat"])
     module = tf.saved_model.load(path)
     tokens = tf.constant([["the", "cat", ""], ["cat", "", ""]])
     ids = tf.constant([[2, 3, 0], [3, 0, 0]])

@@ -7,10 +7,8 @@ import struct
 import numpy as np
 
 from elmo_core.errors import KerasElmoError
-from elmo_core.errors import check_threads
 from elmo_core.formats.exported_file import LITERT
 from elmo_core.formats.exported_file import METADATA_KEY
-from elmo_core.formats.exported_file import check_signature
 from elmo_core.formats.exported_file import parse_metadata
 from elmo_core.runtime.exported_bilm import ExportedBiLM
 
@@ -73,6 +71,16 @@ def open_runner(path, num_threads):
             f"({str(error).strip()[:300]}); export it again with "
             "keras-elmo export-litert."
         ) from None
+
+
+def open_litert(path, num_threads, parse):
+    """`(interpreter, runner, metadata)` of the `.tflite` file `path`: its
+    keras_elmo metadata read and parsed (`parse(text, path, LITERT)`)
+    first, so that a damaged file, or one that is not ours, is refused
+    before the interpreter opens it (`open_runner`)."""
+    metadata = parse(read_file_metadata(path), path, LITERT)
+    interpreter, runner = open_runner(path, num_threads)
+    return interpreter, runner, metadata
 
 
 def read_metadata(path, schema):
@@ -149,16 +157,17 @@ class LiteRTBiLM(ExportedBiLM):
     thread-safe (the interpreter holds its tensors); use one per thread.
 
     Args:
-        path: str. A `.tflite` file from `keras_elmo.export.to_litert`.
+        path: str. A `.tflite` file from `keras_elmo.export.export_litert`.
         num_threads: int or None. Threads of one call; None lets LiteRT
             choose. Defaults to `None`.
 
     Example:
 
     >>> import os, tempfile
+    >>> import keras_elmo.export  # the export needs TensorFlow
     >>> path = os.path.join(tempfile.mkdtemp(), "elmo-int8.tflite")
     >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.to_litert(bilm, path, precision="int8")
+    >>> _ = keras_elmo.export.export_litert(bilm, path, precision="int8")
     >>> elmo = elmo_core.runtime.LiteRTBiLM(path)
     >>> elmo.precision, elmo.num_layers, elmo.projection_dim
     ('int8', 2, 16)
@@ -168,13 +177,11 @@ class LiteRTBiLM(ExportedBiLM):
 
     kind = LITERT
 
-    def _load(self, path, num_threads):
-        num_threads = check_threads(num_threads)
-        path = self._check_file(path)
-        metadata = parse_metadata(read_file_metadata(path), path, self.kind)
-        self.interpreter, self.runner = open_runner(path, num_threads)
-        check_signature(path, metadata, *signature(self.runner), self.kind)
-        self._read_metadata(path, metadata)
+    def _open(self, path, num_threads):
+        self.interpreter, self.runner, metadata = open_litert(
+            path, num_threads, parse_metadata
+        )
+        return metadata, signature(self.runner)
 
     def _run(self, ids):
         return self.runner(**{self._input: ids})

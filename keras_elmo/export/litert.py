@@ -148,47 +148,12 @@ def _model_module(keras_model):
 
 
 def to_litert(model, path, precision="float32", scalar_mix=None):
-    """Writes a biLM, or a whole Keras model holding ELMo, as LiteRT.
+    """Writes `model`, a character-input `keras_elmo.layers.BiLM` or a
+    `keras.Model` holding ELMo, as LiteRT to `path`; returns `path`.
 
-    Builtin ops only, dynamic batch and time, in the signature
-    `serving_default`.
-
-    A biLM: input `character_ids` int32 `(batch, time, 50)` (from
-    `elmo_core.runtime.batch_to_ids`); outputs `layer_0` ... `layer_L`
-    float32 `(batch, time, 2 * projection_dim)`, `mask` bool `(batch,
-    time)` and, with `scalar_mix`, `elmo`. Run it with
-    `elmo_core.runtime.LiteRTBiLM`.
-
-    A whole model (a functional or Sequential `keras.Model` with
-    `ELMoEmbedding` or `BiLM` layers, e.g. a tagger): the model's inputs
-    and outputs by name, except that a string input read by ELMo takes
-    the ids ELMo computes from the tokens (character ids, or a word-input
-    biLM's word ids; see `elmo_core.formats.exported_model`). Run it
-    with `elmo_core.runtime.LiteRTModel`, which takes the tokens.
-
-    Args:
-        model: a character-input `keras_elmo.layers.BiLM`, or a
-            `keras.Model` holding ELMo.
-        path: str. The `.tflite` file to write (atomically).
-        precision: `"float32"`, `"float16"` (float16 weights) or `"int8"`
-            (dynamic-range quantization). Defaults to `"float32"`.
-        scalar_mix: None, a built `keras_elmo.layers.ScalarMix` or a list
-            of `num_layers + 1` scalar weights: adds the output `elmo`
-            (a biLM only: a model's ELMoEmbedding holds its own mixes).
-            Defaults to `None`.
-
-    Returns:
-        `path`.
-
-    Example:
-
-    >>> import os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "elmo.tflite")
-    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.to_litert(bilm, path, scalar_mix=[0, 0, 0])
-    >>> elmo = elmo_core.runtime.LiteRTBiLM(path)
-    >>> elmo([["Hello", "world"]])["elmo"].shape
-    (1, 2, 32)
+    The writer behind `keras_elmo.export.export_litert`, which documents
+    the file and the arguments and also takes a biLM source (`path` is
+    its `output`).
     """
     require_tensorflow("The LiteRT export")
     check_precision(precision, LITERT)

@@ -4,11 +4,10 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.ops import control_flow_util
 
-from keras_elmo.layers.backends import keras_ops
 from keras_elmo.layers.backends import tensorflow_recurrence
 from keras_elmo.layers.backends.tensorflow_rows import Rows
 
-valid_convolution = keras_ops.valid_convolution
+# `valid_convolution` is `keras_ops`'s.
 
 
 def host_values(x):
