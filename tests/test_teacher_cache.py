@@ -27,6 +27,7 @@ from keras_elmo.data import lm_dataset
 from keras_elmo.data import scan_corpus
 from keras_elmo.layers import BiLM
 from keras_elmo.models import DistilledLanguageModel
+from keras_elmo.models.distilled_language_model import TEACHER_INPUTS
 from keras_elmo.models.distilled_language_model import TEACHER_OUTPUTS
 from keras_elmo.training.cached_teacher import SENTENCE_TOKENS
 from keras_elmo.training.cached_teacher import CachedTeacher
@@ -153,6 +154,43 @@ def test_the_student_learns_the_teacher_outputs_within_the_cache_precision(
         # Each sentence went through the teacher once: the second epoch
         # read them all.
         assert counted[0] == len(cache.entries) == SENTENCES
+
+
+def test_a_teacher_that_reads_words_is_cached_from_its_own_inputs(tmp_path):
+    # A word-input teacher runs on its own ids of the batch's tokens
+    # (`teacher_inputs`), which the batches with the cache no longer carry.
+    from tests.test_distill import WORD_TEACHER
+
+    source = keras_elmo.loading.classify(WORD_TEACHER)
+    teacher = source.load_bilm()
+    width = 2 * teacher.projection_dim
+    vocabulary = Vocabulary.from_file(TRAIN_VOCAB)
+    model = DistilledLanguageModel(
+        BiLM(**tiny_bilm_kwargs()),
+        vocabulary_size=len(vocabulary),
+        teacher_layers=3,
+        teacher_width=width,
+    )
+    model.build()
+    model.attach_teacher(teacher, source.read().vocabulary)
+    identity = {**IDENTITY, "width": width}
+    cache, _ = open_teacher_cache(str(tmp_path), identity, 2**30)
+    cached = CachedTeacher(cache, model, verbose=0)
+    scan = scan_corpus([TRAIN_TEXT], max_length=30, tokens_per_batch=64)
+    extra = cached.extra_inputs(model.teacher_token_inputs)
+    batches = lm_dataset(scan, vocabulary, seed=3, extra_inputs=extra)
+    with contextlib.closing(cache):
+        dataset = cached.dataset(batches)
+        for (x, _, _), (plain, _, _) in zip(
+            dataset.take(2 * STEPS_PER_EPOCH), batches
+        ):
+            assert TEACHER_INPUTS not in x and SENTENCE_TOKENS not in x
+            plain = dict(plain)
+            tokens = plain.pop(SENTENCE_TOKENS).numpy()
+            _check_step_targets(
+                model, plain, tokens, x[TEACHER_OUTPUTS], "float16"
+            )
+        assert len(cache.entries) == SENTENCES
 
 
 def _check_step_targets(model, x, tokens, targets, precision):

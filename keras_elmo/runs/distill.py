@@ -55,16 +55,14 @@ def distill(
         from_teacher: str. Start the student's character layers from the
             teacher's: "filters", "embeddings", "none", or "auto", the most
             the two biLMs allow.
-        teacher_cache: str or None. A directory to keep the teacher's
-            layer outputs in (new, empty, or the cache of an earlier run
-            of the same teacher and text): the first epoch fills it, the
-            later ones read it instead of running the teacher. None: the
-            teacher runs in every step.
-        teacher_cache_precision: str or None. What the cache keeps the
-            outputs in: "float16" (the default) or "float32".
-        teacher_cache_size: int, str or None. The most the cache may take:
-            bytes, or a size such as "500M" or "20G" (default "10G"); the
-            sentences beyond it go through the teacher in every epoch.
+        teacher_cache: str or None. A directory (new, empty, or a cache
+            of the same teacher and text) to keep the teacher's layer
+            outputs in: the first epoch fills it, the later ones read it
+            instead of running the teacher. None: no cache.
+        teacher_cache_precision: str or None. The cache's: "float16"
+            (default) or "float32".
+        teacher_cache_size: int, str or None. The most the cache takes:
+            bytes, or a size such as "500M" or "20G" (default "10G").
         **settings: any other argument of `keras_elmo.train`
             (`build_vocab=True` or `vocab="vocab.txt"`, `time_budget="15m"`,
             `steps`, `size`, `units`, `init_from`, `verbose`, ...); the
@@ -108,13 +106,10 @@ def distill(
     if values["size"] is None and values["options"] is None:
         if not values["init_from"]:
             values["size"] = STUDENT_SIZE
-    if isinstance(teacher_cache, os.PathLike):
-        teacher_cache = os.fspath(teacher_cache)
-    cache = teacher_cache_settings(
-        teacher_cache, teacher_cache_precision, teacher_cache_size
-    )
-    if cache is not None:
-        _check_cache_directory(cache["directory"], values, source)
+    cache = _cache_settings(
+        teacher_cache, teacher_cache_precision, teacher_cache_size, values,
+        source,
+    )  # fmt: skip
     settings = distill_settings(
         teacher,
         source.read().bilm,
@@ -125,6 +120,17 @@ def distill(
         teacher_cache=cache,
     )
     return run_training(values, started, teacher=source, distill=settings)
+
+
+def _cache_settings(directory, precision, size, values, source):
+    """The run's `teacher_cache` settings (None: no cache), its directory
+    checked against the run's `values` and teacher `source`."""
+    if isinstance(directory, os.PathLike):
+        directory = os.fspath(directory)
+    cache = teacher_cache_settings(directory, precision, size)
+    if cache is not None:
+        _check_cache_directory(directory, values, source)
+    return cache
 
 
 def _check_cache_directory(directory, values, source):
