@@ -14,9 +14,7 @@ Keras `fit` one epoch after another, in one process:
    then one timed;
 2. with a new cache: its first epoch (the teacher runs on each sentence
    and its outputs are written), then `--cached-epochs` - 1 that read it;
-3. without the cache again, timed (the machine's load may have moved);
-4. the reference: the same student trained without a teacher
-   (`keras-elmo train --size tiny`), an epoch that compiles, two timed.
+3. without the cache again, timed (the machine's load may have moved).
 
 The speed-up of the later epochs is the median epoch without the cache
 over the median later epoch with it. `--teacher` is any biLM source, or
@@ -88,8 +86,6 @@ def run_config(args, precision, text, teacher, vocabulary, cache_folder):
 
 
 def measure(args, folder):
-    import dataclasses
-
     from elmo_core.ids.vocabulary import Vocabulary
     from elmo_core.settings.precision import choose_precision
     from elmo_core.settings.training_config import MIXED_PRECISION
@@ -124,9 +120,7 @@ def measure(args, folder):
         cached = epochs(model, args.cached_epochs, cache)
         size = cache.cache.size
     uncached += epochs(model, 1)
-    alone = build_model(dataclasses.replace(config, distill=None))
-    reference = statistics.median(epochs(alone, 3)[1:])
-    return scan, teacher, model, uncached, cached, reference, size
+    return scan, teacher, model, uncached, cached, size
 
 
 def main(argv=None):
@@ -150,7 +144,7 @@ def main(argv=None):
     report(args, *results)
 
 
-def report(args, scan, teacher, model, uncached, cached, reference, size):
+def report(args, scan, teacher, model, uncached, cached, size):
     from elmo_core.pretrained.units import human_size
 
     print(
@@ -174,13 +168,9 @@ def report(args, scan, teacher, model, uncached, cached, reference, size):
     print(line("with the cache, its first epoch (filling it)", cached[0]))
     for i, seconds in enumerate(cached[1:], 2):
         print(line(f"with the cache, epoch {i} (reading it)", seconds))
-    print(line("the student alone (reference, no teacher)", reference))
     later = statistics.median(cached[1:])
     speed_up = statistics.median(uncached) / later
-    print(
-        f"later epochs with the cache: {speed_up:.1f}x faster than without; "
-        f"{later / reference:.2f}x the student alone"
-    )
+    print(f"later epochs with the cache: {speed_up:.1f}x faster than without")
 
 
 if __name__ == "__main__":

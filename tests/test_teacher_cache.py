@@ -9,7 +9,6 @@ or its files are not what the run needs, or its settings are wrong.
 """
 
 import contextlib
-import hashlib
 import io
 import json
 import os
@@ -44,9 +43,14 @@ from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
 from tests.helpers import TRAIN_VOCAB
+from tests.helpers import change_lstm_weights
+from tests.helpers import folder_digest
 from tests.helpers import tiny_bilm_kwargs
 from tests.helpers import train_interrupted_then_resumed
 
+WORD_TEACHER = os.path.join(
+    os.path.dirname(__file__), "fixtures", "bilm-tf-words", "model"
+)
 FLAGS = [
     *TINY_TRAIN_FLAGS,
     "--tokens-per-batch", "64",
@@ -159,8 +163,6 @@ def test_the_student_learns_the_teacher_outputs_within_the_cache_precision(
 def test_a_teacher_that_reads_words_is_cached_from_its_own_inputs(tmp_path):
     # A word-input teacher runs on its own ids of the batch's tokens
     # (`teacher_inputs`), which the batches with the cache no longer carry.
-    from tests.test_distill import WORD_TEACHER
-
     source = keras_elmo.loading.classify(WORD_TEACHER)
     teacher = source.load_bilm()
     width = 2 * teacher.projection_dim
@@ -248,7 +250,7 @@ def test_beyond_the_size_limit_the_teacher_runs_and_says_so(tmp_path, capsys):
     # The sentences beyond the limit went through the teacher each epoch.
     assert counted[0] == 2 * SENTENCES - len(cache.entries)
     out = capsys.readouterr().out
-    assert "about 29% fit within `teacher_cache_size`" in out
+    assert "about 29% fit within its size limit" in out
     assert out.count("teacher cache: full") == 1
     assert "the teacher runs on the sentences it does not hold" in out
 
@@ -296,14 +298,6 @@ def _distill(output, steps, *extra, teacher, train=TRAIN_TEXT, code=0,
     assert main(args) == code
 
 
-def _digest(folder):
-    digest = hashlib.sha256()
-    for name in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, name), "rb") as f:
-            digest.update(name.encode() + f.read())
-    return digest.hexdigest()
-
-
 def test_a_distillation_fills_its_cache_once_and_records_it(filled):
     work, out = filled
     assert f"teacher cache: {work / 'cache'} holds 0 sentences" in out
@@ -347,22 +341,6 @@ def test_an_interrupted_run_resumes_with_its_cache(
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-def _changed_teacher(folder):
-    import h5py
-
-    with h5py.File(folder / "lm_weights.hdf5", "r+") as f:
-        datasets = []
-        f.visititems(
-            lambda key, item: (
-                datasets.append(key)
-                if isinstance(item, h5py.Dataset) and "RNN" in key
-                else None
-            )
-        )
-        data = f[datasets[0]]
-        data[...] = data[...] + 0.5
-
-
 @pytest.mark.parametrize("change", ["teacher", "text"])
 def test_a_cache_of_another_teacher_or_text_is_refused(
     filled, tmp_path, capsys, change
@@ -370,12 +348,12 @@ def test_a_cache_of_another_teacher_or_text_is_refused(
     work, _ = filled
     cache = tmp_path / "cache"
     shutil.copytree(work / "cache", cache)
-    before = _digest(cache)
+    before = folder_digest(cache)
     teacher, train = work / "teacher", TRAIN_TEXT
     if change == "teacher":
         teacher = tmp_path / "teacher"
         shutil.copytree(work / "teacher", teacher)
-        _changed_teacher(teacher)
+        change_lstm_weights(teacher)
     else:
         train = tmp_path / "data.txt"
         shutil.copy(TRAIN_TEXT, train)
@@ -387,7 +365,7 @@ def test_a_cache_of_another_teacher_or_text_is_refused(
     assert f"holds the outputs of another {change}" in error
     assert "--teacher-cache" in error and "Traceback" not in error
     assert not os.path.exists(tmp_path / "run")  # refused before the run
-    assert _digest(cache) == before
+    assert folder_digest(cache) == before
 
 
 # === Damaged caches ===
@@ -514,10 +492,10 @@ def test_a_folder_that_is_no_cache_is_left_alone(tmp_path, make, why):
     cache = tmp_path / "cache"
     cache.mkdir()
     make(cache)
-    before = _digest(cache)
+    before = folder_digest(cache)
     with pytest.raises(KerasElmoError, match=why):
         open_teacher_cache(str(cache), IDENTITY, 2**30)
-    assert _digest(cache) == before
+    assert folder_digest(cache) == before
 
 
 # === Settings ===

@@ -100,10 +100,10 @@ def _describe(cache, scan):
         f"{cache.dtype.name})"
     )
     if whole <= cache.size_limit:
-        return f"{line}: all fit, the teacher runs on each once"
+        return f"{line}: all fit, the teacher runs on each once at most"
     share = cache.size_limit / whole
     return (
-        f"{line}: about {share:.0%} fit within `teacher_cache_size`; the "
+        f"{line}: about {share:.0%} fit within its size limit; the "
         "teacher runs on the others in every epoch"
     )
 
@@ -120,8 +120,8 @@ class CachedTeacher:
 
     def teacher(self, x):
         """The teacher's outputs `(batch, time + 2, layers, width)` of the
-        batch `x`, the layers the cache keeps (compiled once for every
-        shape)."""
+        batch `x`, the layers the cache keeps (compiled once, for any
+        batch and time)."""
         import tensorflow as tf
 
         if self._compiled is None:
@@ -193,7 +193,7 @@ class CachedTeacher:
         batch `x` of `tokens` (bytes, `b""` pads), in the cache's
         precision: read where cached, computed (and cached) elsewhere."""
         sentences = [[token for token in row if token] for row in tokens]
-        keys = [sentence_key(tokens) for tokens in sentences]
+        keys = [sentence_key(words) for words in sentences]
         shape = (len(keys), tokens.shape[1] + 2, *self.cache.shape)
         targets = np.zeros(shape, self.cache.dtype)
         missing = []
@@ -238,5 +238,5 @@ class CachedTeacher:
                 self.verbose,
                 f"teacher cache: full ({self.cache.describe()}); the "
                 "teacher runs on the sentences it does not hold in every "
-                "epoch (a larger `teacher_cache_size` holds more)",
+                "epoch (a larger size limit holds more)",
             )
