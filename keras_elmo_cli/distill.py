@@ -24,6 +24,7 @@ def add_parser(commands):
         "keras_elmo.distill(...) from Python.",
     )
     _add_teacher_flags(parser)
+    _add_cache_flags(parser)
     add_train_flags(parser)
     add_quiet(parser, QUIET_DONE)
     parser.set_defaults(run=run)
@@ -76,6 +77,35 @@ def _add_teacher_flags(parser):
         type=non_negative_float,
         default=DEFAULT_LAYER_WEIGHT,
         help="weight of the layer loss (default %(default)s)",
+    )
+
+
+def _add_cache_flags(parser):
+    from elmo_core.settings.distillation import DEFAULT_TEACHER_CACHE_PRECISION
+    from elmo_core.settings.distillation import DEFAULT_TEACHER_CACHE_SIZE
+    from elmo_core.settings.distillation import TEACHER_CACHE_PRECISIONS
+
+    cache = parser.add_argument_group("teacher cache")
+    cache.add_argument(
+        "--teacher-cache",
+        metavar="DIR",
+        help="keep the teacher's layer outputs in DIR (new, empty, or the "
+        "cache of an earlier run of the same teacher and text): the first "
+        "epoch fills it, the later ones read it instead of running the "
+        "teacher (default: none, the teacher runs in every step)",
+    )
+    cache.add_argument(
+        "--teacher-cache-precision",
+        choices=TEACHER_CACHE_PRECISIONS,
+        help="what the cache keeps the outputs in (default "
+        f"{DEFAULT_TEACHER_CACHE_PRECISION})",
+    )
+    cache.add_argument(
+        "--teacher-cache-size",
+        metavar="SIZE",
+        help="the most the cache may take, e.g. 500M or 20G (default "
+        f"{DEFAULT_TEACHER_CACHE_SIZE}); the sentences beyond it go "
+        "through the teacher in every epoch",
     )
 
 

@@ -7,7 +7,6 @@ word-input and an ELMoForManyLangs teacher), resumed, and refused on a
 bad teacher and bad sizes.
 """
 
-import hashlib
 import json
 import os
 import shutil
@@ -30,6 +29,8 @@ from keras_elmo_cli import main
 from tests.helpers import MODEL_DIR
 from tests.helpers import TRAIN_TEXT
 from tests.helpers import TRAIN_VOCAB
+from tests.helpers import change_lstm_weights
+from tests.helpers import folder_digest
 from tests.helpers import subprocess_report
 from tests.helpers import tiny_bilm_kwargs
 from tests.helpers import train_interrupted_then_resumed
@@ -180,18 +181,10 @@ def test_layers_are_matched_by_relative_depth():
     assert matched_layers(1, 3) == [0]
 
 
-def _digest(folder):
-    digest = hashlib.sha256()
-    for name in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, name), "rb") as f:
-            digest.update(name.encode() + f.read())
-    return digest.hexdigest()
-
-
 def test_distill_trains_a_student_that_exports_and_loads(tmp_path):
-    before = _digest(MODEL_DIR)
+    before = folder_digest(MODEL_DIR)
     _distill(tmp_path / "run", 6)
-    assert _digest(MODEL_DIR) == before  # the teacher is only read
+    assert folder_digest(MODEL_DIR) == before  # the teacher is only read
     with open(tmp_path / "run" / "config.json") as f:
         config = json.load(f)
     assert config["distill"]["teacher"] == MODEL_DIR
@@ -289,22 +282,10 @@ def test_a_resume_with_another_teacher_is_refused(
 def test_a_teacher_changed_under_its_name_is_refused(tmp_path, capsys):
     import shutil
 
-    import h5py
-
     teacher = tmp_path / "teacher"
     shutil.copytree(MODEL_DIR, teacher)
     _distill(tmp_path / "run", 2, teacher=str(teacher))
-    with h5py.File(teacher / "lm_weights.hdf5", "r+") as f:
-        datasets = []
-        f.visititems(
-            lambda key, item: (
-                datasets.append(key)
-                if isinstance(item, h5py.Dataset) and "RNN" in key
-                else None
-            )
-        )
-        data = f[datasets[0]]
-        data[...] = data[...] + 0.5
+    change_lstm_weights(teacher)
     _distill(tmp_path / "run", 4, teacher=str(teacher), code=2)
     error = capsys.readouterr().err
     assert "distill.teacher_digest" in error and "Traceback" not in error
@@ -345,11 +326,11 @@ def test_a_bad_teacher_is_refused_by_its_flag(
 
 def test_the_teacher_cannot_be_the_output(tmp_path, capsys):
     shutil.copytree(MODEL_DIR, tmp_path / "export")
-    before = _digest(tmp_path / "export")
+    before = folder_digest(tmp_path / "export")
     _distill(tmp_path / "export", 2, teacher=str(tmp_path / "export"),
              code=2)  # fmt: skip
     assert "--output" in capsys.readouterr().err
-    assert _digest(tmp_path / "export") == before
+    assert folder_digest(tmp_path / "export") == before
 
 
 @pytest.mark.parametrize(
