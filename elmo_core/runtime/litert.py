@@ -11,6 +11,7 @@ from elmo_core.errors import check_threads
 from elmo_core.formats.exported_file import LITERT
 from elmo_core.formats.exported_file import METADATA_KEY
 from elmo_core.formats.exported_file import check_signature
+from elmo_core.formats.exported_file import fixed_batch
 from elmo_core.formats.exported_file import parse_metadata
 from elmo_core.runtime.exported_bilm import ExportedBiLM
 
@@ -51,6 +52,23 @@ def signature(runner):
     )
 
 
+def run_rows(interpreter, runner, feeds):
+    """`runner` on each row of `feeds` (`{input name: array}`, the batch
+    first) in turn, stacked: a file of batch size 1 (its LSTMs fused).
+    The fused kernel keeps its state in variables between calls, so each
+    row starts from reset ones (zeros), as every sentence does."""
+    results = []
+    for row in range(len(next(iter(feeds.values())))):
+        interpreter.reset_all_variables()
+        results.append(
+            runner(**{k: x[row : row + 1] for k, x in feeds.items()})
+        )
+    return {
+        name: np.concatenate([result[name] for result in results])
+        for name in results[0]
+    }
+
+
 def read_file_metadata(path):
     """The keras_elmo metadata text of the `.tflite` file `path` (checked
     to exist), or None; refuses a file that is not one."""
@@ -66,6 +84,9 @@ def open_runner(path, num_threads):
     _check_complete(path, schema)
     try:
         interpreter = Interpreter(model_path=path, num_threads=num_threads)
+        # Allocated before the runner (which holds the tensors): then
+        # variables, a fused LSTM's state, can be reset (`run_rows`).
+        interpreter.allocate_tensors()
         return interpreter, interpreter.get_signature_runner()
     except (ValueError, RuntimeError) as error:
         raise KerasElmoError(
@@ -175,6 +196,10 @@ class LiteRTBiLM(ExportedBiLM):
         self.interpreter, self.runner = open_runner(path, num_threads)
         check_signature(path, metadata, *signature(self.runner), self.kind)
         self._read_metadata(path, metadata)
+        self._by_rows = fixed_batch(metadata, path) is not None
 
     def _run(self, ids):
-        return self.runner(**{self._input: ids})
+        feeds = {self._input: ids}
+        if self._by_rows:
+            return run_rows(self.interpreter, self.runner, feeds)
+        return self.runner(**feeds)

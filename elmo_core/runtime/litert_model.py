@@ -5,11 +5,13 @@
 from elmo_core.errors import check_threads
 from elmo_core.formats.exported_file import LITERT
 from elmo_core.formats.exported_file import check_signature
+from elmo_core.formats.exported_file import fixed_batch
 from elmo_core.formats.exported_model import expected_signature
 from elmo_core.formats.exported_model import parse_metadata
 from elmo_core.runtime.exported_model import ExportedModel
 from elmo_core.runtime.litert import open_runner
 from elmo_core.runtime.litert import read_file_metadata
+from elmo_core.runtime.litert import run_rows
 from elmo_core.runtime.litert import signature
 
 
@@ -77,6 +79,9 @@ class LiteRTModel(ExportedModel):
             expected=expected_signature(metadata),
         )
         self._read_metadata(path, metadata)
+        self._by_rows = fixed_batch(metadata, path) is not None
 
     def _run(self, feeds):
+        if self._by_rows:
+            return run_rows(self.interpreter, self.runner, feeds)
         return self.runner(**feeds)

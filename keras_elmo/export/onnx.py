@@ -62,7 +62,11 @@ from elmo_core.version import __version__
 from keras_elmo.export import model_function
 from keras_elmo.export import onnx_graph
 from keras_elmo.export import portable
+from keras_elmo.export.fused_lstm import fused_choice
+from keras_elmo.export.fused_lstm import fused_lstms
 from keras_elmo.export.onnx_graph import hoist_loop_invariants
+from keras_elmo.export.onnx_lstm import block_lstm
+from keras_elmo.export.onnx_lstm import fold_lstm_weights
 from keras_elmo.tensorflow_only import require_tensorflow
 
 DEFAULT_OPSET = 17
@@ -211,11 +215,15 @@ def _convert(tf2onnx, function, input_names, opset):
             input_names=inputs + [f"{name}:0" for name in variables],
             output_names=outputs,
             opset=int(opset),
-            custom_op_handlers={"UniqueV2": (_unique_v2, [])},
+            custom_op_handlers={
+                "UniqueV2": (_unique_v2, []),
+                "BlockLSTMV2": (block_lstm, []),
+            },
             tensors_to_rename=renames,
         )
     del graph_def
     onnx_graph.weights_as_initializers(model, variables)
+    fold_lstm_weights(model)
     return model
 
 
@@ -260,7 +268,7 @@ def _quantize(onnx, quantization, model, per_channel):
                 source,
                 target,
                 weight_type=quantization.QuantType.QInt8,
-                op_types_to_quantize=["MatMul"],
+                op_types_to_quantize=["MatMul", "LSTM"],
                 per_channel=per_channel,
                 reduce_range=True,
                 nodes_to_exclude=keep_float,
@@ -292,7 +300,12 @@ def _store_int8(model):
     onnx_graph.weights_in_int8(model, matmuls)
 
 
-def _bilm_graph(tf2onnx, bilm, scalar_mix, deduplicate_tokens, opset):
+def _tracing(fused, model=None):
+    """The block a graph is traced in: with fused LSTM kernels or not."""
+    return fused_lstms(model) if fused else contextlib.nullcontext()
+
+
+def _bilm_graph(tf2onnx, bilm, scalar_mix, deduplicate_tokens, opset, fused):
     """The ONNX graph of a biLM, and its metadata as a function of the
     precision and the export's options."""
     module = portable.CharacterIdModel(
@@ -302,9 +315,9 @@ def _bilm_graph(tf2onnx, bilm, scalar_mix, deduplicate_tokens, opset):
         ONNX.title,
         pad_empty_batches=True,
     )
-    model = _convert(
-        tf2onnx, module.embed.get_concrete_function(), [INPUT_NAME], opset
-    )
+    with _tracing(fused):
+        function = module.embed.get_concrete_function()
+    model = _convert(tf2onnx, function, [INPUT_NAME], opset)
     outputs = module.output_names()
     has_mix = module.scalar_mix is not None
     # The frozen copy of the biLM (its variables live in a reference
@@ -325,19 +338,16 @@ def _bilm_graph(tf2onnx, bilm, scalar_mix, deduplicate_tokens, opset):
     return model, describe, {}
 
 
-def _model_graph(tf2onnx, keras_model, deduplicate_tokens, opset):
+def _model_graph(tf2onnx, keras_model, deduplicate_tokens, opset, fused):
     """The ONNX graph of a whole Keras model holding ELMo, its metadata
     as a function of the precision and the export's options, and the
     names of the dynamic axes of its inputs and outputs."""
     function = model_function.ModelFunction(
         keras_model, ONNX.title, deduplicate_tokens
     )
-    model = _convert(
-        tf2onnx,
-        function.serve.get_concrete_function(),
-        function.input_names,
-        opset,
-    )
+    with _tracing(fused, function.model):
+        concrete = function.serve.get_concrete_function()
+    model = _convert(tf2onnx, concrete, function.input_names, opset)
     summary = function.summary
     del function
     gc.collect()
@@ -367,6 +377,7 @@ def to_onnx(
     deduplicate_tokens=True,
     per_channel=False,
     opset=DEFAULT_OPSET,
+    fused_lstm=None,
 ):
     """Writes a biLM, or a whole Keras model holding ELMo, as ONNX.
 
@@ -403,6 +414,11 @@ def to_onnx(
         per_channel: bool. int8 only: one scale per weight column instead
             of one per matrix. Defaults to `False`.
         opset: int. ONNX opset. Defaults to `17`.
+        fused_lstm: bool or None. Write each plain LSTM (a biLM's of the
+            `lstm` student kind; Keras `LSTM` layers of a whole model) as
+            one ONNX `LSTM` node (`DynamicQuantizeLSTM` in int8) instead
+            of a loop (`keras_elmo.export.fused_lstm`). None: when the
+            model is or holds a biLM of plain LSTMs. Defaults to `None`.
 
     Returns:
         `path`.
@@ -427,14 +443,15 @@ def to_onnx(
     deduplicate_tokens, per_channel, opset = _check_options(
         deduplicate_tokens, per_channel, opset
     )
+    fused = fused_choice(model, fused_lstm, whole, ONNX.title)
     onnx, tf2onnx, quantization = _import_onnx()
     if whole:
         graph, describe, axes = _model_graph(
-            tf2onnx, model, deduplicate_tokens, opset
+            tf2onnx, model, deduplicate_tokens, opset, fused
         )
     else:
         graph, describe, axes = _bilm_graph(
-            tf2onnx, model, scalar_mix, deduplicate_tokens, opset
+            tf2onnx, model, scalar_mix, deduplicate_tokens, opset, fused
         )
     # Also saves copying the weights through every iteration in float32.
     hoist_loop_invariants(graph.graph)
@@ -450,6 +467,7 @@ def to_onnx(
         # 7-bit weights (see _quantize).
         reduce_range=True if precision == "int8" else None,
         opset=int(opset),
+        fused_lstm=fused,
     )
     return _write(onnx, graph, axes, info, path)
 

@@ -6,11 +6,14 @@ import os
 import time
 
 from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_choice
 from elmo_core.settings.distillation import DEFAULT_FROM_TEACHER
 from elmo_core.settings.distillation import DEFAULT_LAYER_LOSS
 from elmo_core.settings.distillation import DEFAULT_LAYER_WEIGHT
 from elmo_core.settings.distillation import DEFAULT_LM_WEIGHT
-from elmo_core.settings.sizes import STUDENT_SIZE
+from elmo_core.settings.distillation import DEFAULT_STUDENT_KIND
+from elmo_core.settings.distillation import STUDENT_KINDS
+from elmo_core.settings.distillation import STUDENT_SIZES
 from keras_elmo.loading import classify
 from keras_elmo.runs.train import run_training
 from keras_elmo.runs.train import train as train_run
@@ -29,6 +32,7 @@ def distill(
     lm_weight=DEFAULT_LM_WEIGHT,
     layer_weight=DEFAULT_LAYER_WEIGHT,
     from_teacher=DEFAULT_FROM_TEACHER,
+    student_kind=DEFAULT_STUDENT_KIND,
     **settings,
 ):
     """Distils `teacher` into a small student biLM: a run of
@@ -50,11 +54,16 @@ def distill(
         from_teacher: str. Start the student's character layers from the
             teacher's: "filters", "embeddings", "none", or "auto", the most
             the two biLMs allow.
+        student_kind: str. The student's recurrences: "elmo", ELMo's own
+            cell (projected, clipped; default size "tiny"); "lstm", plain
+            LSTMs, no projection, no clips (default size "tiny-lstm"),
+            which the ONNX and LiteRT exports run as the runtimes' fused
+            LSTM kernels (`keras_elmo.export.fused_lstm`).
         **settings: any other argument of `keras_elmo.train`
             (`build_vocab=True` or `vocab="vocab.txt"`, `time_budget="15m"`,
             `steps`, `size`, `units`, `init_from`, `verbose`, ...); the
-            student's size is `size` (default "tiny") unless sizes are
-            given.
+            student's size is `size` (default: the kind's) unless sizes
+            are given.
 
     Returns:
         `output`, the run directory: `keras_elmo.load_bilm(output)` is the
@@ -78,6 +87,7 @@ def distill(
     (16, 8)
     """
     started = time.monotonic()
+    check_choice(student_kind, "student_kind", choices=STUDENT_KINDS)
     values = _train_settings(teacher, train, output, settings)
     source = classify(teacher, argument="teacher")
     if values["init_from"] and from_teacher == "auto":
@@ -92,7 +102,7 @@ def distill(
         )
     if values["size"] is None and values["options"] is None:
         if not values["init_from"]:
-            values["size"] = STUDENT_SIZE
+            values["size"] = STUDENT_SIZES[student_kind]
     settings = distill_settings(
         teacher,
         source.read().bilm,
@@ -100,6 +110,7 @@ def distill(
         lm_weight=lm_weight,
         layer_weight=layer_weight,
         from_teacher=from_teacher,
+        student_kind=student_kind,
     )
     return run_training(values, started, teacher=source, distill=settings)
 

@@ -14,6 +14,7 @@ from elmo_core.settings.distillation import DEFAULT_FROM_TEACHER
 from elmo_core.settings.distillation import DEFAULT_LAYER_LOSS
 from elmo_core.settings.distillation import DEFAULT_LAYER_WEIGHT
 from elmo_core.settings.distillation import DEFAULT_LM_WEIGHT
+from elmo_core.settings.distillation import DEFAULT_STUDENT_KIND
 from elmo_core.settings.distillation import check_distillation
 
 
@@ -24,6 +25,7 @@ def distill_settings(
     lm_weight=DEFAULT_LM_WEIGHT,
     layer_weight=DEFAULT_LAYER_WEIGHT,
     from_teacher=DEFAULT_FROM_TEACHER,
+    student_kind=DEFAULT_STUDENT_KIND,
 ):
     """The `TrainingConfig.distill` of a run that learns from the biLM
     `teacher_bilm`, given as `teacher` (str: what the user gave)."""
@@ -37,6 +39,7 @@ def distill_settings(
             "lm_weight": lm_weight,
             "layer_weight": layer_weight,
             "from_teacher": from_teacher,
+            "student_kind": student_kind,
         }
     )
 
