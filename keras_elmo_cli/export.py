@@ -1,6 +1,7 @@
 """The export commands: `keras-elmo export-weights`, `export-savedmodel`,
 `export-onnx` and `export-litert`."""
 
+import argparse
 import os
 
 from elmo_core.errors import KerasElmoError
@@ -136,6 +137,16 @@ def _add_common(parser, precisions):
     add_scalar_mix(
         parser, "also output 'elmo', the softmax-normalised mix of the layers"
     )
+    parser.add_argument(
+        "--fused-lstm",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write each plain LSTM (a biLM distilled with --student-kind "
+        "lstm; the Keras LSTM layers of a .keras model) as the runtime's "
+        "fused LSTM kernel instead of a loop; default: when the biLM's "
+        "LSTMs are plain. A LiteRT file with fused LSTMs takes one "
+        "sentence a call (elmo_core.runtime feeds a batch row by row)",
+    )
     add_quiet(parser, QUIET_DONE)
 
 
@@ -212,6 +223,7 @@ def _export(args, write, **options):
         args.output,
         precision=args.precision,
         scalar_mix=args.scalar_mix,
+        fused_lstm=args.fused_lstm,
         **options,
     )
     size = os.path.getsize(args.output) / 2**20
