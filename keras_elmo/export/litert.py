@@ -14,6 +14,12 @@ in the biLM graph would need Flex ops, and are traced differently here:
 - distinct-token deduplication (`UniqueV2`) has no builtin equivalent, so
   the export encodes every token.
 
+With `fused_lstm` (by default for a biLM of plain LSTMs), plain LSTMs
+are traced as the tagged function the converter turns into its fused
+`UNIDIRECTIONAL_SEQUENCE_LSTM` (`keras_elmo.export.fused_lstm`), at a
+batch of 1 (the converter fuses only at a static batch), and the fused
+ops' cell clip, which the converter sets to 10, is removed.
+
 Precisions (the converter's own optimizations):
 
 - `"float32"`: exact to ~1e-6;

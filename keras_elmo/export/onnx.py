@@ -21,6 +21,10 @@ The steps that are ours, each where the shipped tools stop short:
   `hoist_loop_invariants` turns every value that a Loop body passes through
   unchanged into an outer-scope reference first; the quantizer then finds
   the weights.
+- Plain LSTMs (`fused_lstm`, `keras_elmo.export.fused_lstm`) are traced
+  as TensorFlow's `BlockLSTMV2`, which tf2onnx does not convert;
+  `onnx_lstm.block_lstm` writes each as ONNX `LSTM`, with its weights as
+  initializers, which `quantize_dynamic` turns into `DynamicQuantizeLSTM`.
 - A batch without rows or positions runs on one padding position inside
   the graph (ONNX Runtime's ReduceSum returns an empty input unreduced),
   so that plain onnxruntime answers `(1, 0, 50)` too.
@@ -414,11 +418,9 @@ def to_onnx(
         per_channel: bool. int8 only: one scale per weight column instead
             of one per matrix. Defaults to `False`.
         opset: int. ONNX opset. Defaults to `17`.
-        fused_lstm: bool or None. Write each plain LSTM (a biLM's of the
-            `lstm` student kind; Keras `LSTM` layers of a whole model) as
-            one ONNX `LSTM` node (`DynamicQuantizeLSTM` in int8) instead
-            of a loop (`keras_elmo.export.fused_lstm`). None: when the
-            model is or holds a biLM of plain LSTMs. Defaults to `None`.
+        fused_lstm: bool or None. Each plain LSTM (an `lstm` student's, a
+            model's Keras `LSTM`s) as an ONNX `LSTM` node, not a loop; None:
+            when there is a biLM of plain LSTMs. Defaults to `None`.
 
     Returns:
         `path`.
