@@ -9,13 +9,17 @@ from keras_elmo_cli.train_flags import add_train_flags
 
 
 def add_parser(commands):
-    from elmo_core.settings.sizes import STUDENT_SIZE
+    from elmo_core.settings.distillation import STUDENT_SIZES
 
+    sizes = ", ".join(
+        f"{size} for {kind}" for kind, size in STUDENT_SIZES.items()
+    )
     parser = commands.add_parser(
         "distill",
         help="train a small student biLM on a teacher biLM's layers",
-        description="Trains a student biLM (the --size, default "
-        f"{STUDENT_SIZE}, or single size flags on it) to reproduce each "
+        description="Trains a student biLM (the --size, default the "
+        f"--student-kind's: {sizes}; or single size flags on it) to "
+        "reproduce each "
         "layer of a teacher biLM on your text, through a learned map per "
         "layer, with the language-model loss beside it. The student is an "
         "ordinary run: evaluate, export, embed and fine-tune it like any "
@@ -35,8 +39,10 @@ def _add_teacher_flags(parser):
     from elmo_core.settings.distillation import DEFAULT_LAYER_LOSS
     from elmo_core.settings.distillation import DEFAULT_LAYER_WEIGHT
     from elmo_core.settings.distillation import DEFAULT_LM_WEIGHT
+    from elmo_core.settings.distillation import DEFAULT_STUDENT_KIND
     from elmo_core.settings.distillation import FROM_TEACHER
     from elmo_core.settings.distillation import LAYER_LOSSES
+    from elmo_core.settings.distillation import STUDENT_KINDS
 
     teacher = parser.add_argument_group("teacher")
     teacher.add_argument(
@@ -71,6 +77,15 @@ def _add_teacher_flags(parser):
         "strongest filters; embeddings, the embeddings alone; none; auto "
         "(default), the most the two biLMs allow (none for a teacher that "
         "does not read characters)",
+    )
+    teacher.add_argument(
+        "--student-kind",
+        choices=STUDENT_KINDS,
+        default=DEFAULT_STUDENT_KIND,
+        help="the student's recurrences: elmo (default), ELMo's projected, "
+        "clipped LSTM cell; lstm, plain LSTMs, which export-onnx and "
+        "export-litert write as the runtimes' fused LSTM kernels (faster "
+        "on a device)",
     )
     teacher.add_argument(
         "--layer-weight",

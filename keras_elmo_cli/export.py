@@ -2,6 +2,7 @@
 `export-onnx` and `export-litert`, each `keras_elmo.export`'s function of
 its name (`export_weights`, ...) with the flags, and a closing line."""
 
+import argparse
 import os
 
 from elmo_core.errors import KerasElmoError
@@ -117,6 +118,16 @@ def _add_common(parser, precisions):
     )
     add_scalar_mix(
         parser, "also output 'elmo', the softmax-normalised mix of the layers"
+    )
+    parser.add_argument(
+        "--fused-lstm",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write each plain LSTM (a biLM distilled with --student-kind "
+        "lstm; the Keras LSTM layers of a .keras model) as the runtime's "
+        "fused LSTM kernel instead of a loop; default: when the biLM's "
+        "LSTMs are plain. A LiteRT file with fused LSTMs takes one "
+        "sentence a call (elmo_core.runtime feeds a batch row by row)",
     )
     add_quiet(parser, QUIET_DONE)
 

@@ -616,3 +616,91 @@ def test_two_replicas_distil_as_one_device(tmp_path):
     assert min(report["shares"]) > 0.1, report
     np.testing.assert_allclose(report["two"], report["one"], rtol=1e-5)
     assert report["weights"] < 1e-5, report
+
+
+# === The student kind ===
+
+# The lstm kind: plain LSTMs, of the same width as their output.
+PLAIN = ["--student-kind", "lstm", "--projection-dim", "16"]
+
+
+def test_an_lstm_student_is_plain_and_exports_fused(tmp_path):
+    _distill(tmp_path / "run", 4, *PLAIN)
+    with open(tmp_path / "run" / "config.json") as f:
+        config = json.load(f)
+    assert config["distill"]["student_kind"] == "lstm"
+    size = {k: config["bilm"][k] for k in ("units", "projection_dim")}
+    assert size == {"units": 16, "projection_dim": 16}
+    assert config["bilm"]["cell_clip"] is config["bilm"]["proj_clip"] is None
+    # It loads, mixes and fine-tunes like any biLM.
+    student = keras_elmo.load_bilm(str(tmp_path / "run"))
+    assert student.cell_clip is None and student.units == 16
+    tokens = keras_elmo.batch_to_ids([["The", "cat", "."], ["A"]])
+    elmo = keras_elmo.ELMoEmbedding(student, fine_tune=True)
+    model = keras_elmo_model(elmo)
+    before = [w.numpy().copy() for w in student.trainable_weights]
+    model.fit(tokens, np.zeros((2, 3, 1), "float32"), verbose=0)
+    assert any(
+        not np.array_equal(a, b.numpy())
+        for a, b in zip(before, student.trainable_weights)
+    )
+    # export-onnx and export-litert --model RUN write fused kernels.
+    for command, name in (
+        ("export-onnx", "s.onnx"),
+        ("export-litert", "s.tflite"),
+    ):
+        path = str(tmp_path / name)
+        argv = [command, "--model", str(tmp_path / "run"), "--output", path]
+        assert main([*argv, "--precision", "int8", "--quiet"]) == 0
+    from elmo_core.runtime import LiteRTBiLM
+    from elmo_core.runtime import ONNXBiLM
+
+    for runtime, name in ((ONNXBiLM, "s.onnx"), (LiteRTBiLM, "s.tflite")):
+        exported = runtime(str(tmp_path / name))
+        assert exported.metadata["export_options"]["fused_lstm"] is True
+        assert exported(tokens)["layer_outputs"][1].shape == (2, 3, 32)
+
+
+def keras_elmo_model(elmo):
+    import keras
+
+    inputs = keras.Input((None, 50), dtype="int32")
+    outputs = keras.layers.Dense(1)(elmo(inputs))
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer="sgd", loss="mse")
+    return model
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--student-kind", "lstm"], "--projection-dim must equal --units"),
+        (PLAIN + ["--cell-clip", "3"], "--cell-clip 3.0"),
+        (PLAIN + ["--size", "tiny"], "--cell-clip 3.0"),
+        (["--student-kind", "gru"], "--student-kind"),
+    ],
+)
+def test_a_student_not_of_its_kind_is_refused(tmp_path, capsys, extra, message):
+    _distill(tmp_path / "run", 2, *extra, code=2)
+    error = capsys.readouterr().err
+    assert message in error and "Traceback" not in error
+    assert not (tmp_path / "run").exists()
+
+
+def test_train_takes_no_student_kind(tmp_path, capsys):
+    output = str(tmp_path / "run")
+    argv = ["train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
+            "--output", output, "--student-kind", "lstm"]  # fmt: skip
+    assert main(argv) == 2
+    assert "unrecognized arguments: --student-kind" in capsys.readouterr().err
+
+
+def test_a_run_from_before_student_kinds_reads_as_elmo(tmp_path):
+    _distill(tmp_path / "run", 1)
+    path = tmp_path / "run" / "config.json"
+    config = json.loads(path.read_text())
+    del config["distill"]["student_kind"]
+    path.write_text(json.dumps(config))
+    _distill(tmp_path / "run", 2)
+    _, _, config = load_run(str(tmp_path / "run"))
+    assert config.distill["student_kind"] == "elmo"

@@ -6,6 +6,7 @@ from elmo_core.formats.exported_file import LITERT
 from elmo_core.formats.exported_model import parse_metadata
 from elmo_core.runtime.exported_model import ExportedModel
 from elmo_core.runtime.litert import open_litert
+from elmo_core.runtime.litert import run_runner
 from elmo_core.runtime.litert import signature
 
 
@@ -47,10 +48,10 @@ class LiteRTModel(ExportedModel):
     kind = LITERT
 
     def _open(self, path, num_threads):
-        self.interpreter, self.runner, metadata = open_litert(
+        self.interpreter, self.runner, metadata, self._by_rows = open_litert(
             path, num_threads, parse_metadata
         )
         return metadata, signature(self.runner)
 
     def _run(self, feeds):
-        return self.runner(**feeds)
+        return run_runner(self.interpreter, self.runner, feeds, self._by_rows)

@@ -1,7 +1,7 @@
 """What makes a run a distillation: the settings of `TrainingConfig.distill`
 (how each student layer is compared with its teacher's, the weights of
-the two losses, what the student starts from, the teacher cache) and
-their check. The arithmetic is
+the two losses, what the student starts from, its kind, the teacher
+cache) and their check. The arithmetic is
 `keras_elmo.models.distilled_language_model`, the run
 `keras_elmo.training` (the cache: `keras_elmo.training.teacher_cache`).
 """
@@ -38,6 +38,16 @@ _SIZE_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 # A size limit beyond this (a petabyte) is a typo.
 MAX_TEACHER_CACHE_SIZE = 2**50
 
+# The kinds of student: "elmo", ELMo's own cell (an LSTM with a projection
+# and clipped cell and output); "lstm", plain LSTMs (no projection, no
+# clips), which the device runtimes run as their fused LSTM kernels
+# (`keras_elmo.export.fused_lstm`). Each kind's default size.
+STUDENT_SIZES = {"elmo": "tiny", "lstm": "tiny-lstm"}
+STUDENT_KINDS = tuple(STUDENT_SIZES)
+DEFAULT_STUDENT_KIND = "elmo"
+# What a run distilled before the kinds existed trained.
+BEFORE_STUDENT_KIND = "elmo"
+
 # The widest teacher layer a config may name (the original ELMo's is
 # 1,024: 2 x 512).
 MAX_TEACHER_WIDTH = 2**16
@@ -51,19 +61,23 @@ DISTILL_KEYS = (
     "layer_weight",
     "from_teacher",
     "teacher_cache",
+    "student_kind",
 )
 TEACHER_CACHE_KEYS = ("directory", "precision", "size_limit")
+# The keys a run of an earlier release may lack, and what it did.
+_BEFORE = {
+    "from_teacher": BEFORE_FROM_TEACHER,
+    "teacher_cache": None,
+    "student_kind": BEFORE_STUDENT_KIND,
+}
 
 
 def check_distillation(values, window_length=0):
     """`values` (a `TrainingConfig.distill`) checked, each under its own
     name; a run of windows cannot distil."""
-    if isinstance(values, dict) and "from_teacher" not in values:
-        # A run started before the student could start from its teacher.
-        values = {**values, "from_teacher": BEFORE_FROM_TEACHER}
-    if isinstance(values, dict) and "teacher_cache" not in values:
-        # A run started before the teacher cache: none.
-        values = {**values, "teacher_cache": None}
+    if isinstance(values, dict):
+        # A run started before these settings existed.
+        values = {**_BEFORE, **values}
     if not isinstance(values, dict) or set(values) != set(DISTILL_KEYS):
         raise KerasElmoError(
             f"`distill` must be a dict with the keys {list(DISTILL_KEYS)}.",
@@ -107,6 +121,7 @@ def check_distillation(values, window_length=0):
     )  # fmt: skip
     check_choice(values["layer_loss"], "layer_loss", choices=LAYER_LOSSES)
     check_choice(values["from_teacher"], "from_teacher", choices=FROM_TEACHER)
+    check_choice(values["student_kind"], "student_kind", choices=STUDENT_KINDS)
     for name in ("lm_weight", "layer_weight"):
         checked[name] = check_number(values[name], name, minimum=0.0)
     checked["teacher_cache"] = _check_saved_cache(values["teacher_cache"])
@@ -207,3 +222,38 @@ def _check_saved_cache(values):
             received=values["size_limit"],
         )
     return checked
+
+
+def is_plain_lstm(size):
+    """Whether the LSTMs of a biLM size (`BiLM` arguments) are plain: no
+    projection (`projection_dim` equal to `units`), no clips."""
+    return (
+        size.get("cell_clip") is None
+        and size.get("proj_clip") is None
+        and size.get("units") == size.get("projection_dim")
+    )
+
+
+def check_student_size(kind, size):
+    """Refuses a student size (`BiLM` arguments) that is not of `kind`,
+    naming the size argument that makes it so."""
+    if kind != "lstm" or is_plain_lstm(size):
+        return
+    for name in ("cell_clip", "proj_clip"):
+        if size.get(name) is not None:
+            raise KerasElmoError(
+                "A student of kind 'lstm' has plain LSTMs, without clips, "
+                "which the device runtimes' fused kernels run; its size has "
+                f"`{name}` {size[name]}. Leave out the size and the clip "
+                f"flags (the kind's size is {STUDENT_SIZES['lstm']!r}) or give "
+                "`student_kind` 'elmo'.",
+                name,
+                received=size[name],
+            )
+    raise KerasElmoError(
+        "A student of kind 'lstm' has plain LSTMs, without a projection: "
+        f"`projection_dim` must equal `units` ({size.get('units')}). Give "
+        "both the same value, or `student_kind` 'elmo'.",
+        "projection_dim",
+        received=size.get("projection_dim"),
+    )

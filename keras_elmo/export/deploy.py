@@ -24,6 +24,7 @@ def export_onnx(
     deduplicate_tokens=True,
     per_channel=False,
     opset=onnx.DEFAULT_OPSET,
+    fused_lstm=None,
 ):
     """Writes a biLM, or a whole Keras model holding ELMo, as ONNX.
 
@@ -67,6 +68,10 @@ def export_onnx(
         per_channel: bool. int8 only: one scale per weight column instead
             of one per matrix. Defaults to `False`.
         opset: int. ONNX opset. Defaults to `17`.
+        fused_lstm: bool or None. Each plain LSTM (an `lstm` student's, a
+            model's Keras `LSTM`s) as an ONNX `LSTM` node, not a loop
+            (`keras_elmo.export.fused_lstm`); None: when there is a biLM
+            of plain LSTMs. Defaults to `None`.
 
     Returns:
         `output`.
@@ -89,11 +94,19 @@ def export_onnx(
         precision, deduplicate_tokens, per_channel, opset
     )
     value, _ = exported_model(model, weights, output, check_output_file)
-    return onnx.to_onnx(value, output, scalar_mix=scalar_mix, **options)
+    return onnx.to_onnx(
+        value, output, scalar_mix=scalar_mix, fused_lstm=fused_lstm, **options
+    )
 
 
 def export_litert(
-    model, output, *, weights=None, precision="float32", scalar_mix=None
+    model,
+    output,
+    *,
+    weights=None,
+    precision="float32",
+    scalar_mix=None,
+    fused_lstm=None,
 ):
     """Writes a biLM, or a whole Keras model holding ELMo, as LiteRT
     (TensorFlow Lite): builtin ops only, in the signature
@@ -107,6 +120,15 @@ def export_litert(
             a `.tflite` file).
         precision: `"float32"`, `"float16"` (float16 weights) or `"int8"`
             (dynamic-range quantization). Defaults to `"float32"`.
+        fused_lstm: bool or None. Run each plain LSTM (a biLM's of the
+            `lstm` student kind; Keras `LSTM` layers of a whole model) as
+            LiteRT's fused `UNIDIRECTIONAL_SEQUENCE_LSTM` instead of a
+            loop (`keras_elmo.export.fused_lstm`). The file then takes
+            one sentence a call (the kernel's state has a static batch:
+            `elmo_core.runtime` runs a batch row by row) and keeps the
+            kernel's state in variables, which a plain interpreter resets
+            before each call (`reset_all_variables`). None: when the
+            model is or holds a biLM of plain LSTMs. Defaults to `None`.
 
     Returns:
         `output`.
@@ -125,5 +147,9 @@ def export_litert(
     check_precision(precision, LITERT)
     value, _ = exported_model(model, weights, output, check_output_file)
     return litert.to_litert(
-        value, output, precision=precision, scalar_mix=scalar_mix
+        value,
+        output,
+        precision=precision,
+        scalar_mix=scalar_mix,
+        fused_lstm=fused_lstm,
     )

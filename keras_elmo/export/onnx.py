@@ -14,6 +14,10 @@ The steps that are ours, each where the shipped tools stop short:
   `hoist_loop_invariants` turns every value that a Loop body passes through
   unchanged into an outer-scope reference first; the quantizer then finds
   the weights.
+- Plain LSTMs (`fused_lstm`, `keras_elmo.export.fused_lstm`) are traced
+  as TensorFlow's `BlockLSTMV2`, which tf2onnx does not convert;
+  `onnx_lstm.block_lstm` writes each as ONNX `LSTM`, with its weights as
+  initializers, which `quantize_dynamic` turns into `DynamicQuantizeLSTM`.
 - A batch without rows or positions runs on one padding position inside
   the graph (ONNX Runtime's ReduceSum returns an empty input unreduced),
   so that plain onnxruntime answers `(1, 0, 50)` too.
@@ -34,6 +38,7 @@ float16 is not offered: the converted graph has mixed-type comparisons
 that ONNX Runtime refuses to load.
 """
 
+import contextlib
 import gc
 import logging
 import os
@@ -55,6 +60,8 @@ from keras_elmo.export import model_function
 from keras_elmo.export import onnx_conversion
 from keras_elmo.export import onnx_graph
 from keras_elmo.export import portable
+from keras_elmo.export.fused_lstm import fused_choice
+from keras_elmo.export.fused_lstm import fused_lstms
 from keras_elmo.export.onnx_graph import hoist_loop_invariants
 from keras_elmo.tensorflow_only import require_tensorflow
 
@@ -119,7 +126,7 @@ def _quantize(onnx, quantization, model, per_channel):
                 source,
                 target,
                 weight_type=quantization.QuantType.QInt8,
-                op_types_to_quantize=["MatMul"],
+                op_types_to_quantize=["MatMul", "LSTM"],
                 per_channel=per_channel,
                 reduce_range=True,
                 nodes_to_exclude=keep_float,
@@ -151,7 +158,12 @@ def _store_int8(model):
     onnx_graph.weights_in_int8(model, matmuls)
 
 
-def _bilm_graph(tf2onnx, bilm, scalar_mix, deduplicate_tokens, opset):
+def _tracing(fused, model=None):
+    """The block a graph is traced in: with fused LSTM kernels or not."""
+    return fused_lstms(model) if fused else contextlib.nullcontext()
+
+
+def _bilm_graph(tf2onnx, bilm, scalar_mix, deduplicate_tokens, opset, fused):
     """The ONNX graph of a biLM, and its metadata as a function of the
     precision and the export's options."""
     module = portable.CharacterIdModel(
@@ -161,9 +173,9 @@ def _bilm_graph(tf2onnx, bilm, scalar_mix, deduplicate_tokens, opset):
         ONNX.title,
         pad_empty_batches=True,
     )
-    model = onnx_conversion.convert(
-        tf2onnx, module.embed.get_concrete_function(), [INPUT_NAME], opset
-    )
+    with _tracing(fused):
+        function = module.embed.get_concrete_function()
+    model = onnx_conversion.convert(tf2onnx, function, [INPUT_NAME], opset)
     outputs = module.output_names()
     has_mix = module.scalar_mix is not None
     # The frozen copy of the biLM (its variables live in a reference
@@ -184,18 +196,17 @@ def _bilm_graph(tf2onnx, bilm, scalar_mix, deduplicate_tokens, opset):
     return model, describe, {}
 
 
-def _model_graph(tf2onnx, keras_model, deduplicate_tokens, opset):
+def _model_graph(tf2onnx, keras_model, deduplicate_tokens, opset, fused):
     """The ONNX graph of a whole Keras model holding ELMo, its metadata
     as a function of the precision and the export's options, and the
     names of the dynamic axes of its inputs and outputs."""
     function = model_function.ModelFunction(
         keras_model, ONNX.title, deduplicate_tokens
     )
+    with _tracing(fused, function.model):
+        concrete = function.serve.get_concrete_function()
     model = onnx_conversion.convert(
-        tf2onnx,
-        function.serve.get_concrete_function(),
-        function.input_names,
-        opset,
+        tf2onnx, concrete, function.input_names, opset
     )
     summary = function.summary
     del function
@@ -240,6 +251,7 @@ def to_onnx(
     deduplicate_tokens=True,
     per_channel=False,
     opset=DEFAULT_OPSET,
+    fused_lstm=None,
 ):
     """Writes `model`, a character-input `keras_elmo.layers.BiLM` or a
     `keras.Model` holding ELMo, as ONNX to `path`; returns `path`.
@@ -252,6 +264,7 @@ def to_onnx(
     options = check_options(precision, deduplicate_tokens, per_channel, opset)
     whole = model_function.is_whole_model(model, scalar_mix, ONNX.title)
     path = check_output_file(check_path(path, "path"))
+    options["fused"] = fused_choice(model, fused_lstm, whole, ONNX.title)
     onnx, tf2onnx, quantization = _import_onnx()
     graph, describe, axes = _graph(tf2onnx, model, whole, scalar_mix, options)
     if precision == "int8":
@@ -265,6 +278,7 @@ def to_onnx(
         # 7-bit weights (see _quantize).
         reduce_range=True if precision == "int8" else None,
         opset=int(options["opset"]),
+        fused_lstm=options["fused"],
     )
     return _write(onnx, graph, axes, info, path)
 
@@ -276,12 +290,13 @@ def _graph(tf2onnx, model, whole, scalar_mix, options):
     deduplicate_tokens, opset = options["deduplicate_tokens"], options["opset"]
     if whole:
         graph, describe, axes = _model_graph(
-            tf2onnx, model, deduplicate_tokens, opset
+            tf2onnx, model, deduplicate_tokens, opset, options["fused"]
         )
     else:
         graph, describe, axes = _bilm_graph(
-            tf2onnx, model, scalar_mix, deduplicate_tokens, opset
-        )
+            tf2onnx, model, scalar_mix, deduplicate_tokens, opset,
+            options["fused"],
+        )  # fmt: skip
     # Also saves copying the weights through every iteration in float32.
     hoist_loop_invariants(graph.graph)
     return graph, describe, axes

@@ -11,6 +11,8 @@ stops short.
 - `UniqueV2` (the distinct-token deduplication of `BiLM.encode_tokens`) has
   no tf2onnx converter; `_unique_v2` maps it to ONNX `Unique` (axis 0,
   order of first appearance, exactly TensorFlow's result).
+- `BlockLSTMV2` (a plain LSTM traced as a fused kernel) has none either;
+  `keras_elmo.export.onnx_lstm.block_lstm` writes it as ONNX `LSTM`.
 """
 
 import contextlib
@@ -18,6 +20,8 @@ import logging
 import os
 
 from keras_elmo.export import onnx_graph
+from keras_elmo.export.onnx_lstm import block_lstm
+from keras_elmo.export.onnx_lstm import fold_lstm_weights
 
 # tf2onnx's switch for running its optimizers on copies (see
 # `_quiet_tf2onnx`).
@@ -147,9 +151,13 @@ def convert(tf2onnx, function, input_names, opset):
             input_names=inputs + [f"{name}:0" for name in variables],
             output_names=outputs,
             opset=int(opset),
-            custom_op_handlers={"UniqueV2": (_unique_v2, [])},
+            custom_op_handlers={
+                "UniqueV2": (_unique_v2, []),
+                "BlockLSTMV2": (block_lstm, []),
+            },
             tensors_to_rename=renames,
         )
     del graph_def
     onnx_graph.weights_as_initializers(model, variables)
+    fold_lstm_weights(model)
     return model

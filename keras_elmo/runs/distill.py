@@ -6,13 +6,16 @@ import os
 import time
 
 from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_choice
 from elmo_core.files import check_output_directory
 from elmo_core.settings.distillation import DEFAULT_FROM_TEACHER
 from elmo_core.settings.distillation import DEFAULT_LAYER_LOSS
 from elmo_core.settings.distillation import DEFAULT_LAYER_WEIGHT
 from elmo_core.settings.distillation import DEFAULT_LM_WEIGHT
+from elmo_core.settings.distillation import DEFAULT_STUDENT_KIND
+from elmo_core.settings.distillation import STUDENT_KINDS
+from elmo_core.settings.distillation import STUDENT_SIZES
 from elmo_core.settings.distillation import teacher_cache_settings
-from elmo_core.settings.sizes import STUDENT_SIZE
 from keras_elmo.loading import classify
 from keras_elmo.runs.train import run_training
 from keras_elmo.runs.train import train as train_run
@@ -34,6 +37,7 @@ def distill(
     teacher_cache=None,
     teacher_cache_precision=None,
     teacher_cache_size=None,
+    student_kind=DEFAULT_STUDENT_KIND,
     **settings,
 ):
     """Distils `teacher` into a small student biLM: a run of
@@ -63,11 +67,16 @@ def distill(
             (default) or "float32".
         teacher_cache_size: int, str or None. The most the cache takes:
             bytes, or a size such as "500M" or "20G" (default "10G").
+        student_kind: str. The student's recurrences: "elmo", ELMo's own
+            cell (projected, clipped; default size "tiny"); "lstm", plain
+            LSTMs, no projection, no clips (default size "tiny-lstm"),
+            which the ONNX and LiteRT exports run as the runtimes' fused
+            LSTM kernels (`keras_elmo.export.fused_lstm`).
         **settings: any other argument of `keras_elmo.train`
             (`build_vocab=True` or `vocab="vocab.txt"`, `time_budget="15m"`,
             `steps`, `size`, `units`, `init_from`, `verbose`, ...); the
-            student's size is `size` (default "tiny") unless sizes are
-            given.
+            student's size is `size` (default: the kind's) unless sizes
+            are given.
 
     Returns:
         `output`, the run directory: `keras_elmo.load_bilm(output)` is the
@@ -91,6 +100,7 @@ def distill(
     (16, 8)
     """
     started = time.monotonic()
+    check_choice(student_kind, "student_kind", choices=STUDENT_KINDS)
     values = _train_settings(teacher, train, output, settings)
     source = classify(teacher, argument="teacher")
     if values["init_from"] and from_teacher == "auto":
@@ -105,7 +115,7 @@ def distill(
         )
     if values["size"] is None and values["options"] is None:
         if not values["init_from"]:
-            values["size"] = STUDENT_SIZE
+            values["size"] = STUDENT_SIZES[student_kind]
     cache = _cache_settings(
         teacher_cache, teacher_cache_precision, teacher_cache_size, values,
         source,
@@ -118,6 +128,7 @@ def distill(
         layer_weight=layer_weight,
         from_teacher=from_teacher,
         teacher_cache=cache,
+        student_kind=student_kind,
     )
     return run_training(values, started, teacher=source, distill=settings)
 

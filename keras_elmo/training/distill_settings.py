@@ -14,6 +14,7 @@ from elmo_core.settings.distillation import DEFAULT_FROM_TEACHER
 from elmo_core.settings.distillation import DEFAULT_LAYER_LOSS
 from elmo_core.settings.distillation import DEFAULT_LAYER_WEIGHT
 from elmo_core.settings.distillation import DEFAULT_LM_WEIGHT
+from elmo_core.settings.distillation import DEFAULT_STUDENT_KIND
 from elmo_core.settings.distillation import check_distillation
 
 
@@ -25,6 +26,7 @@ def distill_settings(
     layer_weight=DEFAULT_LAYER_WEIGHT,
     from_teacher=DEFAULT_FROM_TEACHER,
     teacher_cache=None,
+    student_kind=DEFAULT_STUDENT_KIND,
 ):
     """The `TrainingConfig.distill` of a run that learns from the biLM
     `teacher_bilm`, given as `teacher` (str: what the user gave);
@@ -41,6 +43,7 @@ def distill_settings(
             "layer_weight": layer_weight,
             "from_teacher": from_teacher,
             "teacher_cache": teacher_cache,
+            "student_kind": student_kind,
         }
     )
 
