@@ -103,19 +103,7 @@ def distill(
     check_choice(student_kind, "student_kind", choices=STUDENT_KINDS)
     values = _train_settings(teacher, train, output, settings)
     source = classify(teacher, argument="teacher")
-    if values["init_from"] and from_teacher == "auto":
-        from_teacher = "none"  # the student starts from `init_from`
-    if values["init_from"] and from_teacher != "none":
-        raise KerasElmoError(
-            "The student starts either from `init_from` or from its "
-            "teacher's character layers (`from_teacher`), not both: leave "
-            "one out.",
-            "from_teacher",
-            received=from_teacher,
-        )
-    if values["size"] is None and values["options"] is None:
-        if not values["init_from"]:
-            values["size"] = STUDENT_SIZES[student_kind]
+    from_teacher = _student_start(values, from_teacher, student_kind)
     cache = _cache_settings(
         teacher_cache, teacher_cache_precision, teacher_cache_size, values,
         source,
@@ -131,6 +119,26 @@ def distill(
         student_kind=student_kind,
     )
     return run_training(values, started, teacher=source, distill=settings)
+
+
+def _student_start(values, from_teacher, student_kind):
+    """What the student starts from (`from_teacher`, "none" where it starts
+    from `init_from`); its size, the kind's, where none is given (set in
+    `values`)."""
+    if values["init_from"] and from_teacher == "auto":
+        from_teacher = "none"  # the student starts from `init_from`
+    if values["init_from"] and from_teacher != "none":
+        raise KerasElmoError(
+            "The student starts either from `init_from` or from its "
+            "teacher's character layers (`from_teacher`), not both: leave "
+            "one out.",
+            "from_teacher",
+            received=from_teacher,
+        )
+    if values["size"] is None and values["options"] is None:
+        if not values["init_from"]:
+            values["size"] = STUDENT_SIZES[student_kind]
+    return from_teacher
 
 
 def _cache_settings(directory, precision, size, values, source):
