@@ -21,11 +21,6 @@ if importlib.util.find_spec("apache_beam") is None:
 collect_ignore = ["keras_elmo/characters.py", "keras_elmo/runtime.py"]
 
 
-FIXTURE_MODEL = os.path.join(
-    os.path.dirname(__file__), "tests", "fixtures", "bilm-tf", "model"
-)
-
-
 def pytest_addoption(parser):
     parser.addoption(
         "--run_large",
@@ -44,18 +39,58 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+# The things tests share, built once per test run (tests/shared.py): the
+# bilm-tf fixture biLM (tests/fixtures/bilm-tf/model) exported by the
+# command line, float32, and one small run of `train` and of `distill`.
+# A test that changes one works on a copy (tests.shared.copied).
+
+
 @pytest.fixture(scope="session")
 def fixture_onnx(tmp_path_factory):
-    """The fixture biLM (tests/fixtures/bilm-tf/model) exported to ONNX,
-    float32, once per test run."""
+    """The fixture biLM as ONNX (`keras-elmo export-onnx`)."""
+    from tests.shared import export_fixture
     from tests.shared import shared_path
 
-    def build(path):
-        from keras_elmo.export import to_onnx
-
-        to_onnx(keras_elmo.load_bilm(FIXTURE_MODEL), path)
-
+    build = export_fixture("export-onnx")
     return shared_path(tmp_path_factory, "fixture.onnx", build)
+
+
+@pytest.fixture(scope="session")
+def fixture_litert(tmp_path_factory):
+    """The fixture biLM as LiteRT (`keras-elmo export-litert`)."""
+    from tests.shared import export_fixture
+    from tests.shared import shared_path
+
+    build = export_fixture("export-litert")
+    return shared_path(tmp_path_factory, "fixture.tflite", build)
+
+
+@pytest.fixture(scope="session")
+def fixture_savedmodel(tmp_path_factory):
+    """The fixture biLM as a SavedModel (`keras-elmo export-savedmodel`)."""
+    from tests.shared import export_fixture
+    from tests.shared import shared_path
+
+    build = export_fixture("export-savedmodel")
+    return shared_path(tmp_path_factory, "fixture_savedmodel", build)
+
+
+@pytest.fixture(scope="session")
+def trained_run(tmp_path_factory):
+    """A run folder of `keras-elmo train` (tests.shared.train_run)."""
+    from tests.shared import shared_path
+    from tests.shared import train_run
+
+    return shared_path(tmp_path_factory, "trained_run", train_run)
+
+
+@pytest.fixture(scope="session")
+def distilled_run(tmp_path_factory):
+    """A run folder of `keras-elmo distill` (tests.shared.distill_run)."""
+    from tests.shared import distill_run
+    from tests.shared import shared_path
+
+    return shared_path(tmp_path_factory, "distilled_run", distill_run)
 
 
 @pytest.fixture(autouse=True)

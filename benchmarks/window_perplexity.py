@@ -55,7 +55,7 @@ def direction_losses(model, x, y, w):
     import numpy as np
     from keras import ops
 
-    from keras_elmo.models.elmo_language_model import full_softmax_loss
+    from keras_elmo.models.softmax_losses import full_softmax_loss
 
     outputs = model(x, training=False)
     sums, counts = np.zeros(2), np.zeros(2)

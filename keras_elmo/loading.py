@@ -1,9 +1,11 @@
 """The one resolver: whatever names a biLM becomes a `BiLMSource`.
 
 Every entry point classifies its source here, with the same rules:
-`keras_elmo.load_bilm`, `ELMoEmbedding("...")`, the biLM a command line
-runs or starts training from, and `keras-elmo download`. The kinds (in
-words: `summaries()`), each one class of `keras_elmo.sources`:
+`keras_elmo.load_bilm`, `ELMoEmbedding("...")`, the exports and the biLM
+a command line runs or starts training from (`elmo_core.pretrained.
+download`, behind `keras-elmo download`, follows the same rules for the
+sources that need the network). The kinds (in words: `summaries()`),
+each one class of `keras_elmo.sources`:
 
 - a pretrained model name (`elmo_core.pretrained.PRESETS`), downloaded
   once into the cache (`PretrainedModel`);
@@ -25,8 +27,7 @@ The resolver only resolves: it walks the kinds registered with
 the first whose `matches` holds; a path no kind matches is explained by
 the kind it nearly is (`near_miss`). The kinds import their formats
 (`formats/`, `training/`, `pretrained/`) inside their methods and never
-call back up, and importing this module does not load TensorFlow
-(`keras-elmo download` stays light).
+call back up, and importing this module does not load TensorFlow.
 """
 
 import os
@@ -42,7 +43,6 @@ from elmo_core.files.paths import check_path
 from elmo_core.files.paths import kind_of
 from keras_elmo.sources.bilm_source import source_kinds
 from keras_elmo.sources.official_files import OfficialFiles
-from keras_elmo.sources.pretrained_model import looks_like_path
 
 # What the resolver itself reads: a URL is downloaded, then read as the
 # kind it is.
@@ -203,40 +203,6 @@ def _from_string(source, argument, progress):
         source,
         argument,
     )
-
-
-def download(source, progress=True, verify=False):
-    """Downloads a remote source into the cache: `{role: local path}`.
-
-    Args:
-        source: str. A pretrained model name, an http(s) URL, or
-            `OPTIONS_URL,WEIGHTS_URL`.
-        progress: bool. Print download progress. Defaults to `True`.
-        verify: bool. Also check the SHA-256 of cached copies against the
-            cache index (a damaged copy is fetched again). Defaults to
-            `False`.
-    """
-    from elmo_core import pretrained
-
-    for part in source.split(",", 1):
-        pretrained.check_url_scheme(part, repr(part[:80]))
-    parts = source.split(",", 1)
-    if len(parts) == 2 and all(pretrained.is_url(part) for part in parts):
-        return {
-            role: pretrained.cached_file(part, progress=progress, verify=verify)
-            for role, part in zip(("options", "weights"), parts)
-        }
-    if pretrained.is_url(source):
-        path = pretrained.cached_file(source, progress=progress, verify=verify)
-        return {"file": path}
-    if os.path.exists(source) or looks_like_path(source):
-        raise BiLMSourceError(
-            f"{source!r} is a local path; keras-elmo download takes the "
-            "sources that need the network: a pretrained model name, an "
-            "http(s) URL, or OPTIONS_URL,WEIGHTS_URL."
-        )
-    preset = pretrained.get_preset(source)
-    return pretrained.fetch(preset, progress=progress, verify=verify)
 
 
 def load_bilm(source, weights=None, vocabulary=None, **kwargs):

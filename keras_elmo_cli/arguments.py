@@ -145,7 +145,7 @@ def add_max_batch_tokens(group):
 def training_size(text):
     """argparse type of `train --size`: a training size name; a pretrained
     model name is refused with the flag that takes it."""
-    from elmo_core.pretrained.presets import PRESETS as PRETRAINED
+    from elmo_core.pretrained.preset_table import PRESETS as PRETRAINED
     from elmo_core.settings.sizes import SIZES
 
     if text in SIZES:
@@ -188,48 +188,14 @@ def add_bilm_source(parser, vocabulary="bilm_vocab"):
     )
 
 
-def source_arguments(args):
-    """`{"source": ..., "weights": ...}`: the biLM that `--model`, or
-    `--options` with `--weights`, name (never both), as the library
-    functions take it; the command's messages then name `source` by the
-    flag that gave it."""
-    from elmo_core.embedding_files.runtime_dump import runtime_of
-    from elmo_core.errors import KerasElmoError
-
-    model, options, weights = args.model, args.options, args.weights
-    flag = "--model" if model is not None else "--options"
-    args.argument_flags = {**(args.argument_flags or {}), "source": flag}
-    if model is not None and (options is not None or weights is not None):
-        given = "--options" if options is not None else "--weights"
-        if runtime_of(model) is not None:
-            raise KerasElmoError(
-                f"--model {model} is an exported model file; {given} does "
-                "not apply to it (it holds its options and weights). Drop "
-                f"{given}."
-            )
-        raise KerasElmoError(
-            "Give either --model or --options/--weights, not both."
-        )
-    if model is not None:
-        return {"source": model, "weights": None}
-    if options is None or weights is None:
-        raise KerasElmoError(
-            "Give the biLM with --options OPTIONS.json --weights "
-            "WEIGHTS.hdf5, or --model DIR (a keras-elmo train output or an "
-            "export directory)."
-        )
-    return {"source": options, "weights": weights}
-
-
 def bilm_source(args):
     """The `keras_elmo.sources.BiLMSource` the arguments name: `--model`,
-    or `--options` with `--weights` (never both)."""
+    or `--options` with `--weights` (never both; `source_arguments`)."""
     from keras_elmo.loading import classify
 
-    source = source_arguments(args)
-    if source["weights"] is None:
-        return classify(source["source"], argument="model")
-    return classify(source["source"], source["weights"], argument="options")
+    given = source_arguments(args)
+    argument = "model" if args.model is not None else "options"
+    return classify(given["model"], given["weights"], argument=argument)
 
 
 def bilm_vocabulary(args, source):
@@ -355,3 +321,38 @@ def add_tokenize(group, default):
         help="the text's language code, for the rules of --tokenize "
         "(default %(default)s)",
     )
+
+
+def source_arguments(args, name="model"):
+    """`{name: ..., "weights": ...}`, the biLM source of a library
+    function (its argument `name`: the exports' `model`, the embedders'
+    `source`), from `--model`, or `--options` with `--weights` (never
+    both); the command's messages then name that argument by the flag
+    that gave it (`args.argument_flags`)."""
+    from elmo_core.embedding_files.runtime_dump import runtime_of
+    from elmo_core.errors import KerasElmoError
+
+    model, options, weights = args.model, args.options, args.weights
+    flag = "--model" if model is not None else "--options"
+    flags = getattr(args, "argument_flags", None) or {}
+    args.argument_flags = {**flags, name: flag}
+    if model is not None and (options is not None or weights is not None):
+        given = "--options" if options is not None else "--weights"
+        if runtime_of(model) is not None:
+            raise KerasElmoError(
+                f"--model {model} is an exported model file; {given} does "
+                "not apply to it (it holds its options and weights). Drop "
+                f"{given}."
+            )
+        raise KerasElmoError(
+            "Give either --model or --options/--weights, not both."
+        )
+    if model is not None:
+        return {name: model, "weights": None}
+    if options is None or weights is None:
+        raise KerasElmoError(
+            "Give the biLM with --options OPTIONS.json --weights "
+            "WEIGHTS.hdf5, or --model DIR (a keras-elmo train output or an "
+            "export directory)."
+        )
+    return {name: options, "weights": weights}

@@ -9,13 +9,17 @@ from keras_elmo_cli.train_flags import add_train_flags
 
 
 def add_parser(commands):
-    from elmo_core.settings.sizes import STUDENT_SIZE
+    from elmo_core.settings.distillation import STUDENT_SIZES
 
+    sizes = ", ".join(
+        f"{size} for {kind}" for kind, size in STUDENT_SIZES.items()
+    )
     parser = commands.add_parser(
         "distill",
         help="train a small student biLM on a teacher biLM's layers",
-        description="Trains a student biLM (the --size, default "
-        f"{STUDENT_SIZE}, or single size flags on it) to reproduce each "
+        description="Trains a student biLM (the --size, default the "
+        f"--student-kind's: {sizes}; or single size flags on it) to "
+        "reproduce each "
         "layer of a teacher biLM on your text, through a learned map per "
         "layer, with the language-model loss beside it. The student is an "
         "ordinary run: evaluate, export, embed and fine-tune it like any "
@@ -24,6 +28,7 @@ def add_parser(commands):
         "keras_elmo.distill(...) from Python.",
     )
     _add_teacher_flags(parser)
+    _add_cache_flags(parser)
     add_train_flags(parser)
     add_quiet(parser, QUIET_DONE)
     parser.set_defaults(run=run)
@@ -34,8 +39,10 @@ def _add_teacher_flags(parser):
     from elmo_core.settings.distillation import DEFAULT_LAYER_LOSS
     from elmo_core.settings.distillation import DEFAULT_LAYER_WEIGHT
     from elmo_core.settings.distillation import DEFAULT_LM_WEIGHT
+    from elmo_core.settings.distillation import DEFAULT_STUDENT_KIND
     from elmo_core.settings.distillation import FROM_TEACHER
     from elmo_core.settings.distillation import LAYER_LOSSES
+    from elmo_core.settings.distillation import STUDENT_KINDS
 
     teacher = parser.add_argument_group("teacher")
     teacher.add_argument(
@@ -72,10 +79,48 @@ def _add_teacher_flags(parser):
         "does not read characters)",
     )
     teacher.add_argument(
+        "--student-kind",
+        choices=STUDENT_KINDS,
+        default=DEFAULT_STUDENT_KIND,
+        help="the student's recurrences: elmo (default), ELMo's projected, "
+        "clipped LSTM cell; lstm, plain LSTMs, which export-onnx and "
+        "export-litert write as the runtimes' fused LSTM kernels (faster "
+        "on a device)",
+    )
+    teacher.add_argument(
         "--layer-weight",
         type=non_negative_float,
         default=DEFAULT_LAYER_WEIGHT,
         help="weight of the layer loss (default %(default)s)",
+    )
+
+
+def _add_cache_flags(parser):
+    from elmo_core.settings.distillation import DEFAULT_TEACHER_CACHE_PRECISION
+    from elmo_core.settings.distillation import DEFAULT_TEACHER_CACHE_SIZE
+    from elmo_core.settings.distillation import TEACHER_CACHE_PRECISIONS
+
+    cache = parser.add_argument_group("teacher cache")
+    cache.add_argument(
+        "--teacher-cache",
+        metavar="DIR",
+        help="keep the teacher's layer outputs in DIR (new, empty, or the "
+        "cache of an earlier run of the same teacher and text): the first "
+        "epoch fills it, the later ones read it instead of running the "
+        "teacher (default: none, the teacher runs in every step)",
+    )
+    cache.add_argument(
+        "--teacher-cache-precision",
+        choices=TEACHER_CACHE_PRECISIONS,
+        help="what the cache keeps the outputs in (default "
+        f"{DEFAULT_TEACHER_CACHE_PRECISION})",
+    )
+    cache.add_argument(
+        "--teacher-cache-size",
+        metavar="SIZE",
+        help="the most the cache may take, e.g. 500M or 20G (default "
+        f"{DEFAULT_TEACHER_CACHE_SIZE}); the sentences beyond it go "
+        "through the teacher in every epoch",
     )
 
 

@@ -168,7 +168,7 @@ def _call(args, **given):
     from elmo_core.embedding_files import runtime_dump
 
     name = args.command.replace("-", "_")
-    source = source_arguments(args)
+    source = source_arguments(args, "source")
     if runtime_dump.runtime_of(source["source"]) is not None:
         function = getattr(embedding_files, name)
     else:

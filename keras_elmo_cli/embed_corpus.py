@@ -187,7 +187,9 @@ def run_embed_corpus(args):
     if args.scalar_weights is not None:
         args.output_layers = "mix"
     values = library_arguments(args, embed_corpus)
-    values.update(source_arguments(args), beam_options=_beam_options(args))
+    values.update(
+        source_arguments(args, "source"), beam_options=_beam_options(args)
+    )
     summary = embed_corpus(**values)
     closing, *warnings = _report(summary, args.output)
     for line in warnings if args.quiet else [closing, *warnings]:

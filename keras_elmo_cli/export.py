@@ -1,6 +1,8 @@
 """The export commands: `keras-elmo export-weights`, `export-savedmodel`,
-`export-onnx` and `export-litert`."""
+`export-onnx` and `export-litert`, each `keras_elmo.export`'s function of
+its name (`export_weights`, ...) with the flags, and a closing line."""
 
+import argparse
 import os
 
 from elmo_core.errors import KerasElmoError
@@ -8,13 +10,10 @@ from keras_elmo_cli.arguments import QUIET_DONE
 from keras_elmo_cli.arguments import add_bilm_source
 from keras_elmo_cli.arguments import add_quiet
 from keras_elmo_cli.arguments import add_scalar_mix
-from keras_elmo_cli.arguments import bilm_source
-from keras_elmo_cli.arguments import bilm_vocabulary
+from keras_elmo_cli.arguments import library_arguments
 from keras_elmo_cli.arguments import output_path
 from keras_elmo_cli.arguments import positive_int
-
-# The library's name of what --output gives.
-_ARGUMENT_FLAGS = {"path": "--output"}
+from keras_elmo_cli.arguments import source_arguments
 
 
 def add_parser(commands):
@@ -25,17 +24,15 @@ def add_parser(commands):
         help="write a trained run as official options.json + hdf5",
         description="Writes options.json (n_characters 262) and "
         "weights.hdf5 in the official bilm-tf / AllenNLP layout, the "
-        "vocabulary, and softmax.hdf5 (for --init-from).",
+        "vocabulary, and softmax.hdf5 (for --init-from). "
+        "keras_elmo.export.export_weights(...) from Python.",
     )
     weights.add_argument("--model", required=True, help="training run dir")
     weights.add_argument(
         "--output", type=output_path, required=True, help="directory to write"
     )
     add_quiet(weights, QUIET_DONE)
-    weights.set_defaults(
-        run=run_export_weights,
-        argument_flags={"model_dir": "--model", "output_dir": "--output"},
-    )
+    weights.set_defaults(run=run_export_weights)
 
     serving = commands.add_parser(
         "export-savedmodel",
@@ -44,7 +41,8 @@ def add_parser(commands):
         "(sentences: tf.string [batch], split on whitespace) and 'tokens' "
         "(tokens: tf.string [batch, max_len], sequence_len: int32 [batch]) "
         "returning word_emb, lstm_outputs1..L, elmo, default and "
-        "sequence_len. It runs without keras_elmo installed.",
+        "sequence_len. It runs without keras_elmo installed. "
+        "keras_elmo.export.export_savedmodel(...) from Python.",
     )
     add_bilm_source(serving)
     serving.add_argument(
@@ -67,58 +65,43 @@ def add_parser(commands):
         "batch x max_len (default %(default)s)",
     )
     add_quiet(serving, QUIET_DONE)
+    # --bilm-vocab gives the library's `vocabulary`.
     serving.set_defaults(
-        run=run_export_savedmodel, argument_flags=_ARGUMENT_FLAGS
+        run=run_export_savedmodel,
+        argument_flags={"vocabulary": "--bilm-vocab"},
     )
     _add_deploy_parsers(commands)
 
 
 def run_export_weights(args):
-    from elmo_core.files import check_output_directory
-    from keras_elmo.sources.run_folder import RunFolder
-    from keras_elmo.training.run_directory import export_weights
+    """Runs `keras-elmo export-weights`: `export_weights` with the flags."""
+    from keras_elmo.export import export_weights
 
-    # What the run is read from; the export may go beside it (RUN/export).
-    run_inputs = RunFolder(args.model).inputs()
-    check_output_directory(args.output, run_inputs, "output")
-    export_weights(args.model, args.output)
+    output = export_weights(**library_arguments(args, export_weights))
     _done(
         args,
         "wrote options.json, weights.hdf5, vocab.txt and softmax.hdf5 to "
-        f"{args.output}",
+        f"{output}",
     )
 
 
 def run_export_savedmodel(args):
-    from elmo_core.errors import KerasElmoError
-    from elmo_core.files import check_output_directory
+    """Runs `keras-elmo export-savedmodel`: `export_savedmodel` with the
+    flags (`--bilm-vocab` its `vocabulary`)."""
     from elmo_core.ids.vocabulary import Vocabulary
-    from keras_elmo.export.savedmodel import export_savedmodel
+    from keras_elmo.export import export_savedmodel
 
-    inputs = [args.bilm_vocab, args.cache_vocab]
-    check_output_directory(
-        args.output, [*inputs, args.options, args.weights], "output"
-    )
-    source = bilm_source(args)
-    inputs += source.inputs()
-    check_output_directory(args.output, inputs, "output")
-    # A word-input biLM carries its own vocabulary; others may cache one.
-    vocabulary = bilm_vocabulary(args, source)
-    if vocabulary is not None and args.cache_vocab:
-        raise KerasElmoError(
-            "--cache-vocab is for biLMs that read characters; a word-input "
-            "biLM serves its own vocabulary (its table is the cache)."
-        )
+    arguments = {
+        **library_arguments(args, export_savedmodel),
+        **source_arguments(args),
+        "vocabulary": args.bilm_vocab,
+    }
+    output = export_savedmodel(**arguments)
+    cached = ""
     if args.cache_vocab:
-        vocabulary = Vocabulary.from_file(args.cache_vocab).tokens
-    export_savedmodel(
-        source.read().bilm,
-        args.output,
-        vocabulary=vocabulary,
-        max_batch_tokens=args.max_batch_tokens,
-    )
-    cached = f", {len(vocabulary):,} cached tokens" if args.cache_vocab else ""
-    _done(args, f"wrote the SavedModel to {args.output}{cached}")
+        count = len(Vocabulary.from_file(args.cache_vocab).tokens)
+        cached = f", {count:,} cached tokens"
+    _done(args, f"wrote the SavedModel to {output}{cached}")
 
 
 def _add_common(parser, precisions):
@@ -135,6 +118,16 @@ def _add_common(parser, precisions):
     )
     add_scalar_mix(
         parser, "also output 'elmo', the softmax-normalised mix of the layers"
+    )
+    parser.add_argument(
+        "--fused-lstm",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write each plain LSTM (a biLM distilled with --student-kind "
+        "lstm; the Keras LSTM layers of a .keras model) as the runtime's "
+        "fused LSTM kernel instead of a loop; default: when the biLM's "
+        "LSTMs are plain. A LiteRT file with fused LSTMs takes one "
+        "sentence a call (elmo_core.runtime feeds a batch row by row)",
     )
     add_quiet(parser, QUIET_DONE)
 
@@ -156,12 +149,14 @@ def _add_deploy_parsers(commands):
         "model the file holds (e.g. a tagger around ELMoEmbedding): its "
         "inputs and outputs, ids where it took string tokens; run it with "
         "elmo_core.runtime.ONNXModel, which takes the tokens. Needs: pip "
-        "install 'keras-elmo[onnx]'.",
+        "install 'keras-elmo[onnx]'. keras_elmo.export.export_onnx(...) "
+        "from Python.",
     )
     _add_common(onnx, ONNX.precisions)
     onnx.add_argument(
         "--no-deduplicate",
-        action="store_true",
+        dest="deduplicate_tokens",
+        action="store_false",
         help="encode every token, not each distinct token of a batch once",
     )
     onnx.add_argument(
@@ -170,7 +165,7 @@ def _add_deploy_parsers(commands):
         help="ONNX int8 only: one scale per weight column instead of one "
         "a matrix",
     )
-    onnx.set_defaults(run=run_export_onnx, argument_flags=_ARGUMENT_FLAGS)
+    onnx.set_defaults(run=run_export_onnx)
 
     litert = commands.add_parser(
         "export-litert",
@@ -183,18 +178,16 @@ def _add_deploy_parsers(commands):
         "elmo_core.runtime.LiteRTBiLM. With --model FILE.keras, writes "
         "the whole model the file holds (e.g. a tagger around "
         "ELMoEmbedding); run it with elmo_core.runtime.LiteRTModel, which "
-        "takes the tokens. Needs: pip install 'keras-elmo[litert]'.",
+        "takes the tokens. Needs: pip install 'keras-elmo[litert]'. "
+        "keras_elmo.export.export_litert(...) from Python.",
     )
     _add_common(litert, LITERT.precisions)
-    litert.set_defaults(run=run_export_litert, argument_flags=_ARGUMENT_FLAGS)
+    litert.set_defaults(run=run_export_litert)
 
 
-def _export(args, write, **options):
-    """The biLM the arguments name, or the whole model of a `.keras` file
-    (`--model tagger.keras`), written by `write` (`to_onnx`,
-    `to_litert`)."""
-    from elmo_core.files import check_output_file
-
+def _deploy_arguments(args, function):
+    """The arguments of `export_onnx` or `export_litert` (`function`) that
+    the flags give. `--bilm-vocab` gives none: it is refused here."""
     if args.bilm_vocab:
         raise KerasElmoError(
             f"--bilm-vocab does not apply to {args.command}: the export "
@@ -203,45 +196,29 @@ def _export(args, write, **options):
             "exported in the .keras model that holds it, with its "
             "vocabulary. Drop the flag."
         )
-    check_output_file(args.output, [args.options, args.weights], "output")
-    source = bilm_source(args)
-    check_output_file(args.output, source.inputs(), "output")
-    whole = source.kind == "keras"
-    write(
-        source.load_model() if whole else source.read().bilm,
-        args.output,
-        precision=args.precision,
-        scalar_mix=args.scalar_mix,
-        **options,
-    )
-    size = os.path.getsize(args.output) / 2**20
+    return {**library_arguments(args, function), **source_arguments(args)}
+
+
+def _deployed(args, output):
+    size = os.path.getsize(output) / 2**20
     _done(
         args,
-        f"wrote the {args.precision} model to {args.output} ({size:.1f} MiB)",
+        f"wrote the {args.precision} model to {output} ({size:.1f} MiB)",
     )
 
 
 def run_export_onnx(args):
-    from keras_elmo.export.onnx import to_onnx
+    """Runs `keras-elmo export-onnx`: `export_onnx` with the flags."""
+    from keras_elmo.export import export_onnx
 
-    if args.per_channel and args.precision != "int8":
-        raise KerasElmoError(
-            "--per-channel chooses the scales of int8 weights; with "
-            f"--precision {args.precision} there are none. Add --precision "
-            "int8, or drop --per-channel."
-        )
-    _export(
-        args,
-        to_onnx,
-        deduplicate_tokens=not args.no_deduplicate,
-        per_channel=args.per_channel,
-    )
+    _deployed(args, export_onnx(**_deploy_arguments(args, export_onnx)))
 
 
 def run_export_litert(args):
-    from keras_elmo.export.litert import to_litert
+    """Runs `keras-elmo export-litert`: `export_litert` with the flags."""
+    from keras_elmo.export import export_litert
 
-    _export(args, to_litert)
+    _deployed(args, export_litert(**_deploy_arguments(args, export_litert)))
 
 
 def _done(args, line):

@@ -1,4 +1,5 @@
-"""`keras-elmo download` and `keras-elmo presets`: pretrained models."""
+"""`keras-elmo download` and `keras-elmo presets`: pretrained models
+(`elmo_core.pretrained.download` and `presets`; neither imports Keras)."""
 
 import os
 import sys
@@ -20,7 +21,8 @@ def add_parser(commands):
         "checked (size, hash where known, that it loads) and its size and "
         "SHA-256 are recorded in the cache index; a damaged cached copy is "
         f"fetched again. ${CACHE_VARIABLE} chooses the cache directory, "
-        f"${MIRROR_VARIABLE} a mirror to fetch from.",
+        f"${MIRROR_VARIABLE} a mirror to fetch from. "
+        "elmo_core.pretrained.download(NAME) from Python.",
     )
     download.add_argument(
         "models", nargs="+", metavar="NAME|URL", help="preset names or URLs"
@@ -33,21 +35,24 @@ def add_parser(commands):
         "ones again",
     )
     add_quiet(download)
-    download.set_defaults(run=run_download)
+    download.set_defaults(run=run_download, needs_keras=False)
 
     presets = commands.add_parser(
         "presets",
         help="list the pretrained models and what is cached",
         description="Lists the pretrained model names that --model, "
         "keras_elmo.load_bilm(NAME) and ELMoEmbedding(NAME) accept, their "
-        "download sizes and whether they are in the cache.",
+        "download sizes and whether they are in the cache. "
+        "elmo_core.pretrained.presets() from Python.",
     )
     presets.set_defaults(run=run_presets, needs_keras=False)
 
 
 def run_download(args):
+    """Runs `keras-elmo download`: `elmo_core.pretrained.download` on each
+    name, every one tried and reported."""
     from elmo_core.errors import KerasElmoError
-    from keras_elmo.loading import download
+    from elmo_core.pretrained import download
 
     failed = []
     for model in args.models:
@@ -82,47 +87,32 @@ def _total(paths):
     return human_size(total)
 
 
-def _size(preset, cached, recorded):
-    """The download size in human units: in the table, in the cache index
-    (`recorded`) or of the cached copy, else `~` an approximate size, else
-    `?`."""
+def _size(row):
+    """A preset's size in `presets()`'s `row` in human units: `~` before
+    an approximate one, `?` for an unknown one."""
     from elmo_core.pretrained.units import human_size
 
-    total, approximate = 0, False
-    for role, record in preset.files.items():
-        if record.size is not None:
-            total += record.size
-        elif cached[role] is not None and record.url in recorded:
-            total += recorded[record.url].get("size", 0)
-        elif cached[role] is not None and os.path.isfile(cached[role]):
-            total += os.path.getsize(cached[role])
-        elif record.approximate_size is not None:
-            total += record.approximate_size
-            approximate = True
-        elif not record.url.endswith(".json"):
-            return "?"
-    return f"{'~' if approximate else ''}{human_size(total)}"
+    if row["size"] is None:
+        return "?"
+    return f"{'~' if row['approximate'] else ''}{human_size(row['size'])}"
 
 
 def run_presets(args):
+    """Runs `keras-elmo presets`: `elmo_core.pretrained.presets()` as a
+    table, and where the cache and the mirror are."""
     from elmo_core import pretrained
-    from elmo_core.pretrained.cache import read_index
     from elmo_core.pretrained.mirror import describe_mirror
 
-    recorded = read_index()
     rows = [("name", "kind", "lang", "size", "cached", "description")]
-    for name, preset in pretrained.PRESETS.items():
-        cached = pretrained.cached_files(name)
-        count = sum(path is not None for path in cached.values())
-        state = {0: "no", len(cached): "yes"}.get(count, "partly")
+    for row in pretrained.presets():
         rows.append(
             (
-                name,
-                preset.kind,
-                preset.language,
-                _size(preset, cached, recorded),
-                state,
-                preset.description,
+                row["name"],
+                row["kind"],
+                row["language"],
+                _size(row),
+                row["cached"],
+                row["description"],
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(5)]

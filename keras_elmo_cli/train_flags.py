@@ -122,6 +122,8 @@ def _add_size_arguments(parser):
         metavar="{" + ",".join(SIZES) + "}",
         help=f"{DEFAULT_SIZE} (train's default): a small CPU-friendly biLM; "
         f"{STUDENT_SIZE} (distill's default): a tenth of it, for phones; "
+        "tiny-lstm (distill --student-kind lstm's): tiny with plain LSTMs, "
+        "which the ONNX and LiteRT exports run as fused kernels; "
         "small, medium, original: the published ELMo sizes (--preset is an "
         "older name of this flag; a pretrained model goes to --init-from)",
     )

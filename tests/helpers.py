@@ -295,3 +295,33 @@ def subprocess_report(function, *args, timeout=240):
     assert result.returncode == 0, result.stdout + result.stderr
     line = [x for x in result.stdout.splitlines() if x.startswith("REPORT ")]
     return json.loads(line[-1][len("REPORT ") :])
+
+
+def change_lstm_weights(folder):
+    """Adds 0.5 to the first LSTM weight of the bilm-tf model in `folder`
+    (its `lm_weights.hdf5`): the same biLM source, other weights."""
+    import h5py
+
+    with h5py.File(os.path.join(folder, "lm_weights.hdf5"), "r+") as f:
+        datasets = []
+        f.visititems(
+            lambda key, item: (
+                datasets.append(key)
+                if isinstance(item, h5py.Dataset) and "RNN" in key
+                else None
+            )
+        )
+        data = f[datasets[0]]
+        data[...] = data[...] + 0.5
+
+
+def folder_digest(folder):
+    """The SHA-256 of the files in `folder` (not below it), names and
+    bytes: equal only while none changed."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), "rb") as f:
+            digest.update(name.encode() + f.read())
+    return digest.hexdigest()

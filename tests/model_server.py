@@ -15,7 +15,7 @@ import threading
 from elmo_core import pretrained
 from elmo_core.pretrained import Preset
 from elmo_core.pretrained import PresetFile
-from elmo_core.pretrained import download
+from elmo_core.pretrained import downloader
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 
@@ -193,7 +193,7 @@ def serve_fixture_as(monkeypatch, cache_dir, *names):
     refuse_other_hosts(monkeypatch)
     monkeypatch.setenv(pretrained.CACHE_VARIABLE, str(cache_dir))
     monkeypatch.delenv(pretrained.MIRROR_VARIABLE, raising=False)
-    monkeypatch.setattr(download, "RETRY_PAUSE_SECONDS", 0.0)
+    monkeypatch.setattr(downloader, "RETRY_PAUSE_SECONDS", 0.0)
     server = ModelServer()
     try:
         for name in names:

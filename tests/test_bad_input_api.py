@@ -377,7 +377,7 @@ CASES = [
      KerasElmoError, ["max_batch_tokens=2.5"]),
     ("export-into-non-empty-directory",
      lambda a: export_savedmodel(a.bilm, a.root), KerasElmoError,
-     ["`path` exists and is not empty", "path='{root}'"]),
+     ["`output` exists and is not empty", "output='{root}'"]),
 ]  # fmt: skip
 
 
@@ -428,7 +428,7 @@ def test_nothing_written_by_refused_exports(api):
 def saved(api):
     path = os.path.join(api.root, "saved")
     export_savedmodel(
-        api.bilm, path, vocabulary=CACHED, max_batch_tokens=MAX_BATCH_TOKENS
+        api.bilm, path, cache_vocab=CACHED, max_batch_tokens=MAX_BATCH_TOKENS
     )
     return tf.saved_model.load(path).signatures
 

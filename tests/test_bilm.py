@@ -139,6 +139,25 @@ class BiLMFixtureTest(TestCase):
             parameter_count(SIZES["cpu"], 0), bilm.count_params() + padding_row
         )
 
+    def test_the_defaults_of_a_size_are_bilms(self):
+        # elmo_core fills what a size leaves out without Keras, so it keeps
+        # its own copy of BiLM's defaults; they must be BiLM's.
+        import inspect
+
+        from elmo_core.settings.bilm_size import BILM_DEFAULTS
+        from keras_elmo.layers.token_encoders.character_encoder import (
+            CharacterEncoder,
+        )
+
+        defaults = {}
+        for function in (BiLM.__init__, CharacterEncoder.__init__):
+            for name, p in inspect.signature(function).parameters.items():
+                if p.default is not inspect.Parameter.empty:
+                    defaults[name] = p.default
+        self.assertEqual(
+            {name: defaults[name] for name in BILM_DEFAULTS}, BILM_DEFAULTS
+        )
+
 
 class BiLMTest(TestCase):
     def setUp(self):

@@ -1,5 +1,5 @@
-"""The command line answers `--help`, `--version`, `presets` and usage
-mistakes without importing TensorFlow, in two-line usage errors, and
+"""The command line answers `--help`, `--version`, `presets`, `download`
+and usage mistakes without importing TensorFlow, in two-line usage errors, and
 `train` reports progress as the other commands do."""
 
 import io
@@ -21,6 +21,7 @@ LIGHT_COMMANDS = [
     ["--help"],
     ["--version"],
     ["presets"],
+    ["download", "no-such-model"],  # tried and refused without Keras
     ["embed", "--help"],
     ["embed-corpus", "--help"],
     ["dump-token-embeddings", "--help"],

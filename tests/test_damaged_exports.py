@@ -14,23 +14,15 @@ import pytest
 from elmo_core.errors import KerasElmoError
 from elmo_core.runtime import LiteRTBiLM
 from elmo_core.runtime import ONNXBiLM
-from keras_elmo_cli import main
-from tests.helpers import OPTIONS
-from tests.helpers import WEIGHTS
 
 RUNTIMES = {"onnx": ONNXBiLM, "litert": LiteRTBiLM}
 SUFFIX = {"onnx": ".onnx", "litert": ".tflite"}
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    root = tmp_path_factory.mktemp("damaged_exports")
-    paths = {}
-    for runtime in RUNTIMES:
-        paths[runtime] = str(root / f"bilm{SUFFIX[runtime]}")
-        argv = [f"export-{runtime}", "--options", OPTIONS, "--weights"]
-        assert main([*argv, WEIGHTS, "--output", paths[runtime]]) == 0
-    return paths
+def files(fixture_onnx, fixture_litert):
+    """The shared float32 exports of the fixture biLM (read only)."""
+    return {"onnx": fixture_onnx, "litert": fixture_litert}
 
 
 @pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9, 0.999])

@@ -237,3 +237,16 @@ def test_the_pipeline_splits_a_line_where_python_does():
     assert [[t.decode() for t in row] for row in tokens] == [
         line.split() for line in lines
     ]
+
+
+def test_the_savedmodel_splits_a_sentence_where_python_does(
+    fixture_savedmodel,
+):
+    # Issue 63: the `default` signature split at ASCII whitespace only
+    # (`tf.strings.split`), so "a\u00a0b" was one token there and two in
+    # `embed` and in the vocabulary.
+    loaded = tf.saved_model.load(str(fixture_savedmodel))
+    sentences = ["a\u00a0b", "a\u3000b c", "a\u2028b", " a  b ", ""]
+    outputs = loaded.signatures["default"](sentences=tf.constant(sentences))
+    lengths = outputs["sequence_len"].numpy().tolist()
+    assert lengths == [len(s.split()) for s in sentences]

@@ -7,7 +7,6 @@ word-input and an ELMoForManyLangs teacher), resumed, and refused on a
 bad teacher and bad sizes.
 """
 
-import hashlib
 import json
 import os
 import shutil
@@ -28,33 +27,24 @@ from keras_elmo.training.run_directory import load_run
 from keras_elmo.training.teacher_start import start_from_teacher
 from keras_elmo_cli import main
 from tests.helpers import MODEL_DIR
-from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
 from tests.helpers import TRAIN_VOCAB
+from tests.helpers import change_lstm_weights
+from tests.helpers import folder_digest
 from tests.helpers import subprocess_report
 from tests.helpers import tiny_bilm_kwargs
 from tests.helpers import train_interrupted_then_resumed
 from tests.helpers import two_cpu_strategy
+from tests.shared import DISTILL_FLAGS
+from tests.shared import copied
+from tests.shared import printed
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 WORD_TEACHER = os.path.join(FIXTURES, "bilm-tf-words", "model")
 EFML_TEACHER = os.path.join(FIXTURES, "elmo_for_many_langs", "word_model")
-# A student of a few hundred weights, and settings for runs of seconds:
-# float32, a constant rate, no dropout, the full softmax.
-STUDENT = [
-    "--units", "16",
-    "--projection-dim", "8",
-    "--filters", "[[1, 4], [2, 4]]",
-    "--char-embedding-dim", "4",
-    "--max-length", "30",
-]  # fmt: skip
-FLAGS = [
-    *STUDENT,
-    "--tokens-per-batch", "64",
-    "--num-sampled", "100",
-    "--dropout", "0",
-    *STEPWISE_TRAIN_FLAGS,
-]  # fmt: skip
+# The shared distillation run's flags (tests/shared.py): a tiny student,
+# runs of seconds.
+FLAGS = DISTILL_FLAGS
 
 
 def _distill(output, steps, *extra, teacher=MODEL_DIR, code=0, quiet=True):
@@ -191,18 +181,10 @@ def test_layers_are_matched_by_relative_depth():
     assert matched_layers(1, 3) == [0]
 
 
-def _digest(folder):
-    digest = hashlib.sha256()
-    for name in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, name), "rb") as f:
-            digest.update(name.encode() + f.read())
-    return digest.hexdigest()
-
-
 def test_distill_trains_a_student_that_exports_and_loads(tmp_path):
-    before = _digest(MODEL_DIR)
+    before = folder_digest(MODEL_DIR)
     _distill(tmp_path / "run", 6)
-    assert _digest(MODEL_DIR) == before  # the teacher is only read
+    assert folder_digest(MODEL_DIR) == before  # the teacher is only read
     with open(tmp_path / "run" / "config.json") as f:
         config = json.load(f)
     assert config["distill"]["teacher"] == MODEL_DIR
@@ -288,8 +270,10 @@ def test_an_interrupted_distillation_resumes_to_the_same_weights(
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-def test_a_resume_with_another_teacher_is_refused(tmp_path, capsys):
-    _distill(tmp_path / "run", 2)
+def test_a_resume_with_another_teacher_is_refused(
+    tmp_path, capsys, distilled_run
+):
+    copied(distilled_run, tmp_path / "run")
     _distill(tmp_path / "run", 4, teacher=WORD_TEACHER, code=2)
     error = capsys.readouterr().err
     assert "other settings" in error and "teacher" in error
@@ -298,22 +282,10 @@ def test_a_resume_with_another_teacher_is_refused(tmp_path, capsys):
 def test_a_teacher_changed_under_its_name_is_refused(tmp_path, capsys):
     import shutil
 
-    import h5py
-
     teacher = tmp_path / "teacher"
     shutil.copytree(MODEL_DIR, teacher)
     _distill(tmp_path / "run", 2, teacher=str(teacher))
-    with h5py.File(teacher / "lm_weights.hdf5", "r+") as f:
-        datasets = []
-        f.visititems(
-            lambda key, item: (
-                datasets.append(key)
-                if isinstance(item, h5py.Dataset) and "RNN" in key
-                else None
-            )
-        )
-        data = f[datasets[0]]
-        data[...] = data[...] + 0.5
+    change_lstm_weights(teacher)
     _distill(tmp_path / "run", 4, teacher=str(teacher), code=2)
     error = capsys.readouterr().err
     # Issue 63: the generic "other settings" with two 64-digit digests.
@@ -322,15 +294,16 @@ def test_a_teacher_changed_under_its_name_is_refused(tmp_path, capsys):
     assert "--teacher" in error and "Traceback" not in error
 
 
-def test_a_run_resumes_with_the_command_that_started_it(tmp_path, capsys):
-    _distill(tmp_path / "run", 2)
+def test_a_run_resumes_with_the_command_that_started_it(
+    tmp_path, capsys, distilled_run, trained_run
+):
+    copied(distilled_run, tmp_path / "run")
     train = ["train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
              "--steps", "4", *FLAGS]  # fmt: skip
     assert main([*train, "--output", str(tmp_path / "run")]) == 2
     error = capsys.readouterr().err
     assert "resume it by distilling from `teacher` " in error
-    assert main([*train, "--output", str(tmp_path / "plain"),
-                 "--steps", "2"]) == 0  # fmt: skip
+    copied(trained_run, tmp_path / "plain")
     _distill(tmp_path / "plain", 4, code=2)
     assert "holds a training run (of train, not distill)" in (
         capsys.readouterr().err
@@ -356,11 +329,11 @@ def test_a_bad_teacher_is_refused_by_its_flag(
 
 def test_the_teacher_cannot_be_the_output(tmp_path, capsys):
     shutil.copytree(MODEL_DIR, tmp_path / "export")
-    before = _digest(tmp_path / "export")
+    before = folder_digest(tmp_path / "export")
     _distill(tmp_path / "export", 2, teacher=str(tmp_path / "export"),
              code=2)  # fmt: skip
     assert "--output" in capsys.readouterr().err
-    assert _digest(tmp_path / "export") == before
+    assert folder_digest(tmp_path / "export") == before
 
 
 @pytest.mark.parametrize(
@@ -497,17 +470,23 @@ def test_a_run_from_before_from_teacher_resumes_as_it_started(tmp_path, capsys):
     ],
 )
 def test_by_default_the_student_starts_from_what_the_teacher_allows(
-    tmp_path, capsys, teacher, start
+    tmp_path, capsys, teacher, start, distilled_run
 ):
-    _distill(tmp_path / "run", 1, teacher=teacher, quiet=False)
-    assert start in capsys.readouterr().out
-    _, _, config = load_run(str(tmp_path / "run"))
+    if teacher == MODEL_DIR:  # the shared run: this teacher, the default
+        run, out = distilled_run, printed(distilled_run)
+    else:
+        run = tmp_path / "run"
+        _distill(run, 1, teacher=teacher, quiet=False)
+        out = capsys.readouterr().out
+    assert start in out
+    _, _, config = load_run(str(run))
     assert config.distill["from_teacher"] == "auto"
 
 
-def test_a_student_given_init_from_starts_from_it(tmp_path, capsys):
-    _distill(tmp_path / "first", 1)
-    first = ["--init-from", str(tmp_path / "first")]
+def test_a_student_given_init_from_starts_from_it(
+    tmp_path, capsys, distilled_run
+):
+    first = ["--init-from", distilled_run]
     _distill(tmp_path / "run", 1, *first, quiet=False)
     out = capsys.readouterr().out
     assert "starts" not in out and "initialised the biLM" in out
@@ -640,3 +619,91 @@ def test_two_replicas_distil_as_one_device(tmp_path):
     assert min(report["shares"]) > 0.1, report
     np.testing.assert_allclose(report["two"], report["one"], rtol=1e-5)
     assert report["weights"] < 1e-5, report
+
+
+# === The student kind ===
+
+# The lstm kind: plain LSTMs, of the same width as their output.
+PLAIN = ["--student-kind", "lstm", "--projection-dim", "16"]
+
+
+def test_an_lstm_student_is_plain_and_exports_fused(tmp_path):
+    _distill(tmp_path / "run", 4, *PLAIN)
+    with open(tmp_path / "run" / "config.json") as f:
+        config = json.load(f)
+    assert config["distill"]["student_kind"] == "lstm"
+    size = {k: config["bilm"][k] for k in ("units", "projection_dim")}
+    assert size == {"units": 16, "projection_dim": 16}
+    assert config["bilm"]["cell_clip"] is config["bilm"]["proj_clip"] is None
+    # It loads, mixes and fine-tunes like any biLM.
+    student = keras_elmo.load_bilm(str(tmp_path / "run"))
+    assert student.cell_clip is None and student.units == 16
+    tokens = keras_elmo.batch_to_ids([["The", "cat", "."], ["A"]])
+    elmo = keras_elmo.ELMoEmbedding(student, fine_tune=True)
+    model = keras_elmo_model(elmo)
+    before = [w.numpy().copy() for w in student.trainable_weights]
+    model.fit(tokens, np.zeros((2, 3, 1), "float32"), verbose=0)
+    assert any(
+        not np.array_equal(a, b.numpy())
+        for a, b in zip(before, student.trainable_weights)
+    )
+    # export-onnx and export-litert --model RUN write fused kernels.
+    for command, name in (
+        ("export-onnx", "s.onnx"),
+        ("export-litert", "s.tflite"),
+    ):
+        path = str(tmp_path / name)
+        argv = [command, "--model", str(tmp_path / "run"), "--output", path]
+        assert main([*argv, "--precision", "int8", "--quiet"]) == 0
+    from elmo_core.runtime import LiteRTBiLM
+    from elmo_core.runtime import ONNXBiLM
+
+    for runtime, name in ((ONNXBiLM, "s.onnx"), (LiteRTBiLM, "s.tflite")):
+        exported = runtime(str(tmp_path / name))
+        assert exported.metadata["export_options"]["fused_lstm"] is True
+        assert exported(tokens)["layer_outputs"][1].shape == (2, 3, 32)
+
+
+def keras_elmo_model(elmo):
+    import keras
+
+    inputs = keras.Input((None, 50), dtype="int32")
+    outputs = keras.layers.Dense(1)(elmo(inputs))
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer="sgd", loss="mse")
+    return model
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--student-kind", "lstm"], "--projection-dim must equal --units"),
+        (PLAIN + ["--cell-clip", "3"], "--cell-clip 3.0"),
+        (PLAIN + ["--size", "tiny"], "--cell-clip 3.0"),
+        (["--student-kind", "gru"], "--student-kind"),
+    ],
+)
+def test_a_student_not_of_its_kind_is_refused(tmp_path, capsys, extra, message):
+    _distill(tmp_path / "run", 2, *extra, code=2)
+    error = capsys.readouterr().err
+    assert message in error and "Traceback" not in error
+    assert not (tmp_path / "run").exists()
+
+
+def test_train_takes_no_student_kind(tmp_path, capsys):
+    output = str(tmp_path / "run")
+    argv = ["train", "--train", TRAIN_TEXT, "--vocab", TRAIN_VOCAB,
+            "--output", output, "--student-kind", "lstm"]  # fmt: skip
+    assert main(argv) == 2
+    assert "unrecognized arguments: --student-kind" in capsys.readouterr().err
+
+
+def test_a_run_from_before_student_kinds_reads_as_elmo(tmp_path):
+    _distill(tmp_path / "run", 1)
+    path = tmp_path / "run" / "config.json"
+    config = json.loads(path.read_text())
+    del config["distill"]["student_kind"]
+    path.write_text(json.dumps(config))
+    _distill(tmp_path / "run", 2)
+    _, _, config = load_run(str(tmp_path / "run"))
+    assert config.distill["student_kind"] == "elmo"

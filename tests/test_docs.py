@@ -368,6 +368,47 @@ def test_no_version_history_or_machine_diary_in_the_guides():
             assert not LOAD.search(text), page
 
 
+# How long the test suite takes is measured and recorded on the benchmarks
+# page (with its date, commit and machine); every other page, the
+# changelog included, links there instead of giving its own number.
+SUITE = re.compile(r"test suite|default (?:test )?run|python -m pytest", re.I)
+DURATION = re.compile(r"\b\d+(?:\.\d+)? ?(?:minutes?|min)\b|\b\d+:\d\d\b")
+
+
+def _paragraphs_timing_the_suite(text):
+    """The paragraphs and list items of `text` that name the test suite
+    and a duration."""
+    return [
+        part
+        for part in re.split(r"\n\s*\n|\n- ", text)
+        if SUITE.search(part) and DURATION.search(part)
+    ]
+
+
+def test_the_suite_s_time_is_given_on_the_benchmarks_page_alone():
+    for page in [*PAGES, "CHANGELOG.md"]:
+        if page != "docs/benchmarks.md":
+            found = _paragraphs_timing_the_suite(read_page(page))
+            assert not found, (page, found)
+    assert _paragraphs_timing_the_suite(read_page("docs/benchmarks.md"))
+    assert _paragraphs_timing_the_suite(
+        "runs the test suite (two worker processes; about 17 minutes)"
+    )
+
+
+def test_every_extra_is_named_where_a_user_reads_the_install():
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(os.path.join(ROOT, "setup.cfg"))
+    extras = set(config["options.extras_require"])
+    assert {"prepare", "proteins", "onnx"} <= extras
+    for page in ("README.md", "docs/getting-started.md"):
+        text = read_page(page)
+        missing = sorted(e for e in extras if f"`{e}`" not in text)
+        assert not missing, f"{page} does not name the extras {missing}"
+
+
 def test_the_readme_is_a_front_page():
     assert len(read_page("README.md").splitlines()) <= 250
 

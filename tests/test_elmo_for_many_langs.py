@@ -562,7 +562,7 @@ def test_savedmodel_export_reads_strings_with_the_char_vocabulary(
 
     path = str(tmp_path / "served")
     # A token cache for two words: the others go through the characters.
-    export_savedmodel(bilms["word_model"], path, vocabulary=["今", "好"])
+    export_savedmodel(bilms["word_model"], path, cache_vocab=["今", "好"])
     served = tf.saved_model.load(path).signatures["tokens"]
     sentence = META["sets"]["chinese"][0]
     out = served(

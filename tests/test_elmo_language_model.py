@@ -13,9 +13,9 @@ from keras_elmo.data import lm_dataset
 from keras_elmo.data import scan_corpus
 from keras_elmo.layers import BiLM
 from keras_elmo.models import ELMoLanguageModel
-from keras_elmo.models import elmo_language_model
-from keras_elmo.models.elmo_language_model import full_softmax_loss
-from keras_elmo.models.elmo_language_model import sampled_softmax_loss
+from keras_elmo.models import softmax_losses
+from keras_elmo.models.softmax_losses import full_softmax_loss
+from keras_elmo.models.softmax_losses import sampled_softmax_loss
 from keras_elmo.optimizers import SparseAdagrad
 from keras_elmo.training.compiled_model import build_model
 from keras_elmo.training.run_directory import RunDirectory
@@ -82,7 +82,7 @@ class SoftmaxLossTest(TestCase):
             hidden, self.labels, self.kernel, self.bias
         )
         self.assertGreater(np.abs(hidden @ self.kernel.T).max(), 100.0)
-        with mock.patch.object(elmo_language_model, "_LOGITS_PER_CHUNK", 33):
+        with mock.patch.object(softmax_losses, "_LOGITS_PER_CHUNK", 33):
             got = full_softmax_loss(hidden, self.labels, self.kernel, self.bias)
         self.assertTrue(np.all(np.isfinite(got)))
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-4)

@@ -27,7 +27,7 @@ def bilm():
 def exported(bilm, tmp_path_factory):
     root = tmp_path_factory.mktemp("savedmodels")
     plain = export_savedmodel(bilm, str(root / "plain"), max_batch_tokens=5000)
-    cached = export_savedmodel(bilm, str(root / "cached"), vocabulary=VOCAB)
+    cached = export_savedmodel(bilm, str(root / "cached"), cache_vocab=VOCAB)
     return {
         "plain": plain,
         "cached": cached,

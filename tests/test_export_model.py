@@ -7,10 +7,12 @@ LiteRT interpreter and by `elmo_core.runtime.ONNXModel` / `LiteRTModel`
 1e-5, the reduced precisions by the tags they agree on. Keras's own
 `model.export` refused clearly; the command line; models the export
 cannot take refused by name. The word-input biLM's tagger in every
-precision is a `large` test (its six exports take about 35 s)."""
+precision is a `large` test (its five exports take about 35 s); the
+default tests read its float32 ONNX file only."""
 
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -178,9 +180,22 @@ def word_tagger():
 
 
 @pytest.fixture(scope="module")
-def word_files(word_tagger, tmp_path_factory):
+def word_onnx(word_tagger, tmp_path_factory):
+    """The word tagger's float32 ONNX file, which the default tests read."""
     root = tmp_path_factory.mktemp("word_tagger")
-    return {name: _export(word_tagger, root, name) for name in FILES}
+    return _export(word_tagger, root, "onnx-float32")
+
+
+@pytest.fixture(scope="module")
+def word_files(word_tagger, word_onnx):
+    """The word tagger's five files (the `large` test's)."""
+    root = pathlib.Path(word_onnx).parent
+    return {
+        name: word_onnx
+        if name == "onnx-float32"
+        else _export(word_tagger, root, name)
+        for name in FILES
+    }
 
 
 def _char_keras(tagger, sentences):
@@ -339,7 +354,7 @@ def _metadata(path):
     return json.loads(read_file_metadata(path))
 
 
-def test_metadata_describes_inputs_and_outputs(char_files, word_files):
+def test_metadata_describes_inputs_and_outputs(char_files, word_onnx):
     info = _metadata(char_files["litert-int8"])
     assert info["contents"] == "model" and info["precision"] == "int8"
     assert info["inputs"] == [
@@ -353,7 +368,7 @@ def test_metadata_describes_inputs_and_outputs(char_files, word_files):
     ]
     assert info["structure"] == {"inputs": "dict", "outputs": "single"}
     assert len(info["bilm_options"]) == 1
-    words = _metadata(word_files["onnx-float32"])
+    words = _metadata(word_onnx)
     (tokens,) = words["inputs"]
     assert tokens["kind"] == "words" and tokens["shape"] == [None, None]
     with open(os.path.join(WORDS, "vocab.txt"), encoding="utf-8") as f:
@@ -368,7 +383,7 @@ def test_keras_model_export_is_refused_clearly(char_tagger, tmp_path, fmt):
     with pytest.raises(KerasElmoError) as raised:
         char_tagger.export(str(path), format=fmt, verbose=False)
     message = str(raised.value)
-    assert f"keras_elmo.export.to_{fmt}(model, path)" in message
+    assert f"keras_elmo.export.export_{fmt}(model, path)" in message
     assert f"format={fmt!r}" in message and "'elmo'" in message
     assert not os.path.exists(path)
 
@@ -517,7 +532,7 @@ def test_a_saved_tagger_exports_from_a_fresh_process(char_files):
     assert result.returncode == 0, result.stderr[-2000:]
 
 
-def test_runtime_runs_without_tensorflow(char_files, word_files):
+def test_runtime_runs_without_tensorflow(char_files, word_onnx):
     code = (
         "import numpy as np\n"
         "from elmo_core.runtime import LiteRTModel, ONNXModel\n"
@@ -526,7 +541,7 @@ def test_runtime_runs_without_tensorflow(char_files, word_files):
         "x = {'tokens': [['a', 'b'], []], 'word_ids': [[1, 2], [0, 0]]}\n"
         "x['word_ids'] = np.array(x['word_ids'])\n"
         "assert a(x).shape == b(x).shape == (2, 2, 17)\n"
-        f"c = ONNXModel({word_files['onnx-float32']!r})\n"
+        f"c = ONNXModel({word_onnx!r})\n"
         "assert c([['the', 'cat']]).shape == (1, 2, 5)\n"
     )
     run_without_tensorflow(code)

@@ -2,10 +2,11 @@
 that imports keras and keras_elmo, in either order, and does nothing
 else, on every backend.
 
-A child saves one file of every public layer (on TensorFlow also the
-language model compiled with the package's optimizers and learning-rate
-schedule, and a model around `SavedModelLayer`) with its inputs and
-outputs; fresh children load each file and give the same outputs.
+One file of every public layer (on TensorFlow also the language model
+compiled with the package's optimizers and learning-rate schedule, and a
+model around `SavedModelLayer`) is saved with its inputs and outputs, by
+this process on TensorFlow and by a child on the other backends; fresh
+children load each file and give the same outputs.
 """
 
 import importlib.util
@@ -18,6 +19,7 @@ import keras
 import pytest
 
 import keras_elmo
+from tests.backend_checks import fresh_process_save
 from tests.helpers import MODEL_DIR
 from tests.helpers import ROOT
 from tests.helpers import backend_env
@@ -94,20 +96,16 @@ def _finish_all(processes):
     return {key: out for key, (out, _) in ran.items()}
 
 
-@pytest.fixture(scope="module")
-def saved_model(tmp_path_factory):
-    from keras_elmo.export import export_savedmodel
-
-    path = str(tmp_path_factory.mktemp("savedmodel") / "elmo")
-    return export_savedmodel(keras_elmo.load_bilm(MODEL_DIR), path)
-
-
 @pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
-def test_saved_files_load_in_a_fresh_process(backend, saved_model, tmp_path):
+def test_saved_files_load_in_a_fresh_process(
+    backend, fixture_savedmodel, tmp_path
+):
     if backend != "tensorflow" and importlib.util.find_spec(backend) is None:
         pytest.fail(f"{backend} is not installed (pip install -e '.[test]')")
-    hub = saved_model if backend == "tensorflow" else ""
-    _finish(_run([SAVE, MODEL_DIR, hub, str(tmp_path)], backend))
+    if backend == "tensorflow":  # saved here: this process runs on it
+        fresh_process_save.main(MODEL_DIR, fixture_savedmodel, str(tmp_path))
+    else:
+        _finish(_run([SAVE, MODEL_DIR, "", str(tmp_path)], backend))
     with open(tmp_path / "classes.json") as f:
         saved_classes = set(json.load(f))
     saved_outputs = list(tmp_path.glob("*.npz"))

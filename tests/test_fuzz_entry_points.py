@@ -505,24 +505,13 @@ ARGUMENT_COMPANIONS = {
     ("keras_elmo.sources.ExportFolder", "path"): lambda: MODEL_DIR,
     ("keras_elmo.sources.RunFolder", "path"): lambda: COMPAT_RUN,
     # The Keras-free twins of `keras_elmo.embed` take an exported file
-    # (`exported_bilm`, made once for the module).
+    # (the shared `fixture_onnx`, asked for by the test that needs it).
     ("elmo_core.embedding_files.embed", "source"): lambda: _EXPORTED[0],
     ("elmo_core.embedding_files.dump_token_embeddings", "source"): (
         lambda: _EXPORTED[0]
     ),
 }
 _EXPORTED = []
-
-
-@pytest.fixture(scope="module")
-def exported_bilm(tmp_path_factory):
-    """The test biLM as an ONNX file, the twins' source."""
-    import keras_elmo.export
-
-    path = str(tmp_path_factory.mktemp("exported") / "fixture.onnx")
-    keras_elmo.export.to_onnx(_test_bilm(), path)
-    _EXPORTED[:] = [path]
-    return path
 
 
 def _argument_companion(label, name):
@@ -559,7 +548,7 @@ def test_public_callables_take_wrong_values(
     function, label, workplace, request
 ):
     if (label, "source") in ARGUMENT_COMPANIONS:
-        request.getfixturevalue("exported_bilm")
+        _EXPORTED[:] = [str(request.getfixturevalue("fixture_onnx"))]
     parameters = _parameters(function)
     probe, wrong = _call_arguments(
         label, parameters, lambda name: None, target=None

@@ -16,6 +16,16 @@ pages.
 - Proteins (docs/proteins.md): one residue a token, per-residue and
   per-protein vectors of a SeqVec-style biLM, by the command and by the
   page's Python recipe, in two processes.
+- FASTA with SeqVec (docs/proteins.md): SeqVec's files downloaded by the
+  page's command from its URLs (served here from a local copy through a
+  mirror), the page's FASTA file embedded with the URLs as the biLM
+  without a network, and its per-protein vectors read back by the page's
+  code.
+- A small ELMo in an Android app (keras.md, deploy.md): the page's
+  tagger saved and exported whole to int8 LiteRT by the command; raw
+  sentences split and turned into ids by the Java classes of
+  `examples/device/`; the file fed those ids by the input name it
+  carries, in a process without TensorFlow, tags as Keras's.
 - Deploy to a phone (getting-started.md's third path, deploy.md): export
   an int8 LiteRT file, check it with `keras-elmo embed --model FILE`,
   and run it with `LiteRTBiLM` in a process without TensorFlow.
@@ -32,6 +42,9 @@ import h5py
 import numpy as np
 import pytest
 
+from tests import device_java
+from tests.docs_blocks import blocks
+from tests.docs_blocks import read_page
 from tests.helpers import MODEL_DIR
 from tests.helpers import ROOT
 from tests.helpers import TINY_TRAIN_FLAGS
@@ -97,6 +110,9 @@ def test_raw_text_to_a_bilm_that_embeds_raw_sentences(tmp_path):
         "corpus/valid.txt.gz", "--build-vocab", "--output", "run", *TINY,
         "--steps", "2", "--quiet",
     )  # fmt: skip
+    assert "perplexity" in _command(
+        folder, "evaluate", "--model", "run", "--data", "corpus/valid.txt.gz"
+    )
     _command(
         folder, "export-weights", "--model", "run", "--output", "run/export"
     )
@@ -308,6 +324,148 @@ def test_per_residue_and_per_protein_vectors(tmp_path):
             assert per_residue.shape[:2] == (3, len(seq))
             per_protein = per_residue.sum(axis=0).mean(axis=0)
             np.testing.assert_allclose(per_protein, recipe[seq], atol=1e-5)
+
+
+# === FASTA with SeqVec (docs/proteins.md) ===
+
+
+def _page_block(page, language, holding):
+    """The one block of `page` in `language` whose code holds `holding`."""
+    found = [
+        b.code
+        for b in blocks(page)
+        if b.language == language and holding in b.code
+    ]
+    assert len(found) == 1, (page, holding, len(found))
+    return found[0]
+
+
+def _seqvec_urls():
+    """The two URLs of docs/proteins.md's download command."""
+    code = _page_block("docs/proteins.md", "bash", "keras-elmo download")
+    urls = [w for w in code.replace("\\\n", " ").split() if "://" in w]
+    assert [u.rsplit("/", 1)[1] for u in urls] == [
+        "options.json",
+        "weights.hdf5",
+    ]
+    return urls
+
+
+def test_fasta_to_per_protein_vectors_with_seqvec(tmp_path):
+    import urllib.parse
+
+    from tests.model_server import FILES
+    from tests.model_server import ModelServer
+
+    folder = str(tmp_path)
+    options, weights = _seqvec_urls()
+    # The page's URLs, served from 127.0.0.1 through a mirror laid out
+    # HOST/PATH (docs/loading.md): the fixture biLM stands for SeqVec.
+    files = {}
+    for url, fixture in ((options, "/m/options.json"),
+                         (weights, "/m/weights.hdf5")):  # fmt: skip
+        parts = urllib.parse.urlsplit(url)
+        files[f"/{parts.netloc}{parts.path}"] = FILES[fixture]
+    server = ModelServer(files)
+    cache = str(tmp_path / "cache")
+    try:
+        env = subprocess_env(
+            KERAS_ELMO_HOME=cache, KERAS_ELMO_MIRROR=server.url
+        )
+        printed = _step(
+            folder, "-m", "keras_elmo_cli", "download", options, weights,
+            "--quiet", env=env,
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert printed.count(": ok,") == 2, printed
+    # The FASTA file of the page, then `embed` with the URLs as the biLM:
+    # from the cache, the server gone (a fetch would fail).
+    _python(folder, _page_block("docs/proteins.md", "python", ">seq2"))
+    offline = subprocess_env(
+        KERAS_ELMO_HOME=cache, KERAS_ELMO_MIRROR=server.url
+    )
+    _step(
+        folder, "-m", "keras_elmo_cli", "embed", "--options", options,
+        "--weights", weights, "--input", "proteins.fasta", "--output",
+        "proteins.hdf5", "--quiet", env=offline,
+    )  # fmt: skip
+    read = _page_block("docs/proteins.md", "python", 'h5py.File("proteins')
+    printed = _python(folder, read).strip().splitlines()[-1]
+    assert printed == "(3, 13, 32) (3, 32)", printed
+
+
+# === A small ELMo in an Android app (keras.md, deploy.md) ===
+
+RAW_SENTENCES = ["The cat didn't sit.", '"Hello," she said (Mr. Smith-Jones).']
+
+# docs/keras.md's tagger, saved, with its Keras tags of the device rule's
+# tokens of RAW_SENTENCES.
+SAVE_KERAS_TAGGER = r"""
+import json
+from elmo_core.text.device_tokenizer import tokenize
+
+PAGE_BLOCK
+tagger.save("tagger.keras")
+raw = json.load(open("raw.json"))
+tokens = [tokenize(text) for text in raw]
+width = max(map(len, tokens))
+padded = tf.constant([t + [""] * (width - len(t)) for t in tokens])
+np.save("keras_tags.npy", keras.ops.convert_to_numpy(tagger(padded)))
+"""
+
+# The app: the exported file fed the Java classes' ids by the input name
+# the file carries; NumPy and the runtime only.
+RUN_IN_THE_APP = r"""
+import sys
+import numpy as np
+from elmo_core.runtime import LiteRTModel
+
+tagger = LiteRTModel("tagger-int8.tflite")
+print(tagger.input_names, tagger.output_names)
+(name,) = tagger.input_names
+got = tagger({name: np.load("java_ids.npy")})
+want = np.load("keras_tags.npy")
+lengths = np.load("java_lengths.npy")
+for row, n in enumerate(lengths):
+    np.testing.assert_allclose(got[row, :n], want[row, :n], atol=0.05)
+    assert (got[row, :n].argmax(-1) == want[row, :n].argmax(-1)).all()
+loaded = [m for m in ("tensorflow", "keras") if m in sys.modules]
+assert not loaded, loaded
+"""
+
+
+@pytest.mark.skipif(
+    not (device_java.JAVAC and device_java.JAVA), reason="needs a JDK"
+)
+def test_a_tagger_in_an_android_app(tmp_path):
+    from elmo_core.text.device_tokenizer import tokenize
+
+    folder = str(tmp_path)
+    # The page names the test model by its path in a clone.
+    os.symlink(os.path.join(ROOT, "tests"), tmp_path / "tests")
+    (tmp_path / "raw.json").write_text(json.dumps(RAW_SENTENCES))
+    page = _page_block("docs/keras.md", "python", "tagger = keras.Model(")
+    _python(folder, SAVE_KERAS_TAGGER.replace("PAGE_BLOCK", page))
+    export = _page_block("docs/deploy.md", "kotlin", "ElmoTokenizer")
+    assert "export-litert" in read_page("docs/deploy.md")
+    _command(
+        folder, "export-litert", "--model", "tagger.keras", "--precision",
+        "int8", "--output", "tagger-int8.tflite",
+    )  # fmt: skip
+    classes = device_java.compile_java(tmp_path / "classes")
+    tokens, ids, _ = device_java.java_tokens(classes, folder, RAW_SENTENCES)
+    assert tokens == [tokenize(text) for text in RAW_SENTENCES]
+    assert tokens[0] == ["The", "cat", "did", "n't", "sit", "."]
+    np.save(tmp_path / "java_ids.npy", ids)
+    np.save(tmp_path / "java_lengths.npy", [len(t) for t in tokens])
+    env = subprocess_env()
+    env.pop("TF_CPP_MIN_LOG_LEVEL")
+    names = _python(folder, RUN_IN_THE_APP, env=env).strip().splitlines()[-1]
+    # A keras.Input without a name, saved and loaded, and a last Dense
+    # layer: the names the page's Kotlin shows.
+    assert names == "['input_layer'] ['dense']", names
+    assert '"input_layer"' in export and '"dense"' in export
 
 
 # === Deploy to a phone (docs/getting-started.md, deploy.md) ===

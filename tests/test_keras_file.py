@@ -189,12 +189,13 @@ def test_a_config_that_names_a_source_is_refused(
     saved, tmp_path, monkeypatch, key, value
 ):
     refuse_other_hosts(monkeypatch)
-    from elmo_core.pretrained import download
+    from elmo_core.pretrained import local_files
 
     def no_download(*args, **kwargs):
         raise AssertionError("a .keras load tried to download")
 
-    monkeypatch.setattr(download, "download", no_download)
+    # Where the cache looks the downloader up.
+    monkeypatch.setattr(local_files, "download_file", no_download)
 
     def change(config):
         for embedding in hostile_files.layer_configs(config, "ELMoEmbedding"):

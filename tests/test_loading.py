@@ -335,7 +335,7 @@ def test_nothing_matches_lists_what_was_found_and_the_kinds(tmp_path):
 
 
 def test_download_classifies_as_the_loader_does(server):
-    from keras_elmo.loading import download
+    from elmo_core.pretrained import download
 
     pair = f"{server.url}/m/options.json,{server.url}/m/weights.hdf5"
     paths = download(pair, progress=False)

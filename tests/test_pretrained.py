@@ -17,7 +17,7 @@ from elmo_core import pretrained
 from elmo_core.errors import DownloadError
 from elmo_core.errors import KerasElmoError
 from elmo_core.pretrained import PresetFile
-from elmo_core.pretrained import download
+from elmo_core.pretrained import downloader
 from elmo_core.pretrained.cache import index as keras_index
 from elmo_core.pretrained.units import human_size
 from tests import hostile_files
@@ -43,7 +43,7 @@ def _local_only(monkeypatch):
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(download, "RETRY_PAUSE_SECONDS", 0.0)
+    monkeypatch.setattr(downloader, "RETRY_PAUSE_SECONDS", 0.0)
     served = ModelServer()
     for name, hashed in (("tiny", True), ("tiny-unhashed", False)):
         preset = fixture_preset(name, served.url, hashed)
@@ -75,7 +75,7 @@ def test_first_download_then_cache_hit_without_server(server, capsys):
     out = capsys.readouterr().out
     assert f"Downloading 440.3 KiB: {server.url}/m/weights.hdf5" in out
     assert not any(
-        name.endswith(download.DOWNLOAD_SUFFIX)
+        name.endswith(downloader.DOWNLOAD_SUFFIX)
         for _, _, names in os.walk(os.environ["KERAS_ELMO_HOME"])
         for name in names
     )
@@ -117,13 +117,13 @@ def test_damaged_download_without_hash_detected_by_loading(server):
 
 
 def test_damaged_every_time_gives_up_and_caches_nothing(server):
-    server.damage["/m/weights.hdf5"] = download.DOWNLOAD_ATTEMPTS
+    server.damage["/m/weights.hdf5"] = downloader.DOWNLOAD_ATTEMPTS
     with pytest.raises(DownloadError, match="does not load") as e:
         pretrained.fetch("tiny-unhashed", progress=False)
     assert server.url + "/m/weights.hdf5" in str(e.value)
     weights = _cached(server, "/m/weights.hdf5")
     assert not os.path.exists(weights)
-    assert not os.path.exists(weights + download.DOWNLOAD_SUFFIX)
+    assert not os.path.exists(weights + downloader.DOWNLOAD_SUFFIX)
     assert pretrained.cached_files("tiny-unhashed")["weights"] is None
 
 
@@ -137,12 +137,12 @@ def test_interrupted_download_resumed(server, capsys):
 
 
 def test_interrupted_download_resumes_in_the_next_call(server):
-    server.drop["/m/weights.hdf5"] = download.DOWNLOAD_ATTEMPTS
+    server.drop["/m/weights.hdf5"] = downloader.DOWNLOAD_ATTEMPTS
     with pytest.raises(DownloadError, match="closed after"):
         keras_elmo.load_bilm("tiny", progress=False)
     weights = _cached(server, "/m/weights.hdf5")
-    partial = weights + download.DOWNLOAD_SUFFIX
-    kept = download.DOWNLOAD_ATTEMPTS * server.drop_bytes
+    partial = weights + downloader.DOWNLOAD_SUFFIX
+    kept = downloader.DOWNLOAD_ATTEMPTS * server.drop_bytes
     assert os.path.getsize(partial) == kept
     assert not os.path.exists(weights)
 
@@ -186,7 +186,7 @@ def test_missing_file_and_bad_names(server):
 
 def test_progress_lines_when_not_a_terminal(server, capsys, monkeypatch):
     monkeypatch.setattr(elmo_core.progress, "LOG_INTERVAL", 0.0)
-    monkeypatch.setattr(download, "_CHUNK_BYTES", 100_000)
+    monkeypatch.setattr(downloader, "_CHUNK_BYTES", 100_000)
     pretrained.fetch("tiny")
     lines = capsys.readouterr().out.splitlines()
     progress = [line for line in lines if " of 440.3 KiB (" in line]
@@ -431,7 +431,7 @@ def test_damaged_index_is_treated_as_missing(server, capsys):
 @pytest.fixture
 def pauses(monkeypatch):
     recorded = []
-    monkeypatch.setattr(download, "_sleep", recorded.append)
+    monkeypatch.setattr(downloader, "_sleep", recorded.append)
     return recorded
 
 
@@ -460,16 +460,16 @@ def test_retry_after_beyond_the_bound_and_lasting_failure(
     assert "longer than keras_elmo waits (120 s)" in str(e.value)
     assert pauses == []
 
-    attempts = download.DOWNLOAD_ATTEMPTS
+    attempts = downloader.DOWNLOAD_ATTEMPTS
     server.transient["/m/options.json"] = [(503, {})] * attempts
     with pytest.raises(DownloadError, match="HTTP 503") as e:
         pretrained.cached_file(server.url + "/m/options.json", progress=False)
     assert f"in {attempts} attempts" in str(e.value)
     assert server.count("/m/options.json") == 1 + attempts
     # The pause rule itself (not its waiting).
-    monkeypatch.setattr(download, "RETRY_PAUSE_SECONDS", 2.0)
-    assert [download._pause(k, None) for k in (1, 2, 3)] == [2.0, 4.0, 8.0]
-    assert download._pause(1, 30.0) == 30.0
+    monkeypatch.setattr(downloader, "RETRY_PAUSE_SECONDS", 2.0)
+    assert [downloader._pause(k, None) for k in (1, 2, 3)] == [2.0, 4.0, 8.0]
+    assert downloader._pause(1, 30.0) == 30.0
 
 
 # === Names: one suggestion for typos, every name tried ===
@@ -509,7 +509,7 @@ def test_cli_download_tries_every_name(server, capsys):
 def _publisher_files(prefix, preset):
     """`{server path: fixture bytes}` laid out as `preset`'s files are
     under its publisher's base URL, below `prefix`."""
-    base = pretrained.presets.PUBLISHERS["allennlp"]
+    base = pretrained.preset_table.PUBLISHERS["allennlp"]
     data = {"options": FILES["/m/options.json"]}
     data["weights"] = FILES["/m/weights.hdf5"]
     return {
@@ -711,10 +711,10 @@ def _other_weights(tmp_path):
 def _interrupted(server):
     """A call that leaves a partial download of /m/weights.hdf5; returns
     its path."""
-    server.drop["/m/weights.hdf5"] = download.DOWNLOAD_ATTEMPTS
+    server.drop["/m/weights.hdf5"] = downloader.DOWNLOAD_ATTEMPTS
     with pytest.raises(DownloadError, match="closed after"):
         pretrained.fetch("tiny-unhashed", progress=False)
-    partial = _cached(server, "/m/weights.hdf5") + download.DOWNLOAD_SUFFIX
+    partial = _cached(server, "/m/weights.hdf5") + downloader.DOWNLOAD_SUFFIX
     assert os.path.getsize(partial) > 0
     return partial
 
@@ -752,7 +752,7 @@ def test_resume_from_another_mirror_starts_over(
     if mirror is not None:
         assert _weights_requests(mirror) == [None]  # no Range
     assert not os.path.exists(partial)
-    assert not os.path.exists(partial + download.RECORD_SUFFIX)
+    assert not os.path.exists(partial + downloader.RECORD_SUFFIX)
 
 
 @pytest.mark.parametrize("checks_if_range", [True, False])
@@ -763,13 +763,13 @@ def test_resume_of_a_file_changed_on_the_server_starts_over(
     server that checks If-Range sends it whole; one that does not sends
     the rest of the new file, which the ETag gives away."""
     _interrupted(server)
-    kept = download.DOWNLOAD_ATTEMPTS * server.drop_bytes
+    kept = downloader.DOWNLOAD_ATTEMPTS * server.drop_bytes
     other = _other_weights(tmp_path)
     server.files = dict(FILES, **{"/m/weights.hdf5": other})
     server.ignore_if_range = not checks_if_range
     paths = pretrained.fetch("tiny-unhashed", progress=False)
     assert read_bytes(paths["weights"]) == other
-    after = _weights_requests(server)[download.DOWNLOAD_ATTEMPTS :]
+    after = _weights_requests(server)[downloader.DOWNLOAD_ATTEMPTS :]
     expected = [f"bytes={kept}-"] + ([] if checks_if_range else [None])
     assert after == expected
 
@@ -778,7 +778,7 @@ def test_partial_download_without_a_record_starts_over(server, tmp_path):
     """A partial file from an older keras_elmo (or whose record was lost)
     cannot be checked, so it is not continued."""
     partial = _interrupted(server)
-    os.remove(partial + download.RECORD_SUFFIX)
+    os.remove(partial + downloader.RECORD_SUFFIX)
     paths = pretrained.fetch("tiny-unhashed", progress=False)
     assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
     assert _weights_requests(server)[-1] is None
@@ -787,7 +787,7 @@ def test_partial_download_without_a_record_starts_over(server, tmp_path):
 def test_resume_of_the_same_object_continues(server):
     """Same source, same ETag: the rest only, with If-Range."""
     _interrupted(server)
-    kept = download.DOWNLOAD_ATTEMPTS * server.drop_bytes
+    kept = downloader.DOWNLOAD_ATTEMPTS * server.drop_bytes
     paths = pretrained.fetch("tiny-unhashed", progress=False)
     assert read_bytes(paths["weights"]) == FILES["/m/weights.hdf5"]
     assert _weights_requests(server)[-1] == f"bytes={kept}-"
@@ -858,7 +858,7 @@ def test_damaged_archive_member_is_neither_unpacked_nor_recorded(
 
     monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
     # Each damaged copy is downloaded again: no pauses between attempts.
-    monkeypatch.setattr(download, "RETRY_PAUSE_SECONDS", 0.0)
+    monkeypatch.setattr(downloader, "RETRY_PAUSE_SECONDS", 0.0)
     mirror = tmp_path / "nlpl"
     mirror.mkdir()
     archive = _damaged_efml_zip(str(mirror / "144.zip"), damage)
@@ -881,7 +881,7 @@ def test_a_truncated_archive_from_a_mirror_is_said_so_and_not_unpacked(
     import zipfile
 
     monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(download, "RETRY_PAUSE_SECONDS", 0.0)
+    monkeypatch.setattr(downloader, "RETRY_PAUSE_SECONDS", 0.0)
     whole = io.BytesIO()
     with zipfile.ZipFile(whole, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in _efml_members().items():

@@ -41,18 +41,10 @@ def bilm():
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    """float32 exports written by the CLI (which the tests below load)."""
-    root = tmp_path_factory.mktemp("runtime")
-    paths = {
-        "onnx": str(root / "bilm.onnx"),
-        "litert": str(root / "bilm.tflite"),
-    }
-    for runtime, path in paths.items():
-        argv = [f"export-{runtime}", "--options", OPTIONS, "--weights"]
-        argv += [WEIGHTS, "--output", path]
-        assert main(argv) == 0
-    return paths
+def files(fixture_onnx, fixture_litert):
+    """float32 exports written by the CLI (the shared ones of conftest.py,
+    read only), which the tests below load."""
+    return {"onnx": fixture_onnx, "litert": fixture_litert}
 
 
 @pytest.mark.parametrize("runtime", sorted(RUNTIMES))

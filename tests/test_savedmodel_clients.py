@@ -23,9 +23,9 @@ SENTENCES = ["the cat sat", "a dog barks loudly", "hello", ""]
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("hub") / "elmo")
-    return export_savedmodel(keras_elmo.load_bilm(OPTIONS, WEIGHTS), path)
+def saved(fixture_savedmodel):
+    """The shared SavedModel of the fixture biLM (conftest.py)."""
+    return fixture_savedmodel
 
 
 # Runs where keras_elmo cannot be imported: TensorFlow, tensorflow_hub and
@@ -174,7 +174,7 @@ def test_keras_layer_frozen_and_on_tokens(saved):
 def test_int64_lengths_equal_int32_and_are_checked(tmp_path):
     path = str(tmp_path / "cached")
     bilm = keras_elmo.load_bilm(OPTIONS, WEIGHTS)
-    export_savedmodel(bilm, path, vocabulary=["<S>", "</S>", "the", "cat"])
+    export_savedmodel(bilm, path, cache_vocab=["<S>", "</S>", "the", "cat"])
     module = tf.saved_model.load(path)
     tokens = tf.constant([["the", "cat", ""], ["cat", "", ""]])
     ids = tf.constant([[2, 3, 0], [3, 0, 0]])

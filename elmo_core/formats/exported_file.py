@@ -186,6 +186,25 @@ def _check_metadata_values(info, path, command):
         ) from None
 
 
+def fixed_batch(info, path):
+    """The batch size a file takes (`export_options.batch_size`: 1 for a
+    LiteRT file whose LSTMs run fused, which the runtime feeds a row at
+    a time), or None for any; checked, as the file is untrusted."""
+    size = info["export_options"].get("batch_size")
+    if size is None:
+        return None
+    try:
+        return check_integer(
+            size, where="`export_options.batch_size`", minimum=1, maximum=1
+        )
+    except KerasElmoError as error:
+        raise KerasElmoError(
+            f"{path}: its keras_elmo metadata is damaged "
+            f"({error.message.rstrip('.')}); export it again.",
+            received=error.received,
+        ) from None
+
+
 def expected_signature(info):
     """`(inputs, outputs)` of the file that metadata `info` describes:
     each `{name: (dtype name, shape)}`, None for a dynamic size."""

@@ -1,6 +1,6 @@
-"""The exported whole model: what `keras_elmo.export.to_onnx(model, ...)`
-and `to_litert(model, ...)` write into an ONNX or LiteRT file of a Keras
-model holding ELMo, and `elmo_core.runtime.ONNXModel` / `LiteRTModel`
+"""The exported whole model: what `keras_elmo.export.export_onnx(model,
+...)` and `export_litert(model, ...)` write into an ONNX or LiteRT file of
+a Keras model holding ELMo, and `elmo_core.runtime.ONNXModel` / `LiteRTModel`
 read back. NumPy only (no TensorFlow), so that the runtime imports it.
 
 The file is one function of the model's inputs, by name, to its outputs,

@@ -1,14 +1,17 @@
 """Pretrained biLMs by name or URL, downloaded once into a local cache.
 
-`PRESETS` is the one table of published models; `get_preset` the one place
-that turns a name into a preset (and suggests close names for a typo). A
+`PRESETS` is the one table of published models (`preset_table.py`);
+`get_preset` the one place that turns a name into a preset (and suggests
+close names for a typo); `presets()` lists them with what the cache holds
+(`keras-elmo presets`), and `download` fetches them ahead of use
+(`keras-elmo download`, `remote.py`). A
 preset name, or an `http(s)://` URL of one file, given to
 `keras_elmo.load_bilm`, `ELMoEmbedding` or the command line is resolved
 here to local files: they are downloaded on first use into the cache
 directory and read from there afterwards, without network.
 
 A download is resumable (HTTP `Range`), retried with back-off on transient
-answers (`download.py`), written atomically (the cached name appears only
+answers (`downloader.py`), written atomically (the cached name appears only
 when the file is complete and verified) and verified: its size, its
 SHA-256 where the table records one, that it is not an HTML page, and that
 it loads (the JSON parses, the HDF5 file opens and every dataset reads,
@@ -33,6 +36,7 @@ from elmo_core.pretrained.cache import cache_dir
 from elmo_core.pretrained.cache import cache_path
 from elmo_core.pretrained.cache import check_url_scheme
 from elmo_core.pretrained.cache import is_url
+from elmo_core.pretrained.listing import presets
 from elmo_core.pretrained.local_files import cached_file
 from elmo_core.pretrained.local_files import cached_files
 from elmo_core.pretrained.local_files import fetch
@@ -40,10 +44,11 @@ from elmo_core.pretrained.local_files import local_file
 from elmo_core.pretrained.mirror import MIRROR_VARIABLE
 from elmo_core.pretrained.mirror import mirror_url
 from elmo_core.pretrained.mirror import set_mirror
-from elmo_core.pretrained.presets import PRESETS
-from elmo_core.pretrained.presets import Preset
-from elmo_core.pretrained.presets import PresetFile
-from elmo_core.pretrained.presets import get_preset
+from elmo_core.pretrained.preset_table import PRESETS
+from elmo_core.pretrained.preset_table import Preset
+from elmo_core.pretrained.preset_table import PresetFile
+from elmo_core.pretrained.preset_table import get_preset
+from elmo_core.pretrained.remote import download
 
 __all__ = [
     "CACHE_VARIABLE",
@@ -56,10 +61,12 @@ __all__ = [
     "cached_file",
     "cached_files",
     "check_url_scheme",
+    "download",
     "fetch",
     "get_preset",
     "is_url",
     "local_file",
     "mirror_url",
+    "presets",
     "set_mirror",
 ]

@@ -6,7 +6,7 @@ import os
 from elmo_core.pretrained.cache import CACHE_VARIABLE
 from elmo_core.pretrained.cache import cache_dir
 from elmo_core.pretrained.cache import cache_path
-from elmo_core.pretrained.download import DOWNLOAD_SUFFIX
+from elmo_core.pretrained.downloader import DOWNLOAD_SUFFIX
 from elmo_core.pretrained.mirror import MIRROR_VARIABLE
 from elmo_core.pretrained.mirror import describe_mirror
 from elmo_core.pretrained.mirror import mirror_url

@@ -5,7 +5,7 @@ import os
 
 from elmo_core.errors import DownloadError
 from elmo_core.files.paths import check_path
-from elmo_core.pretrained import presets
+from elmo_core.pretrained import preset_table
 from elmo_core.pretrained.advice import unavailable_message
 from elmo_core.pretrained.archive import unpack
 from elmo_core.pretrained.cache import MISSING
@@ -15,8 +15,8 @@ from elmo_core.pretrained.cache import check_url_scheme
 from elmo_core.pretrained.cache import index
 from elmo_core.pretrained.cache import is_url
 from elmo_core.pretrained.cache import local_path
-from elmo_core.pretrained.download import Unreachable
-from elmo_core.pretrained.download import download
+from elmo_core.pretrained.downloader import Unreachable
+from elmo_core.pretrained.downloader import download_file
 from elmo_core.pretrained.verify import file_problem
 from elmo_core.pretrained.verify import sha256
 
@@ -52,7 +52,7 @@ def cached_file(url, expected=None, progress=True, command=None, verify=False):
     >>> found == path
     True
     """
-    expected = expected or presets.known_file(url)
+    expected = expected or preset_table.known_file(url)
     target = local_path(url, expected)
     problem = cache_problem(url, target, expected, verify)
     if problem is None:
@@ -78,7 +78,7 @@ def _obtain(url, expected, target, problem, progress):
         if file_problem(path, expected, digest) is not None:
             digest = None
     if digest is None:
-        digest = download(url, path, expected, progress)
+        digest = download_file(url, path, expected, progress)
     entry = index.file_entry(os.path.getsize(path), digest)
     if expected.extract:
         entry["members"] = unpack(path, target)
@@ -143,7 +143,7 @@ def fetch(preset, progress=True, verify=False):
     >>> sorted(paths)
     ['options', 'weights']
     """
-    preset = presets.preset_for(preset, "preset")
+    preset = preset_table.preset_for(preset, "preset")
     paths, missing, failures, offline = {}, [], [], None
     for role, record in preset.files.items():
         target = local_path(record.url, record)
@@ -187,7 +187,7 @@ def cached_files(preset):
     ...     elmo_core.pretrained.cached_files("original")
     {'options': None, 'weights': None}
     """
-    preset = presets.preset_for(preset, "preset")
+    preset = preset_table.preset_for(preset, "preset")
     paths = {}
     for role, record in preset.files.items():
         path = local_path(record.url, record)

@@ -23,7 +23,7 @@ import re
 import urllib.parse
 
 from elmo_core.errors import KerasElmoError
-from elmo_core.pretrained.presets import PUBLISHERS
+from elmo_core.pretrained.preset_table import PUBLISHERS
 
 MIRROR_VARIABLE = "KERAS_ELMO_MIRROR"
 # A single base for every host (the `BASE` form above).

@@ -1,12 +1,12 @@
 """Run exported biLMs and models without TensorFlow: ONNX Runtime and
 LiteRT.
 
-`ONNXBiLM` runs a biLM's file from `keras_elmo.export.to_onnx` (or
-`keras-elmo export-onnx`), `LiteRTBiLM` one from `to_litert` (`keras-elmo
-export-litert`). Both take token lists (or character ids from
+`ONNXBiLM` runs a biLM's file from `keras_elmo.export.export_onnx` (or
+`keras-elmo export-onnx`), `LiteRTBiLM` one from `export_litert`
+(`keras-elmo export-litert`). Both take token lists (or character ids from
 `batch_to_ids`) and return the dict of `keras_elmo.layers.BiLM`, as NumPy
 arrays. `ONNXModel` and `LiteRTModel` run the file of a whole Keras model
-holding ELMo (a tagger: `to_onnx(model, ...)`, `keras-elmo export-onnx
+holding ELMo (a tagger: `export_onnx(model, ...)`, `keras-elmo export-onnx
 --model tagger.keras`): they take the model's inputs by name, token lists
 where the model took string tokens, and return its outputs. This package
 imports neither TensorFlow nor Keras: it needs NumPy and the runtime (`pip

@@ -10,12 +10,10 @@ from elmo_core.characters import batch_to_ids
 from elmo_core.errors import Described
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import tensor
-from elmo_core.errors.blame import about
-from elmo_core.files.paths import check_input_file
-from elmo_core.files.paths import check_path
 from elmo_core.formats.exported_file import MASK_NAME
 from elmo_core.formats.exported_file import MIX_NAME
 from elmo_core.formats.exported_file import layer_name
+from elmo_core.runtime.runtime_file import RuntimeFile
 
 
 class CharacterInputs:
@@ -88,9 +86,9 @@ def bilm_outputs(named, num_layers, projection_dim):
     return outputs
 
 
-class ExportedBiLM:
-    """What `ONNXBiLM` and `LiteRTBiLM` share: the file check, the
-    attributes read from the metadata, the call and the repr.
+class ExportedBiLM(RuntimeFile):
+    """What `ONNXBiLM` and `LiteRTBiLM` share: the file (`RuntimeFile`),
+    the attributes read from the metadata, the call and the repr.
 
     An exported biLM takes what `keras_elmo.layers.BiLM` takes (character
     ids, or token lists, which it converts with
@@ -110,27 +108,17 @@ class ExportedBiLM:
         metadata: dict. The options the file was exported with.
         num_layers, projection_dim, precision: from the metadata.
 
-    A subclass loads its runtime in `_load(path, num_threads)` (after
-    `_check_file`, ending with `_read_metadata`) and runs one batch of ids
-    in `_run`; what goes wrong loading is about `path`.
+    A subclass opens the file with its runtime (`RuntimeFile._open`) and
+    runs one batch of ids in `_run`.
     """
 
     stateful = False
     encoder = CharacterInputs()
-    kind = None  # exported_file.ONNX, exported_file.LITERT
 
-    def __init__(self, path, num_threads=None):
-        with about("path"):
-            self._load(path, num_threads)
-
-    def _check_file(self, path):
-        path = check_path(path, "path")
-        return check_input_file(
-            path,
-            "Model file",
-            expected=f"a {self.kind.suffix} file written by keras-elmo "
-            f"{self.kind.command}",
-            argument="path",
+    def _expected(self):
+        return (
+            f"a {self.kind.suffix} file written by keras-elmo "
+            f"{self.kind.command}"
         )
 
     def _read_metadata(self, path, metadata):

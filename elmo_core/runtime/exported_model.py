@@ -1,7 +1,7 @@
 """`ExportedModel`, what `ONNXModel` and `LiteRTModel` share: a whole
 Keras model holding ELMo (a tagger, a classifier), exported with
-`keras_elmo.export.to_onnx(model, ...)` or `to_litert(model, ...)`, run
-on words without TensorFlow.
+`keras_elmo.export.export_onnx(model, ...)` or `export_litert(model,
+...)`, run on words without TensorFlow.
 
 The file takes ids where the Keras model took string tokens (see
 `elmo_core.formats.exported_model`); here each input is turned back into
@@ -15,14 +15,14 @@ taken too; other inputs are checked against the file's dtype and shape.
 import numpy as np
 
 from elmo_core.errors import KerasElmoError
-from elmo_core.files.paths import check_input_file
-from elmo_core.files.paths import check_path
 from elmo_core.formats.exported_model import ARRAY
 from elmo_core.formats.exported_model import CHARACTERS
+from elmo_core.formats.exported_model import expected_signature
 from elmo_core.ids.host_ids import host_inputs
 from elmo_core.ids.vocabulary import check_vocabulary
 from elmo_core.runtime.exported_bilm import CharacterInputs
 from elmo_core.runtime.exported_bilm import character_ids
+from elmo_core.runtime.runtime_file import RuntimeFile
 
 
 class WordInputs:
@@ -119,22 +119,40 @@ def _shown(shape):
     return "(" + ", ".join("?" if n is None else str(n) for n in shape) + ")"
 
 
-class ExportedModel:
-    """What `ONNXModel` and `LiteRTModel` share: the file check, the
-    inputs and outputs read from the metadata, the call and the repr. A
-    subclass loads its runtime in `__init__` (after `_check_file`, ending
-    with `_read_metadata`) and runs one batch in `_run`."""
+class ExportedModel(RuntimeFile):
+    """What `ONNXModel` and `LiteRTModel` share: the file (`RuntimeFile`),
+    the inputs and outputs read from the metadata, the call and the repr.
 
-    kind = None  # exported_file.ONNX, exported_file.LITERT
+    An exported model takes what the Keras model takes, by input name,
+    with token lists (or NumPy string arrays, `""` for padding) where the
+    model took string tokens: it computes their ids with NumPy as
+    `ELMoEmbedding` does in the graph. It returns the model's outputs as
+    NumPy arrays, in the model's structure (one array, a list or a dict).
 
-    def _check_file(self, path):
-        return check_input_file(
-            check_path(path, "path"),
-            "Model file",
-            expected=f"a {self.kind.suffix} file written by keras_elmo."
-            f"export.to_{self.kind.name}(model, ...)",
-            argument="path",
+    Call arguments:
+        inputs: a dict `{input name: value}`; for a model of one input,
+            the value itself; for a model of a list of inputs, a list.
+
+    Returns:
+        The model's outputs.
+
+    Attributes:
+        metadata: dict. The file's metadata (inputs, outputs, options).
+        input_names, output_names: lists of str.
+        precision: str.
+
+    A subclass opens the file with its runtime (`RuntimeFile._open`) and
+    runs one batch in `_run`.
+    """
+
+    def _expected(self):
+        return (
+            f"a {self.kind.suffix} file written by keras_elmo.export."
+            f"export_{self.kind.name}(model, ...)"
         )
+
+    def _signature(self, metadata):
+        return expected_signature(metadata)
 
     def _read_metadata(self, path, metadata):
         self.path = path

@@ -7,10 +7,9 @@ import struct
 import numpy as np
 
 from elmo_core.errors import KerasElmoError
-from elmo_core.errors import check_threads
 from elmo_core.formats.exported_file import LITERT
 from elmo_core.formats.exported_file import METADATA_KEY
-from elmo_core.formats.exported_file import check_signature
+from elmo_core.formats.exported_file import fixed_batch
 from elmo_core.formats.exported_file import parse_metadata
 from elmo_core.runtime.exported_bilm import ExportedBiLM
 
@@ -51,6 +50,26 @@ def signature(runner):
     )
 
 
+def run_runner(interpreter, runner, feeds, by_rows):
+    """`runner` on `feeds` (`{input name: array}`, the batch first); with
+    `by_rows`, on each row in turn, stacked: a file of batch size 1 (its
+    LSTMs fused). The fused kernel keeps its state in variables between
+    calls, so each row starts from reset ones (zeros), as every sentence
+    does."""
+    if not by_rows:
+        return runner(**feeds)
+    results = []
+    for row in range(len(next(iter(feeds.values())))):
+        interpreter.reset_all_variables()
+        results.append(
+            runner(**{k: x[row : row + 1] for k, x in feeds.items()})
+        )
+    return {
+        name: np.concatenate([result[name] for result in results])
+        for name in results[0]
+    }
+
+
 def read_file_metadata(path):
     """The keras_elmo metadata text of the `.tflite` file `path` (checked
     to exist), or None; refuses a file that is not one."""
@@ -66,6 +85,9 @@ def open_runner(path, num_threads):
     _check_complete(path, schema)
     try:
         interpreter = Interpreter(model_path=path, num_threads=num_threads)
+        # Allocated before the runner (which holds the tensors): then
+        # variables, a fused LSTM's state, can be reset (`run_runner`).
+        interpreter.allocate_tensors()
         return interpreter, interpreter.get_signature_runner()
     except (ValueError, RuntimeError) as error:
         raise KerasElmoError(
@@ -73,6 +95,18 @@ def open_runner(path, num_threads):
             f"({str(error).strip()[:300]}); export it again with "
             "keras-elmo export-litert."
         ) from None
+
+
+def open_litert(path, num_threads, parse):
+    """`(interpreter, runner, metadata)` of the `.tflite` file `path`: its
+    keras_elmo metadata read and parsed (`parse(text, path, LITERT)`)
+    first, so that a damaged file, or one that is not ours, is refused
+    before the interpreter opens it (`open_runner`); and whether a batch
+    runs row by row (`run_runner`: a file of fixed batch size)."""
+    metadata = parse(read_file_metadata(path), path, LITERT)
+    interpreter, runner = open_runner(path, num_threads)
+    by_rows = fixed_batch(metadata, path) is not None
+    return interpreter, runner, metadata, by_rows
 
 
 def read_metadata(path, schema):
@@ -149,16 +183,17 @@ class LiteRTBiLM(ExportedBiLM):
     thread-safe (the interpreter holds its tensors); use one per thread.
 
     Args:
-        path: str. A `.tflite` file from `keras_elmo.export.to_litert`.
+        path: str. A `.tflite` file from `keras_elmo.export.export_litert`.
         num_threads: int or None. Threads of one call; None lets LiteRT
             choose. Defaults to `None`.
 
     Example:
 
     >>> import os, tempfile
+    >>> import keras_elmo.export  # the export needs TensorFlow
     >>> path = os.path.join(tempfile.mkdtemp(), "elmo-int8.tflite")
     >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.to_litert(bilm, path, precision="int8")
+    >>> _ = keras_elmo.export.export_litert(bilm, path, precision="int8")
     >>> elmo = elmo_core.runtime.LiteRTBiLM(path)
     >>> elmo.precision, elmo.num_layers, elmo.projection_dim
     ('int8', 2, 16)
@@ -168,13 +203,12 @@ class LiteRTBiLM(ExportedBiLM):
 
     kind = LITERT
 
-    def _load(self, path, num_threads):
-        num_threads = check_threads(num_threads)
-        path = self._check_file(path)
-        metadata = parse_metadata(read_file_metadata(path), path, self.kind)
-        self.interpreter, self.runner = open_runner(path, num_threads)
-        check_signature(path, metadata, *signature(self.runner), self.kind)
-        self._read_metadata(path, metadata)
+    def _open(self, path, num_threads):
+        self.interpreter, self.runner, metadata, self._by_rows = open_litert(
+            path, num_threads, parse_metadata
+        )
+        return metadata, signature(self.runner)
 
     def _run(self, ids):
-        return self.runner(**{self._input: ids})
+        feeds = {self._input: ids}
+        return run_runner(self.interpreter, self.runner, feeds, self._by_rows)

@@ -2,10 +2,8 @@
 Runtime (no TensorFlow)."""
 
 from elmo_core.errors import KerasElmoError
-from elmo_core.errors import check_threads
 from elmo_core.formats.exported_file import METADATA_KEY
 from elmo_core.formats.exported_file import ONNX
-from elmo_core.formats.exported_file import check_signature
 from elmo_core.formats.exported_file import parse_metadata
 from elmo_core.runtime.exported_bilm import ExportedBiLM
 
@@ -93,7 +91,7 @@ class ONNXBiLM(ExportedBiLM):
     outputs and attributes are documented there.
 
     Args:
-        path: str. A `.onnx` file from `keras_elmo.export.to_onnx`.
+        path: str. A `.onnx` file from `keras_elmo.export.export_onnx`.
         num_threads: int or None. Threads of one call (ONNX Runtime's
             intra-op threads); None lets ONNX Runtime choose. Defaults to
             `None`.
@@ -101,9 +99,10 @@ class ONNXBiLM(ExportedBiLM):
     Example:
 
     >>> import os, tempfile
+    >>> import keras_elmo.export  # the export needs TensorFlow
     >>> path = os.path.join(tempfile.mkdtemp(), "elmo.onnx")
     >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.to_onnx(bilm, path)
+    >>> _ = keras_elmo.export.export_onnx(bilm, path)
     >>> elmo = elmo_core.runtime.ONNXBiLM(path, num_threads=1)
     >>> out = elmo([["The", "cat", "sat"], ["Hello"]])
     >>> out["layer_outputs"][2].shape, out["mask"].tolist()[1]
@@ -116,14 +115,10 @@ class ONNXBiLM(ExportedBiLM):
 
     kind = ONNX
 
-    def _load(self, path, num_threads):
-        num_threads = check_threads(num_threads)
-        path = self._check_file(path)
+    def _open(self, path, num_threads):
         self.session, text = open_session(path, num_threads)
-        metadata = parse_metadata(text, path, self.kind)
-        check_signature(path, metadata, *signature(self.session), self.kind)
-        self._read_metadata(path, metadata)
         self._outputs = [o.name for o in self.session.get_outputs()]
+        return parse_metadata(text, path, self.kind), signature(self.session)
 
     def _run(self, ids):
         values = self.session.run(self._outputs, {self._input: ids})

@@ -71,7 +71,8 @@ def check_size_value(name, value, where=None):
 
 
 # The value of each size argument that a size leaves out: `BiLM`'s defaults
-# (the published original ELMo's; tests/test_bilm.py checks the two agree).
+# (the published original ELMo's; tests/test_bilm.py checks that they are
+# those of `BiLM` and its character encoder).
 BILM_DEFAULTS = dict(
     units=4096,
     projection_dim=512,

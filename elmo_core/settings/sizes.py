@@ -43,6 +43,18 @@ SIZES = {
         units=96,
         projection_dim=48,
     ),
+    # The `lstm` student kind's: `tiny`'s character layers and plain
+    # LSTMs (no projection, no clips), which the device runtimes run as
+    # their fused LSTM kernels (`elmo_core.settings.distillation`).
+    "tiny-lstm": dict(
+        _PUBLISHED,
+        filters=[[1, 16], [2, 16], [3, 32], [4, 64], [5, 64]],
+        num_highway_layers=1,
+        units=96,
+        projection_dim=96,
+        cell_clip=None,
+        proj_clip=None,
+    ),
     "cpu": dict(
         _PUBLISHED,
         filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]],

@@ -14,6 +14,7 @@ from elmo_core.errors import check_number
 from elmo_core.settings.batches import check_batch_budget
 from elmo_core.settings.batches import check_window_length
 from elmo_core.settings.distillation import check_distillation
+from elmo_core.settings.distillation import check_student_size
 from elmo_core.settings.sizes import check_bilm_size
 from elmo_core.text.lines import ON_BAD_LINE
 
@@ -123,6 +124,7 @@ class TrainingConfig:
             check_window_length(self.window_length, self.tokens_per_batch)
         if self.distill is not None:
             self.distill = check_distillation(self.distill, self.window_length)
+            check_student_size(self.distill["student_kind"], self.bilm)
 
     def to_json(self):
         return dataclasses.asdict(self)

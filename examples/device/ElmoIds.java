@@ -145,7 +145,7 @@ public final class ElmoIds {
     }
 
     // The tokens of a line, split where Python's str.split() splits.
-    private static String[] splitWhitespace(String line) {
+    static String[] splitWhitespace(String line) {
         List<String> tokens = new ArrayList<>();
         StringBuilder token = new StringBuilder();
         for (int i = 0; i < line.length(); ) {

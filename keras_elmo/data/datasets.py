@@ -321,6 +321,30 @@ def _check_type(value, kind, argument, words):
         )
 
 
+def _token_batches_from(scan, seed, shuffle, pad_to_bucket, repeat, start):
+    """The batches of string tokens from global step `start` on (whole
+    epochs skipped, then the batches seen of the current one): epochs
+    without end with `repeat`, else the rest of one epoch, of known
+    length."""
+    start_epoch, skip = divmod(start, scan.steps_per_epoch)
+    if repeat:
+        epochs = tf.data.Dataset.counter(start_epoch)
+    else:
+        epochs = tf.data.Dataset.range(start_epoch, start_epoch + 1)
+    batches = epochs.flat_map(
+        lambda epoch: _token_batches(scan, seed, epoch, shuffle, pad_to_bucket)
+    )
+    # Skipping happens before the costly character ids and lookups.
+    batches = batches.skip(skip)
+    if not repeat:
+        # The exact count lets Keras see the end coming (no "ran out of
+        # data" warning from evaluate).
+        batches = batches.apply(
+            tf.data.experimental.assert_cardinality(scan.steps_per_epoch - skip)
+        )
+    return batches
+
+
 def lm_dataset(
     scan,
     vocabulary,
@@ -383,22 +407,9 @@ def lm_dataset(
     pad_to_bucket = check_flag(pad_to_bucket, "pad_to_bucket")
     start_step = check_integer(start_step, "start_step", minimum=0)
     table = lookup_table(vocabulary)
-    start_epoch, skip = divmod(start_step, scan.steps_per_epoch)
-    if repeat:
-        epochs = tf.data.Dataset.counter(start_epoch)
-    else:
-        epochs = tf.data.Dataset.range(start_epoch, start_epoch + 1)
-    batches = epochs.flat_map(
-        lambda epoch: _token_batches(scan, seed, epoch, shuffle, pad_to_bucket)
+    batches = _token_batches_from(
+        scan, seed, shuffle, pad_to_bucket, repeat, start_step
     )
-    # Skipping happens before the costly character ids and lookups.
-    batches = batches.skip(skip)
-    if not repeat:
-        # The exact count lets Keras see the end coming (no "ran out of
-        # data" warning from evaluate).
-        batches = batches.apply(
-            tf.data.experimental.assert_cardinality(scan.steps_per_epoch - skip)
-        )
     batches = batches.map(
         lambda tokens: make_lm_batch(
             tokens,

@@ -14,6 +14,12 @@ in the biLM graph would need Flex ops, and are traced differently here:
 - distinct-token deduplication (`UniqueV2`) has no builtin equivalent, so
   the export encodes every token.
 
+With `fused_lstm` (by default for a biLM of plain LSTMs), plain LSTMs
+are traced as the tagged function the converter turns into its fused
+`UNIDIRECTIONAL_SEQUENCE_LSTM` (`keras_elmo.export.fused_lstm`), at a
+batch of 1 (the converter fuses only at a static batch), and the fused
+ops' cell clip, which the converter sets to 10, is removed.
+
 Precisions (the converter's own optimizations):
 
 - `"float32"`: exact to ~1e-6;
@@ -48,8 +54,13 @@ from elmo_core.formats.exported_file import check_precision
 from elmo_core.formats.exported_file import metadata_json
 from keras_elmo.export import model_function
 from keras_elmo.export import portable
+from keras_elmo.export.fused_lstm import fused_choice
+from keras_elmo.export.fused_lstm import fused_lstms
 from keras_elmo.export.keras_rnns import portable_rnns
 from keras_elmo.tensorflow_only import require_tensorflow
+
+# The batch size of a file whose LSTMs are fused: one sentence a call.
+FUSED_BATCH = 1
 
 
 def _import_litert():
@@ -88,6 +99,30 @@ def _converter(module, function, tracing, precision, directory):
     return converter
 
 
+def _packed(flatbuffers, model, size):
+    """The bytes of the flatbuffer object `model` (`schema.ModelT`)."""
+    builder = flatbuffers.Builder(size)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
+
+
+def unclipped_lstms(flatbuffers, schema, model_bytes):
+    """The model with no cell clip on its fused LSTMs: the converter
+    writes 10 (`lstm_utils.cc`), which the Keras LSTM and the biLM's plain
+    LSTMs it replaces do not have (0 is no clip to the kernel)."""
+    model = schema.ModelT.InitFromPackedBuf(model_bytes, 0)
+    fused = schema.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM
+    codes = [
+        max(code.builtinCode, code.deprecatedBuiltinCode)
+        for code in model.operatorCodes
+    ]
+    for subgraph in model.subgraphs:
+        for op in subgraph.operators:
+            if codes[op.opcodeIndex] == fused:
+                op.builtinOptions.cellClip = 0.0
+    return _packed(flatbuffers, model, len(model_bytes) + 1024)
+
+
 def add_metadata(flatbuffers, schema, model_bytes, name, value):
     """The model with `value` (bytes) stored as metadata `name`."""
     import numpy as np
@@ -102,17 +137,25 @@ def add_metadata(flatbuffers, schema, model_bytes, name, value):
     entry.buffer = len(model.buffers) - 1
     model.metadata = [m for m in model.metadata or [] if m.name != key]
     model.metadata.append(entry)
-    builder = flatbuffers.Builder(len(model_bytes) + len(value) + 1024)
-    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output())
+    return _packed(flatbuffers, model, len(model_bytes) + len(value) + 1024)
 
 
-def _bilm_module(bilm, scalar_mix):
+def _fused_options(fused):
+    """The export options that say whether the LSTMs are fused, and the
+    batch size that takes (LiteRT fuses only at a static batch)."""
+    return {"fused_lstm": fused, "batch_size": FUSED_BATCH if fused else None}
+
+
+def _bilm_module(bilm, scalar_mix, fused):
     """The traceable module of a biLM, its function, and its metadata as
     a function of the precision."""
     # No builtin op deduplicates rows (see the module docstring).
     module = portable.CharacterIdModel(
-        bilm, deduplicate_tokens=False, scalar_mix=scalar_mix, fmt=LITERT.title
+        bilm,
+        deduplicate_tokens=False,
+        scalar_mix=scalar_mix,
+        fmt=LITERT.title,
+        batch_size=FUSED_BATCH if fused else None,
     )
     has_mix = module.scalar_mix is not None
     outputs = module.output_names()
@@ -125,85 +168,69 @@ def _bilm_module(bilm, scalar_mix):
             deduplicate_tokens=False,
             scalar_mix=has_mix,
             outputs=outputs,
+            **_fused_options(fused),
         )
 
-    return module, module.embed, contextlib.nullcontext(), describe
+    tracing = fused_lstms() if fused else contextlib.nullcontext()
+    return module, module.embed, tracing, describe
 
 
-def _model_module(keras_model):
+def _model_module(keras_model, fused):
     """The traceable module of a whole Keras model holding ELMo, its
     function, and its metadata as a function of the precision."""
     module = model_function.ModelFunction(
-        keras_model, LITERT.title, deduplicate_tokens=False
+        keras_model,
+        LITERT.title,
+        deduplicate_tokens=False,
+        batch_size=FUSED_BATCH if fused else None,
     )
     summary = module.summary
 
     def describe(precision):
         return model_function.metadata(
-            summary, LITERT, precision, deduplicate_tokens=False
+            summary,
+            LITERT,
+            precision,
+            deduplicate_tokens=False,
+            **_fused_options(fused),
         )
 
-    tracing = portable_rnns(module.model, LITERT.title)
+    if fused:
+        tracing = fused_lstms(module.model, portable_loops=LITERT.title)
+    else:
+        tracing = portable_rnns(module.model, LITERT.title)
     return module, module.serve, tracing, describe
 
 
-def to_litert(model, path, precision="float32", scalar_mix=None):
-    """Writes a biLM, or a whole Keras model holding ELMo, as LiteRT.
+def to_litert(
+    model, path, precision="float32", scalar_mix=None, fused_lstm=None
+):
+    """Writes `model`, a character-input `keras_elmo.layers.BiLM` or a
+    `keras.Model` holding ELMo, as LiteRT to `path`; returns `path`.
 
-    Builtin ops only, dynamic batch and time, in the signature
-    `serving_default`.
-
-    A biLM: input `character_ids` int32 `(batch, time, 50)` (from
-    `elmo_core.runtime.batch_to_ids`); outputs `layer_0` ... `layer_L`
-    float32 `(batch, time, 2 * projection_dim)`, `mask` bool `(batch,
-    time)` and, with `scalar_mix`, `elmo`. Run it with
-    `elmo_core.runtime.LiteRTBiLM`.
-
-    A whole model (a functional or Sequential `keras.Model` with
-    `ELMoEmbedding` or `BiLM` layers, e.g. a tagger): the model's inputs
-    and outputs by name, except that a string input read by ELMo takes
-    the ids ELMo computes from the tokens (character ids, or a word-input
-    biLM's word ids; see `elmo_core.formats.exported_model`). Run it
-    with `elmo_core.runtime.LiteRTModel`, which takes the tokens.
-
-    Args:
-        model: a character-input `keras_elmo.layers.BiLM`, or a
-            `keras.Model` holding ELMo.
-        path: str. The `.tflite` file to write (atomically).
-        precision: `"float32"`, `"float16"` (float16 weights) or `"int8"`
-            (dynamic-range quantization). Defaults to `"float32"`.
-        scalar_mix: None, a built `keras_elmo.layers.ScalarMix` or a list
-            of `num_layers + 1` scalar weights: adds the output `elmo`
-            (a biLM only: a model's ELMoEmbedding holds its own mixes).
-            Defaults to `None`.
-
-    Returns:
-        `path`.
-
-    Example:
-
-    >>> import os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "elmo.tflite")
-    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.to_litert(bilm, path, scalar_mix=[0, 0, 0])
-    >>> elmo = elmo_core.runtime.LiteRTBiLM(path)
-    >>> elmo([["Hello", "world"]])["elmo"].shape
-    (1, 2, 32)
+    The writer behind `keras_elmo.export.export_litert`, which documents
+    the file and the arguments and also takes a biLM source (`path` is
+    its `output`).
     """
     require_tensorflow("The LiteRT export")
     check_precision(precision, LITERT)
     whole = model_function.is_whole_model(model, scalar_mix, LITERT.title)
     path = check_output_file(check_path(path, "path"))
+    fused = fused_choice(model, fused_lstm, whole, LITERT.title)
     flatbuffers, schema = _import_litert()
     if whole:
-        module, function, tracing, describe = _model_module(model)
+        module, function, tracing, describe = _model_module(model, fused)
     else:
-        module, function, tracing, describe = _bilm_module(model, scalar_mix)
+        module, function, tracing, describe = _bilm_module(
+            model, scalar_mix, fused
+        )
     with tempfile.TemporaryDirectory() as directory:
         converter = _converter(module, function, tracing, precision, directory)
         del module, function
         gc.collect()
         flatbuffer = converter.convert()
+    if fused:
+        flatbuffer = unclipped_lstms(flatbuffers, schema, flatbuffer)
     flatbuffer = add_metadata(
         flatbuffers,
         schema,

@@ -77,6 +77,9 @@ class ModelFunction(tf.Module):
         fmt: str. The export's name, for messages.
         deduplicate_tokens: bool. Encode each distinct token of a batch
             once (ONNX `Unique`; LiteRT has no builtin for it).
+        batch_size: int or None. A fixed batch size of every input
+            (LiteRT's fused LSTM kernels need one), or None for the
+            model's own.
 
     Attributes:
         input_names: list of str. `serve`'s arguments, in order.
@@ -90,7 +93,7 @@ class ModelFunction(tf.Module):
             `tf.Module` would wrap dicts and lists for tracking).
     """
 
-    def __init__(self, model, fmt, deduplicate_tokens):
+    def __init__(self, model, fmt, deduplicate_tokens, batch_size=None):
         super().__init__()
         clone, hosts = portable_model(model, fmt, deduplicate_tokens)
         # Not tracked: the SavedModel that the LiteRT converter reads
@@ -105,7 +108,8 @@ class ModelFunction(tf.Module):
         # Tracked as plain variables so that the converters see them.
         self.weights = [w.value for w in clone.weights]
         signature = [
-            tf.TensorSpec(x.shape, x.dtype, name=name) for name, x in named
+            tf.TensorSpec(_batch_of(x.shape, batch_size), x.dtype, name=name)
+            for name, x in named
         ]
         self.serve = tf.function(self._serve, input_signature=signature)
 
@@ -131,11 +135,18 @@ class ModelFunction(tf.Module):
         return dict(zip(self.output_names, outputs))
 
 
+def _batch_of(shape, batch_size):
+    """`shape` with its first axis `batch_size`, if that is given."""
+    if batch_size is None:
+        return shape
+    return (batch_size, *shape[1:])
+
+
 def _summary(model, clone, hosts, function):
     from keras_elmo.formats.bilm_tf import config_to_options
 
     outputs = keras.tree.flatten(clone.output)
-    bilms = {id(b): b for b in _bilms_of(model)}.values()
+    bilms = {id(b): b for b in bilms_of(model)}.values()
     inputs = [
         _input(name, x, hosts.get(name)) for name, x in named_inputs(clone)
     ]
@@ -180,7 +191,7 @@ def _structure(structure):
     return "dict"
 
 
-def _bilms_of(layer):
+def bilms_of(layer):
     """Every `BiLM` `layer` holds, an ELMoEmbedding's included."""
     from keras_elmo.layers.bilm import BiLM
 
@@ -191,7 +202,7 @@ def _bilms_of(layer):
     if inner is not None:
         yield inner
     for child in getattr(layer, "layers", None) or []:
-        yield from _bilms_of(child)
+        yield from bilms_of(child)
 
 
 def metadata(summary, kind, precision, **options):

@@ -109,13 +109,13 @@ def hoist_loop_invariants(graph):
     return removed
 
 
-def _names_read(node):
+def names_read(node):
     """Every value `node` reads: its inputs and, in its subgraphs, the
     inputs of their nodes (outer-scope references among them)."""
     names = set(node.input)
     for subgraph in _subgraphs(node):
         for inner in subgraph.node:
-            names |= _names_read(inner)
+            names |= names_read(inner)
     return names
 
 
@@ -126,7 +126,7 @@ def sort_topologically(graph):
     nodes = list(graph.node)
     producer = {name: i for i, node in enumerate(nodes) for name in node.output}
     needs = [
-        {producer[n] for n in _names_read(node) if n in producer} - {i}
+        {producer[n] for n in names_read(node) if n in producer} - {i}
         for i, node in enumerate(nodes)
     ]
     done, order = set(), []

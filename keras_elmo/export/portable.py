@@ -118,6 +118,8 @@ class CharacterIdModel(tf.Module):
         fmt: str. The export's name, for error messages.
         pad_empty_batches: bool. Run a batch without rows or positions on
             one padding row and position (for ONNX Runtime).
+        batch_size: int or None. A fixed batch size (LiteRT's fused LSTM
+            kernels need one), or None for any.
     """
 
     def __init__(
@@ -127,8 +129,12 @@ class CharacterIdModel(tf.Module):
         scalar_mix=None,
         fmt="",
         pad_empty_batches=False,
+        batch_size=None,
     ):
         super().__init__()
+        shape = (batch_size, None, MAX_CHARACTERS_PER_TOKEN)
+        signature = [tf.TensorSpec(shape, tf.int32, name=INPUT_NAME)]
+        self.embed = tf.function(self._embed, input_signature=signature)
         self.pad_empty_batches = bool(pad_empty_batches)
         self.bilm = frozen_bilm(
             bilm, deduplicate_tokens=bool(deduplicate_tokens)
@@ -140,16 +146,7 @@ class CharacterIdModel(tf.Module):
         if self.scalar_mix is not None:
             self.weights += [w.value for w in self.scalar_mix.weights]
 
-    @tf.function(
-        input_signature=[
-            tf.TensorSpec(
-                (None, None, MAX_CHARACTERS_PER_TOKEN),
-                tf.int32,
-                name=INPUT_NAME,
-            )
-        ]
-    )
-    def embed(self, character_ids):
+    def _embed(self, character_ids):
         if not self.pad_empty_batches:
             return self._outputs(character_ids)
         # ONNX Runtime returns an empty input of ReduceSum unreduced, which

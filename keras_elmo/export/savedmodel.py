@@ -1,111 +1,109 @@
-"""SavedModel export: raw text in, ELMo out, nothing of keras_elmo needed.
+"""The SavedModel export: `export_savedmodel` writes the module of
+`elmo_serving` (raw text in, the outputs of TF Hub's ELMo module out) for
+any biLM source, what `keras-elmo export-savedmodel` runs; `keras_layer`
+loads one back as a Keras layer."""
 
-The SavedModel answers with the output names of the TF Hub ELMo module:
-
-- signature `default`: input `sentences`, tf.string `[batch]`, untokenised
-  (split on whitespace in-graph);
-- signature `tokens`: inputs `tokens`, tf.string `[batch, max_len]` padded
-  with `""`, and `sequence_len`, int32 `[batch]`;
-- signature `token_ids` (only with a cached vocabulary, or for a
-  word-input biLM): inputs `token_ids`, int32 `[batch, max_len]` (rows of
-  the vocabulary), and `sequence_len`.
-
-A word-input biLM (`token_encoder="words"`) carries its vocabulary as an
-in-graph lookup table: tokens it lacks read as `<UNK>`.
-
-Each returns `word_emb` `[B, T, P]`, `lstm_outputs1` ... `lstm_outputsL`
-`[B, T, 2P]`, `elmo` `[B, T, 2P]` (the scalar mix), `default` `[B, 2P]` (the
-mean of `elmo` over the real tokens) and `sequence_len` `[B]`; positions
-past a sentence's end are zero. Everything is stateless.
-
-It is a reusable SavedModel (the TF Hub convention): the loaded object is
-callable, `obj(sentences)` or `obj({"tokens": ..., "sequence_len": ...})`,
-with a `training` argument, and carries `variables`, `trainable_variables`
-(the scalar-mix weights and `gamma`, the only variables saved as
-trainable; the biLM weights are saved frozen) and `regularization_losses`
-(none), so `hub.KerasLayer(path, trainable=True)` trains the mix. The
-entry points are also attributes (`embed_sentences`, `embed_tokens`,
-`embed_token_ids`); `__call__`, `embed_tokens` and `embed_token_ids` take
-int32 or int64 lengths, the signatures int32 (as TF Hub's module).
-"""
-
-import numbers
 import os
+import warnings
 
-import numpy as np
 import tensorflow as tf
 
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import OutputPathError
 from elmo_core.errors import check_flag
 from elmo_core.errors import check_strings
+from elmo_core.errors.blame import about
 from elmo_core.files import atomic_output
 from elmo_core.files import check_output_directory
 from elmo_core.formats.savedmodel_limits import DEFAULT_MAX_BATCH_TOKENS
-from elmo_core.ids.vocabulary import check_vocabulary
-from keras_elmo.corpus.bilm_dump import encode_tokens_in_batches
-from keras_elmo.data.word_ids import lookup_table
-from keras_elmo.data.word_ids import tokens_to_word_ids
-from keras_elmo.export.frozen_bilm import frozen_bilm
-from keras_elmo.layers.scalar_mix import ScalarMix
+from elmo_core.ids.vocabulary import Vocabulary
+from keras_elmo.export.elmo_serving import ELMoServing
+from keras_elmo.export.elmo_serving import check_max_batch_tokens
+from keras_elmo.export.model_source import MODEL_KINDS
+from keras_elmo.export.model_source import exported_model
 from keras_elmo.tensorflow_only import require_tensorflow
 
 
-def _check_max_batch_tokens(max_batch_tokens):
-    if (
-        isinstance(max_batch_tokens, bool)
-        or not isinstance(max_batch_tokens, numbers.Integral)
-        or max_batch_tokens < 1
-    ):
-        raise KerasElmoError(
-            "`max_batch_tokens` must be a positive integer: the largest "
-            "request (batch x max_len token positions) the SavedModel "
-            "serves.",
-            "max_batch_tokens",
-            received=max_batch_tokens,
-        )
-    return int(max_batch_tokens)
+def export_savedmodel(
+    model,
+    output,
+    *,
+    weights=None,
+    vocabulary=None,
+    cache_vocab=None,
+    max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
+):
+    """Writes a SavedModel that embeds raw text: signatures `default`
+    (sentences), `tokens` and, with a vocabulary, `token_ids`, returning
+    `word_emb`, `lstm_outputs1..L`, `elmo`, `default` and `sequence_len`
+    (the names of TF Hub's ELMo module; see `ELMoServing`). It runs
+    without keras_elmo installed. What `keras-elmo export-savedmodel`
+    runs.
 
+    Args:
+        model: a biLM source, as `keras_elmo.load_bilm` takes it (a
+            pretrained model name, a URL, a training run or export
+            directory, an ELMoForManyLangs folder, a `.keras` file holding
+            a biLM, or an official options.json with `weights`), or a
+            `keras_elmo.layers.BiLM`.
+        output: str. The directory to write (new or empty).
+        weights: str or None. The hdf5 weights of an options.json given
+            as `model`. Defaults to `None`.
+        vocabulary: a word-input biLM's vocabulary (a path, a list of
+            tokens or an `elmo_core.ids.Vocabulary`), which the SavedModel
+            carries: tokens it lacks read as `<UNK>`. Defaults to the one
+            the source holds (a run's, or vocab.txt beside options.json).
+            A biLM that reads characters takes none (given with a `BiLM`
+            object, it is read as `cache_vocab`, its former meaning, with
+            a `DeprecationWarning`).
+        cache_vocab: a biLM that reads characters: tokens whose embeddings
+            are computed once and stored (a file of one token a line, or a
+            list of str); they then skip the char CNN, other tokens use
+            characters, and the signature `token_ids` takes rows of it.
+            Defaults to `None`.
+        max_batch_tokens: int. The largest request served, in token
+            positions (batch x max_len); a larger one is refused. Defaults
+            to `DEFAULT_MAX_BATCH_TOKENS`.
 
-def _check_rank(tensor, name, layout):
-    """`tensor`, once checked at run time to have the rank of `layout`.
+    Returns:
+        `output`.
 
-    The signatures declare the rank, but a loaded signature still runs a
-    request of another rank (TensorFlow falls back to the raw tensors).
-    `tf.rank` would be folded to the declared rank, so the dimensions are
-    counted from the run-time shape instead.
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "elmo_savedmodel")
+    >>> _ = keras_elmo.export.export_savedmodel(
+    ...     "tests/fixtures/bilm-tf/model", path)
+    >>> elmo = tf.saved_model.load(path)  # TensorFlow only
+    >>> default = elmo.signatures["default"]
+    >>> default(sentences=tf.constant(["The cat sat ."]))["elmo"].shape
+    TensorShape([1, 4, 32])
     """
-    rank = layout.count(",") + 1
-    dimensions = tf.where(tf.shape(tensor) >= 0)
-    check = tf.debugging.assert_equal(
-        tf.shape(dimensions, out_type=tf.int32)[0],
-        rank,
-        message=f"{name} must have shape {layout} (rank {rank}); the "
-        "request's rank differs.",
+    require_tensorflow("The SavedModel export")
+    max_batch_tokens = check_max_batch_tokens(max_batch_tokens)
+    named = [v for v in (vocabulary, cache_vocab) if _is_path(v)]
+    check_output_directory(output, named, "output")
+    bilm, source = exported_model(
+        model, weights, output, check_output_directory, whole=False
     )
-    with tf.control_dependencies([check]):
-        return tf.identity(tensor)
+    _check_bilm(bilm)
+    served = _served_vocabulary(bilm, source, vocabulary, cache_vocab)
+    if os.path.isdir(output) and os.listdir(output):
+        raise OutputPathError(
+            "`output` exists and is not empty; choose a new directory for "
+            "the SavedModel.",
+            "output",
+            received=output,
+        )
+    module = ELMoServing(bilm, served, max_batch_tokens)
+    module.trace()
+    with atomic_output(output, directory=True) as temporary:
+        tf.saved_model.save(module, temporary, signatures=module.signatures())
+    return output
 
 
-# The inputs, with their ranks (`saved_model_cli show` prints them).
-SENTENCES = tf.TensorSpec([None], tf.string, name="sentences")
-TOKENS = tf.TensorSpec([None, None], tf.string, name="tokens")
-TOKEN_IDS = tf.TensorSpec([None, None], tf.int32, name="token_ids")
-# `sequence_len` dtypes: int32 (the signatures', as TF Hub's) and int64.
-LENGTHS = tuple(
-    tf.TensorSpec([None], dtype, name="sequence_len")
-    for dtype in (tf.int32, tf.int64)
-)
-
-
-def _untracked(module, name, value):
-    """Sets `module.name` without adding `value` to the object graph."""
-    object.__setattr__(module, name, value)
-
-
-def _not_trainable(next_creator, **kwargs):
-    kwargs["trainable"] = False
-    return next_creator(**kwargs)
+def _is_path(value):
+    return isinstance(value, (str, os.PathLike))
 
 
 def _check_bilm(bilm):
@@ -113,355 +111,66 @@ def _check_bilm(bilm):
 
     if not isinstance(bilm, BiLM):
         raise KerasElmoError(
-            "`bilm` must be a keras_elmo.layers.BiLM (e.g. from "
-            "keras_elmo.load_bilm).",
-            "bilm",
+            f"`model` must be {MODEL_KINDS}, or a keras_elmo.layers.BiLM.",
+            "model",
             received=bilm,
         )
 
 
-def _frozen_copy(bilm):
-    """The frozen copy of `bilm`, its TensorFlow variables saved with
-    trainable=False themselves, so that a reloading Keras layer leaves
-    them alone."""
-    with tf.variable_creator_scope(_not_trainable):
-        return frozen_bilm(bilm)
-
-
-# A plain trackable object rather than tf.Module, so that `variables` and
-# `trainable_variables` can be saved as attributes: the "reusable
-# SavedModel" convention that TF Hub's KerasLayer reads. Private: tf.Module
-# would replace it if it let those attributes be assigned.
-_Trackable = tf.__internal__.tracking.AutoTrackable
-
-
-class ELMoServing(_Trackable):
-    """The exported module (see the module docstring).
-
-    Args:
-        bilm: a `keras_elmo.layers.BiLM`.
-        vocabulary: optional list of str. Tokens whose embeddings are
-            computed once and cached; in-vocabulary tokens then skip the
-            char CNN and other tokens fall back to characters. For a
-            word-input biLM, its vocabulary (required; list, path or
-            `elmo_core.ids.Vocabulary`).
-        max_batch_tokens: int. Refuse larger requests with an error.
-
-    Example (the module before it is saved):
-
-    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> serving = keras_elmo.export.ELMoServing(bilm)
-    >>> out = serving(tf.constant(["Hello world", "Hi"]))
-    >>> out["elmo"].shape, out["sequence_len"].numpy().tolist()
-    (TensorShape([2, 2, 32]), [2, 1])
-    >>> serving.max_batch_tokens == keras_elmo.export.DEFAULT_MAX_BATCH_TOKENS
-    True
-    """
-
-    def __init__(
-        self, bilm, vocabulary=None, max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS
-    ):
-        super().__init__()
-        _check_bilm(bilm)
-        max_batch_tokens = _check_max_batch_tokens(max_batch_tokens)
-        # The Keras layers are kept out of the SavedModel's object graph
-        # (set without tracking); only their TensorFlow variables are in
-        # it, through the lists below. A tracked Keras variable is saved as
-        # a second copy of its TensorFlow variable: the restored lists then
-        # held copies that the functions did not read (no gradient reached
-        # them), and TF1 loaders (saved_model_cli run) restored one copy
-        # and read the other.
-        _untracked(self, "bilm", _frozen_copy(bilm))
-        self.num_layers = self.bilm.num_layers
-        self.max_batch_tokens = _check_max_batch_tokens(max_batch_tokens)
-        width = 2 * self.bilm.projection_dim
-        mix = ScalarMix(dtype="float32", name="elmo_scalar_mix")
-        mix.build([(None, None, width)] * (self.num_layers + 1))
-        _untracked(self, "scalar_mix", mix)
-        self.trainable_variables = [
-            mix.scalar_weights.value,
-            mix.gamma.value,
-        ]
-        self.variables = [w.value for w in self.bilm.weights]
-        self.variables += self.trainable_variables
-        self.regularization_losses = []
-        self.token_cache = None
-        self.word_lookup = None
-        self.embed_token_ids = None
-        if self.bilm.encoder.needs_vocabulary:
-            words = check_vocabulary(vocabulary, self.bilm.encoder)
-            self.word_lookup = lookup_table(words)
-            self._serve_ids(self._embed_word_ids)
-        elif vocabulary is not None:
-            vocabulary = check_strings(vocabulary, "vocabulary")
-            if len(set(vocabulary)) != len(vocabulary):
+def _served_vocabulary(bilm, source, vocabulary, cache_vocab):
+    """The vocabulary the SavedModel serves ids of (`ELMoServing`'s): a
+    word-input biLM's own (`vocabulary`, else its `source`'s), or the
+    tokens cached for a biLM that reads characters (`cache_vocab`), or
+    None."""
+    if bilm.encoder.needs_vocabulary:
+        if cache_vocab is not None:
+            raise KerasElmoError(
+                "`cache_vocab` is for biLMs that read characters; a "
+                "word-input biLM serves its own vocabulary (its table is "
+                "the cache). Drop it.",
+                "cache_vocab",
+            )
+        if vocabulary is None and source is not None:
+            vocabulary = source.read().vocabulary
+            if vocabulary is None:
                 raise KerasElmoError(
-                    "The cached vocabulary lists a token twice."
+                    f"{source.description} is a word-input biLM and no "
+                    "vocabulary was found for it (no vocab.txt beside its "
+                    "options.json); give the one it was trained with as "
+                    "`vocabulary`.",
+                    "vocabulary",
                 )
-            cache = np.concatenate(
-                list(encode_tokens_in_batches(self.bilm, vocabulary))
-                or [np.zeros((0, self.bilm.projection_dim), "float32")]
-            )
-            self.token_cache = tf.Variable(
-                cache, trainable=False, name="token_cache"
-            )
-            self.variables.append(self.token_cache)
-            self.vocabulary = tf.lookup.StaticHashTable(
-                tf.lookup.KeyValueTensorInitializer(
-                    tf.constant(vocabulary, tf.string),
-                    tf.range(len(vocabulary), dtype=tf.int32),
-                ),
-                default_value=-1,
-            )
-            # Only a module with a cache has this entry point.
-            self._serve_ids(self._embed_token_ids)
+        return vocabulary  # checked against the biLM's table
+    if vocabulary is not None:
+        cache_vocab = _former_vocabulary(bilm, source, vocabulary, cache_vocab)
+    if _is_path(cache_vocab):
+        with about("cache_vocab"):
+            return Vocabulary.from_file(cache_vocab).tokens
+    if cache_vocab is not None:
+        return check_strings(cache_vocab, "cache_vocab")
+    return None
 
-    # === Entry points (also the signatures) ===
 
-    @tf.function(input_signature=[SENTENCES])
-    def embed_sentences(self, sentences):
-        sentences = _check_rank(sentences, "sentences", "[batch]")
-        tokens = tf.strings.split(sentences)
-        lengths = tf.cast(tokens.row_lengths(), tf.int32)
-        return self._outputs(tokens.to_tensor(""), lengths)
-
-    @tf.function(input_signature=[TOKENS, LENGTHS[0]])
-    def serve_tokens(self, tokens, sequence_len):
-        tokens = _check_rank(tokens, "tokens", "[batch, max_len]")
-        sequence_len = self._check_lengths(tokens, sequence_len)
-        return self._outputs(tokens, sequence_len)
-
-    # No input signature: traced at export for int32 and int64 lengths.
-    @tf.function
-    def embed_tokens(self, tokens, sequence_len):
-        if sequence_len.dtype != tf.int32:
-            # Checked in their own dtype (a huge int64 must not wrap
-            # around), then served by the one int32 graph of the biLM.
-            tokens = _check_rank(tokens, "tokens", "[batch, max_len]")
-            sequence_len = self._check_lengths(tokens, sequence_len)
-        return self.serve_tokens(tokens, sequence_len)
-
-    @tf.function
-    def __call__(self, inputs, training=False):
-        """The reusable-SavedModel entry point (`hub.KerasLayer(path)`,
-        `hub.load(path)(x)`): `inputs` is a tf.string `[batch]` of
-        sentences, or a dict of `tokens` and `sequence_len` (int32 or
-        int64). `training` changes nothing (the export has no dropout);
-        the mix trains either way when its variables are trainable."""
-        del training
-        if isinstance(inputs, dict):
-            return self.embed_tokens(inputs["tokens"], inputs["sequence_len"])
-        return self.embed_sentences(inputs)
-
-    def trace(self):
-        """Traces every form of the polymorphic entry points, so that the
-        SavedModel holds them (a SavedModel keeps only traced forms)."""
-        for lengths in LENGTHS:
-            self.embed_tokens.get_concrete_function(TOKENS, lengths)
-            for training in (False, True):
-                self.__call__.get_concrete_function(SENTENCES, training)
-                inputs = {"tokens": TOKENS, "sequence_len": lengths}
-                self.__call__.get_concrete_function(inputs, training)
-            if self.embed_token_ids is not None:
-                self.embed_token_ids.get_concrete_function(TOKEN_IDS, lengths)
-
-    def signatures(self):
-        """The serving signatures, named as TF Hub's ELMo module's."""
-        signatures = {
-            "default": self.embed_sentences,
-            "tokens": self.serve_tokens,
-        }
-        if self.embed_token_ids is not None:
-            signatures["token_ids"] = self.serve_token_ids
-        return signatures
-
-    def _serve_ids(self, embed):
-        """Sets the token-id entry points around `embed`: `serve_token_ids`
-        (int32 lengths, the signature) and `embed_token_ids` (int32 or
-        int64 lengths, checked in their own dtype, then served by it)."""
-        self.serve_token_ids = tf.function(
-            embed, input_signature=[TOKEN_IDS, LENGTHS[0]]
+def _former_vocabulary(bilm, source, vocabulary, cache_vocab):
+    """`cache_vocab`, for a `vocabulary` given with a biLM that reads
+    characters: refused for a source (as `load_bilm` refuses it); with a
+    `BiLM` object, its former meaning, the tokens to cache."""
+    if source is not None or cache_vocab is not None:
+        where = source.description if source is not None else "the biLM"
+        raise KerasElmoError(
+            f"`vocabulary` is for word-input biLMs; {where} reads "
+            f"{bilm.token_encoder} and takes any token. Drop it (tokens "
+            "whose embeddings the SavedModel stores are `cache_vocab`).",
+            "vocabulary",
         )
-
-        def any_lengths(token_ids, sequence_len):
-            if sequence_len.dtype != tf.int32:
-                token_ids = _check_rank(
-                    token_ids, "token_ids", "[batch, max_len]"
-                )
-                sequence_len = self._check_lengths(token_ids, sequence_len)
-            return self.serve_token_ids(token_ids, sequence_len)
-
-        self.embed_token_ids = tf.function(any_lengths)
-
-    def _embed_token_ids(self, token_ids, sequence_len):
-        token_ids = _check_rank(token_ids, "token_ids", "[batch, max_len]")
-        sequence_len = self._check_lengths(token_ids, sequence_len)
-        mask = self._mask(token_ids, sequence_len)
-        ids = self._check_rows(token_ids, mask, tf.shape(self.token_cache)[0])
-        embeddings = tf.gather(self.token_cache, ids)
-        return self._from_embeddings(embeddings, mask, sequence_len)
-
-    def _embed_word_ids(self, token_ids, sequence_len):
-        token_ids = _check_rank(token_ids, "token_ids", "[batch, max_len]")
-        sequence_len = self._check_lengths(token_ids, sequence_len)
-        mask = self._mask(token_ids, sequence_len)
-        rows = self._check_rows(token_ids, mask, self.bilm.vocabulary_size)
-        # The biLM reads vocabulary row + 1; 0 is its padding id.
-        ids = tf.where(mask, rows + 1, 0)
-        return self._finish(self.bilm(ids, training=False), sequence_len)
-
-    def _check_rows(self, token_ids, mask, size):
-        """`token_ids` with 0 at padding, once checked to be vocabulary
-        rows `0..size - 1` at the real tokens."""
-        valid_ids = tf.boolean_mask(token_ids, mask)
-        checks = [
-            tf.debugging.assert_non_negative(
-                valid_ids,
-                message="token_ids must be >= 0 (rows of the vocabulary).",
-            ),
-            tf.debugging.assert_less(
-                valid_ids,
-                size,
-                message="token_ids must be smaller than the size of the "
-                "vocabulary.",
-            ),
-        ]
-        with tf.control_dependencies(checks):
-            return self._check_size(tf.where(mask, token_ids, 0))
-
-    # === The computation ===
-
-    def _check_lengths(self, tokens, sequence_len):
-        """`sequence_len`, once checked against `tokens` (the checks run
-        before anything that reads it)."""
-        sequence_len = _check_rank(sequence_len, "sequence_len", "[batch]")
-        shape = tf.shape(tokens, out_type=sequence_len.dtype)
-        checks = [
-            tf.debugging.assert_equal(
-                tf.shape(sequence_len, out_type=sequence_len.dtype)[0],
-                shape[0],
-                message="sequence_len must have one entry per row of the "
-                "batch.",
-            ),
-            tf.debugging.assert_non_negative(
-                sequence_len, message="sequence_len must not be negative."
-            ),
-            tf.debugging.assert_less_equal(
-                sequence_len,
-                shape[1],
-                message="sequence_len must not exceed the padded length "
-                "(the second dimension of the tokens).",
-            ),
-        ]
-        with tf.control_dependencies(checks):
-            return tf.cast(sequence_len, tf.int32)
-
-    def _mask(self, tokens, lengths):
-        return tf.range(tf.shape(tokens)[1])[None, :] < lengths[:, None]
-
-    def _outputs(self, tokens, lengths):
-        tokens = self._check_size(tokens)
-        if self.word_lookup is not None:
-            ids = tokens_to_word_ids(tokens, self.word_lookup, lengths)
-            return self._finish(self.bilm(ids, training=False), lengths)
-        if self.token_cache is None:
-            # The encoder's own string -> ids rule (bytes, or the char
-            # vocabulary of an ELMoForManyLangs model).
-            ids = self.bilm.encoder.tokens_to_inputs(tokens, None, lengths)
-            return self._finish(self.bilm(ids, training=False), lengths)
-        mask = self._mask(tokens, lengths)
-        ids = self.vocabulary.lookup(tokens)
-        embeddings = tf.gather(self.token_cache, tf.maximum(ids, 0))
-        # Out-of-vocabulary tokens fall back to characters, each distinct
-        # one through the char CNN once.
-        unknown = tf.where((ids < 0) & mask)
-        unknown_tokens = tf.gather_nd(tokens, unknown)[:, None]
-        unknown_ids = self.bilm.encoder.tokens_to_inputs(
-            unknown_tokens, None, tf.ones_like(unknown[:, 0], tf.int32)
-        )
-        computed = self.bilm.encode_tokens(unknown_ids)[:, 0]
-        embeddings = tf.tensor_scatter_nd_update(embeddings, unknown, computed)
-        return self._from_embeddings(embeddings, mask, lengths)
-
-    def _from_embeddings(self, embeddings, mask, lengths):
-        embeddings = embeddings * tf.cast(mask, embeddings.dtype)[..., None]
-        outputs = self.bilm(
-            {"token_embeddings": embeddings, "mask": mask}, training=False
-        )
-        return self._finish(outputs, lengths)
-
-    def _check_size(self, tokens):
-        """`tokens`, once checked to be no larger than the limit."""
-        shape = tf.shape(tokens)
-        check = tf.debugging.assert_less_equal(
-            shape[0] * shape[1],
-            self.max_batch_tokens,
-            message=f"The request holds more than {self.max_batch_tokens} "
-            "token positions (batch x max_len); split it into smaller "
-            "batches (the limit is set at export with max_batch_tokens).",
-        )
-        with tf.control_dependencies([check]):
-            return tf.identity(tokens)
-
-    def _finish(self, outputs, lengths):
-        layers = outputs["layer_outputs"]
-        elmo = self.scalar_mix(layers, mask=outputs["mask"])
-        count = tf.cast(tf.maximum(lengths, 1), elmo.dtype)[:, None]
-        result = {
-            "word_emb": outputs["token_embeddings"],
-            "elmo": elmo,
-            "default": tf.reduce_sum(elmo, axis=1) / count,
-            "sequence_len": lengths,
-        }
-        for i in range(1, self.num_layers + 1):
-            result[f"lstm_outputs{i}"] = layers[i]
-        return result
-
-
-def export_savedmodel(
-    bilm,
-    path,
-    vocabulary=None,
-    max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
-):
-    """Writes a SavedModel that embeds raw text (see the module docstring).
-
-    Args:
-        bilm: a `keras_elmo.layers.BiLM`.
-        path: str. Directory to write.
-        vocabulary: optional list of str for the cached-token mode; for a
-            word-input biLM, its vocabulary (required), which the
-            SavedModel carries.
-        max_batch_tokens: int. Largest request (batch x max_len) served.
-
-    Returns:
-        `path`.
-
-    Example:
-
-    >>> import os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "elmo_savedmodel")
-    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.export_savedmodel(bilm, path)
-    >>> elmo = tf.saved_model.load(path)  # TensorFlow only
-    >>> default = elmo.signatures["default"]
-    >>> default(sentences=tf.constant(["The cat sat ."]))["elmo"].shape
-    TensorShape([1, 4, 32])
-    """
-    require_tensorflow("The SavedModel export")
-    check_output_directory(path)
-    if os.path.isdir(path) and os.listdir(path):
-        raise OutputPathError(
-            "`path` exists and is not empty; choose a new directory for the "
-            "SavedModel.",
-            "path",
-            received=path,
-        )
-    module = ELMoServing(bilm, vocabulary, max_batch_tokens)
-    module.trace()
-    with atomic_output(path, directory=True) as temporary:
-        tf.saved_model.save(module, temporary, signatures=module.signatures())
-    return path
+    warnings.warn(
+        "export_savedmodel(vocabulary=...) with a biLM that reads "
+        "characters: pass the tokens to cache as cache_vocab=...; "
+        "vocabulary= is a word-input biLM's own vocabulary.",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    return vocabulary
 
 
 def keras_layer(path, trainable=True):

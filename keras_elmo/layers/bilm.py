@@ -10,6 +10,9 @@ from elmo_core.errors import check_number
 from elmo_core.ids.host_ids import host_inputs
 from elmo_core.settings.limits import MAX_LAYERS
 from keras_elmo.layers import backends
+from keras_elmo.layers.bilm_states import add_state_variables
+from keras_elmo.layers.bilm_states import read_states
+from keras_elmo.layers.bilm_states import write_states
 from keras_elmo.layers.bilm_windows import is_window_batch
 from keras_elmo.layers.bilm_windows import window_call
 from keras_elmo.layers.keras_export import refuse_keras_export
@@ -18,6 +21,31 @@ from keras_elmo.layers.projected_lstm import run_lstms
 from keras_elmo.layers.token_encoders import get_token_encoder
 from keras_elmo.layers.token_encoders.token_encoder import take_arguments
 from keras_elmo.layers.validation import check_batch_structure
+
+
+def _checked_sizes(units, projection_dim, num_layers, cell_clip, proj_clip):
+    """`(units, projection_dim, num_layers)` as ints, once checked with the
+    clips: positive sizes, at most `MAX_LAYERS` layers, no projection
+    wider than the LSTM, clips >= 0 or None."""
+    units = check_integer(units, "units", minimum=1)
+    projection_dim = check_integer(projection_dim, "projection_dim", minimum=1)
+    # Each LSTM layer is a Keras layer made by the BiLM
+    # (elmo_core/settings/limits.py).
+    num_layers = check_integer(
+        num_layers, "num_layers", minimum=1, maximum=MAX_LAYERS
+    )
+    for name, clip in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
+        if clip is not None:
+            check_number(clip, name, minimum=0.0)
+    if projection_dim > units:
+        raise KerasElmoError(
+            "`projection_dim` must not exceed `units` (the LSTM output is "
+            f"projected down, or used as is when they are equal; `units` is "
+            f"{units}).",
+            "projection_dim",
+            received=projection_dim,
+        )
+    return units, projection_dim, num_layers
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -173,26 +201,10 @@ class BiLM(keras.layers.Layer):
         encoder_class = get_token_encoder(token_encoder)
         encoder_kwargs = take_arguments(encoder_class, kwargs)
         super().__init__(**kwargs)
-        self.units = check_integer(units, "units", minimum=1)
-        self.projection_dim = check_integer(
-            projection_dim, "projection_dim", minimum=1
-        )
-        # Each LSTM layer is a Keras layer made here (see layers/limits.py).
-        self.num_layers = check_integer(
-            num_layers, "num_layers", minimum=1, maximum=MAX_LAYERS
+        self.units, self.projection_dim, self.num_layers = _checked_sizes(
+            units, projection_dim, num_layers, cell_clip, proj_clip
         )
         dropout = check_fraction(dropout, "dropout")
-        for name, clip in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
-            if clip is not None:
-                check_number(clip, name, minimum=0.0)
-        if self.projection_dim > self.units:
-            raise KerasElmoError(
-                "`projection_dim` must not exceed `units` (the LSTM output "
-                "is projected down, or used as is when they are equal; "
-                f"`units` is {self.units}).",
-                "projection_dim",
-                received=self.projection_dim,
-            )
         self.cell_clip = cell_clip
         self.proj_clip = proj_clip
         self.use_skip_connections = bool(use_skip_connections)
@@ -249,28 +261,9 @@ class BiLM(keras.layers.Layer):
         for layer in self.forward_layers + self.backward_layers:
             layer.build(embeddings)
         self.dropout_layer.build(embeddings)
-        self.state_variables = []
-        if self.stateful:
-            # [layer][direction] -> [c, h], one row per batch row index.
-            for i in range(self.num_layers):
-                per_layer = []
-                for direction in ("forward", "backward"):
-                    per_layer.append(
-                        [
-                            self.add_weight(
-                                name=f"{direction}_{i}_state_{part}",
-                                shape=(self.max_batch_size, size),
-                                initializer="zeros",
-                                trainable=False,
-                                dtype="float32",
-                            )
-                            for part, size in (
-                                ("c", self.units),
-                                ("h", self.forward_layers[i].output_dim),
-                            )
-                        ]
-                    )
-                self.state_variables.append(per_layer)
+        self.state_variables = (
+            add_state_variables(self) if self.stateful else []
+        )
 
     def reset_states(self):
         """Zeros the carried LSTM state (stateful mode)."""
@@ -315,66 +308,12 @@ class BiLM(keras.layers.Layer):
                 "initial_states",
             )
         cached = isinstance(inputs, dict) and "token_embeddings" in inputs
-        if cached:
-            # Cached-token mode: embeddings `e` computed earlier.
-            tokens = ops.convert_to_tensor(inputs["token_embeddings"])
-            token_mask = ops.cast(inputs["mask"], "bool")
-        else:
-            tokens = backends.dense(self.token_inputs(inputs))
-            tokens = self.encoder.check(tokens)
-            token_mask = self.encoder.mask(tokens)
-            tokens = ops.cast(tokens, "int32")
-        lengths = ops.sum(ops.cast(token_mask, "int32"), axis=1)
-        batch_size, num_tokens = ops.shape(tokens)[0], ops.shape(tokens)[1]
-
-        # === Wrap each sentence as <S> tokens </S> ===
-        positions = ops.arange(num_tokens + 2)[None, :]
-        is_bos = positions == 0
-        is_eos = positions == lengths[:, None] + 1
-        mask = positions < lengths[:, None] + 2
-        # One trailing axis per axis of a token's input (or embedding).
-        for _ in range(len(tokens.shape) - 2):
-            is_bos = ops.expand_dims(is_bos, -1)
-            is_eos = ops.expand_dims(is_eos, -1)
-        empty = ops.zeros((batch_size, 1, *tokens.shape[2:]), tokens.dtype)
-        tokens = ops.concatenate([empty, tokens, empty], axis=1)
-        if cached:
-            boundaries = np.stack(self.encoder.boundaries())
-            bos, eos = ops.unstack(self.encode_tokens(boundaries), axis=0)
-            bos, eos = (ops.cast(x, tokens.dtype) for x in (bos, eos))
-        else:
-            bos, eos = self.encoder.boundaries()
-        tokens = ops.where(is_bos, bos, tokens)
-        tokens = ops.where(is_eos, eos, tokens)
-        if cached:
-            embeddings = ops.cast(tokens, self.compute_dtype)
-        else:
-            embeddings = self.encode_tokens(tokens)
-
-        # === LSTM stacks; both directions of a layer run concurrently ===
-        forward_input = backward_input = embeddings
-        layer_outputs = [ops.concatenate([embeddings, embeddings], axis=-1)]
-        for i in range(self.num_layers):
-            layers = [self.forward_layers[i], self.backward_layers[i]]
-            forward_input = self.dropout_layer(forward_input, training=training)
-            backward_input = self.dropout_layer(
-                backward_input, training=training
-            )
-            initial_states = self._read_states(i, batch_size)
-            (forward, backward), final_states = run_lstms(
-                layers,
-                [forward_input, backward_input],
-                mask,
-                initial_states,
-                training=training,
-            )
-            self._write_states(i, final_states)
-            if self.use_skip_connections and i > 0:
-                forward = forward + forward_input
-                backward = backward + backward_input
-            layer_outputs.append(ops.concatenate([forward, backward], axis=-1))
-            forward_input, backward_input = forward, backward
-
+        tokens, token_mask = self._tokens(inputs, cached)
+        num_tokens = ops.shape(tokens)[1]
+        embeddings, mask = self._embeddings_with_boundaries(
+            tokens, token_mask, cached
+        )
+        layer_outputs = self._lstm_stacks(embeddings, mask, training)
         if keep_boundaries:
             keep = ops.expand_dims(ops.cast(mask, embeddings.dtype), -1)
             return {
@@ -394,6 +333,71 @@ class BiLM(keras.layers.Layer):
             "mask": token_mask,
         }
 
+    def _tokens(self, inputs, cached):
+        """`(tokens, mask)` of a batch: the encoder's checked int32 inputs,
+        or in cached-token mode the embeddings `e` computed earlier."""
+        if cached:
+            tokens = ops.convert_to_tensor(inputs["token_embeddings"])
+            return tokens, ops.cast(inputs["mask"], "bool")
+        tokens = backends.dense(self.token_inputs(inputs))
+        tokens = self.encoder.check(tokens)
+        return ops.cast(tokens, "int32"), self.encoder.mask(tokens)
+
+    def _embeddings_with_boundaries(self, tokens, token_mask, cached):
+        """`(embeddings, mask)` of each sentence wrapped as `<S> tokens
+        </S>`: `time + 2` positions, the mask up to each `</S>`."""
+        lengths = ops.sum(ops.cast(token_mask, "int32"), axis=1)
+        batch_size, num_tokens = ops.shape(tokens)[0], ops.shape(tokens)[1]
+        positions = ops.arange(num_tokens + 2)[None, :]
+        is_bos = positions == 0
+        is_eos = positions == lengths[:, None] + 1
+        mask = positions < lengths[:, None] + 2
+        # One trailing axis per axis of a token's input (or embedding).
+        for _ in range(len(tokens.shape) - 2):
+            is_bos = ops.expand_dims(is_bos, -1)
+            is_eos = ops.expand_dims(is_eos, -1)
+        empty = ops.zeros((batch_size, 1, *tokens.shape[2:]), tokens.dtype)
+        tokens = ops.concatenate([empty, tokens, empty], axis=1)
+        if cached:
+            boundaries = np.stack(self.encoder.boundaries())
+            bos, eos = ops.unstack(self.encode_tokens(boundaries), axis=0)
+            bos, eos = (ops.cast(x, tokens.dtype) for x in (bos, eos))
+        else:
+            bos, eos = self.encoder.boundaries()
+        tokens = ops.where(is_bos, bos, tokens)
+        tokens = ops.where(is_eos, eos, tokens)
+        if cached:
+            return ops.cast(tokens, self.compute_dtype), mask
+        return self.encode_tokens(tokens), mask
+
+    def _lstm_stacks(self, embeddings, mask, training):
+        """Every layer's output, layer 0 `[e, e]`; both directions of a
+        layer run concurrently."""
+        batch_size = ops.shape(embeddings)[0]
+        forward_input = backward_input = embeddings
+        layer_outputs = [ops.concatenate([embeddings, embeddings], axis=-1)]
+        for i in range(self.num_layers):
+            layers = [self.forward_layers[i], self.backward_layers[i]]
+            forward_input = self.dropout_layer(forward_input, training=training)
+            backward_input = self.dropout_layer(
+                backward_input, training=training
+            )
+            initial_states = read_states(self, i, batch_size)
+            (forward, backward), final_states = run_lstms(
+                layers,
+                [forward_input, backward_input],
+                mask,
+                initial_states,
+                training=training,
+            )
+            write_states(self, i, final_states)
+            if self.use_skip_connections and i > 0:
+                forward = forward + forward_input
+                backward = backward + backward_input
+            layer_outputs.append(ops.concatenate([forward, backward], axis=-1))
+            forward_input, backward_input = forward, backward
+        return layer_outputs
+
     def token_inputs(self, inputs):
         """The encoder's input of `inputs`: the tensor, or the dict entry
         the token encoder reads."""
@@ -411,41 +415,6 @@ class BiLM(keras.layers.Layer):
                 received=Described(f"a dict with keys {sorted(inputs)}"),
             )
         return inputs[name]
-
-    def _read_states(self, layer_index, batch_size):
-        if not self.stateful:
-            return None
-        message = (
-            f"A stateful BiLM keeps state for at most {self.max_batch_size}"
-            " batch rows; use smaller batches or a larger max_batch_size."
-        )
-        backends.check_at_most(
-            batch_size, self.max_batch_size, message, "batch_size"
-        )
-        return [
-            [
-                ops.slice(
-                    backends.variable_value(v), (0, 0), (batch_size, v.shape[1])
-                )
-                for v in state
-            ]
-            for state in self.state_variables[layer_index]
-        ]
-
-    def _write_states(self, layer_index, final_states):
-        if not self.stateful:
-            return
-        for state, values in zip(
-            self.state_variables[layer_index], final_states
-        ):
-            for variable, value in zip(state, values):
-                variable.assign(
-                    ops.slice_update(
-                        backends.variable_value(variable),
-                        (0, 0),
-                        ops.cast(value, variable.dtype),
-                    )
-                )
 
     def compute_output_spec(
         self, inputs, training=None, keep_boundaries=False, initial_states=None

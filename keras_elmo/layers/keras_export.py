@@ -6,8 +6,9 @@ file is written with a log line only (tf2onnx converts neither the string
 ops that turn tokens into ids nor the distinct-token deduplication,
 `UniqueV2`), and ONNX Runtime refuses it; the LiteRT file needs
 TensorFlow Select ops (strings, `TensorList*`, `UniqueV2`) that the
-`ai-edge-litert` runtime does not have. `keras_elmo.export.to_onnx(model,
-...)` and `to_litert(model, ...)` export such a model so that it runs.
+`ai-edge-litert` runtime does not have. `keras_elmo.export.export_onnx(
+model, ...)` and `export_litert(model, ...)` export such a model so that
+it runs.
 
 Keras traces a model's layers from inside its exporter, and no layer hook
 says which format it writes, so `ELMoEmbedding` and `BiLM` call
@@ -55,7 +56,7 @@ def refuse_keras_export(layer):
     raise KerasElmoError(
         f"Keras's model.export(format={fmt!r}) cannot export a model "
         f"holding {type(layer).__name__} {layer.name!r}: {_WHY[fmt]}. Export "
-        f"it with keras_elmo.export.to_{fmt}(model, path), which writes a "
-        "file that runs (builtin ops, int8 too), and run it with "
+        f"it with keras_elmo.export.export_{fmt}(model, path), which writes "
+        "a file that runs (builtin ops, int8 too), and run it with "
         "elmo_core.runtime."
     )

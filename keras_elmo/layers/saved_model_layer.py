@@ -62,9 +62,10 @@ class SavedModelLayer(keras.layers.Layer):
     Example:
 
     >>> import os, tempfile
+    >>> import keras_elmo.export  # the export needs TensorFlow
     >>> path = os.path.join(tempfile.mkdtemp(), "elmo_savedmodel")
-    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.export_savedmodel(bilm, path)
+    >>> _ = keras_elmo.export.export_savedmodel(
+    ...     "tests/fixtures/bilm-tf/model", path)
     >>> sentences = keras.Input(shape=(), dtype="string")
     >>> elmo = keras_elmo.export.SavedModelLayer(path)(sentences)["default"]
     >>> model = keras.Model(sentences, keras.layers.Dense(2)(elmo))

@@ -18,6 +18,11 @@ from keras_elmo.models.elmo_language_model import ELMoLanguageModel
 # word-input or ELMoForManyLangs teacher): `keras_elmo.data.lm_dataset`
 # adds it (`extra_inputs`).
 TEACHER_INPUTS = "teacher_inputs"
+# The input key of the teacher's layer outputs where a teacher cache gives
+# them (`keras_elmo.training.cached_teacher`): `(batch, time + 2, layers,
+# width)`, the layers `matched_teacher_layers`; the step then does not run
+# the teacher.
+TEACHER_OUTPUTS = "teacher_outputs"
 
 
 def matched_layers(student_layers, teacher_layers):
@@ -191,9 +196,22 @@ class DistilledLanguageModel(ELMoLanguageModel):
 
         return inputs
 
+    @property
+    def matched_teacher_layers(self):
+        """The teacher layers the student learns from, sorted, each once."""
+        return sorted(set(self.matched))
+
     def teacher_outputs(self, x):
         """The teacher's layer outputs of the batch `x`, float32, at the
-        positions of `<S> tokens </S>`, out of the gradient."""
+        positions of `<S> tokens </S>`, out of the gradient: the teacher's
+        forward pass, or where `x` carries them (`TEACHER_OUTPUTS`) those,
+        None for a layer the student does not learn from."""
+        if TEACHER_OUTPUTS in x:
+            given = ops.cast(x[TEACHER_OUTPUTS], "float32")
+            outputs = [None] * self.teacher_layers
+            for k, layer in enumerate(self.matched_teacher_layers):
+                outputs[layer] = given[:, :, k]
+            return outputs
         key = self._teacher.inputs_key
         inputs = x[key] if key else x
         outputs = self._teacher.bilm(

@@ -1,9 +1,8 @@
 """`PretrainedModel`: a published biLM named by its preset name."""
 
-import os
-
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import WeightFileError
+from elmo_core.pretrained.remote import looks_like_path
 from keras_elmo.sources.bilm_source import BiLMSource
 from keras_elmo.sources.bilm_source import register_source_kind
 from keras_elmo.sources.elmo_for_many_langs_folder import ELMoForManyLangsFolder
@@ -86,11 +85,3 @@ class PretrainedModel(BiLMSource):
                 "Delete its files there to download them again.)",
                 received=error.received,
             ) from None
-
-
-def looks_like_path(source):
-    """Whether the str `source` reads as a file path (a separator, or the
-    ending of a weight file)."""
-    return os.sep in source or source.endswith(
-        (".json", ".hdf5", ".h5", ".keras")
-    )

@@ -63,12 +63,16 @@ def _in_windows(scan, config, replicas, verbose):
     return dataclasses.replace(scan, steps_per_epoch=steps)
 
 
-def scan_dataset(strategy, scan, vocabulary, model, window_length=0, **kwargs):
+def scan_dataset(
+    strategy, scan, vocabulary, model, window_length=0, teacher_cache=None,
+    **kwargs,
+):  # fmt: skip
     """The batches of `scan` for `model` (padded to their length bucket
     under XLA), cut per replica under a `strategy` (None: one device):
     sentences (`lm_dataset`, which `kwargs` go to, with the inputs of a
-    distilled model's teacher when it reads its own), or with
-    `window_length` windows of continuous text (`windows_dataset`)."""
+    distilled model's teacher when it reads its own, or with its outputs
+    from a `teacher_cache`, a `CachedTeacher`), or with `window_length`
+    windows of continuous text (`windows_dataset`)."""
     kwargs["token_encoder"] = model.bilm.token_encoder
     if window_length:
         make = functools.partial(
@@ -86,6 +90,15 @@ def scan_dataset(strategy, scan, vocabulary, model, window_length=0, **kwargs):
         kwargs["pad_to_bucket"] = bool(model.jit_compile)
         kwargs["extra_inputs"] = getattr(model, "teacher_token_inputs", None)
         make = functools.partial(lm_dataset, scan, vocabulary, **kwargs)
+    if teacher_cache is not None:
+        make = _through(teacher_cache, scan, vocabulary, kwargs)
     if strategy is None:
         return make()
     return distribute_lm_dataset(strategy, make)
+
+
+def _through(teacher_cache, scan, vocabulary, kwargs):
+    """The `lm_dataset` maker of `kwargs` whose batches carry the teacher's
+    outputs from `teacher_cache`."""
+    kwargs["extra_inputs"] = teacher_cache.extra_inputs(kwargs["extra_inputs"])
+    return lambda: teacher_cache.dataset(lm_dataset(scan, vocabulary, **kwargs))

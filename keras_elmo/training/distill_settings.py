@@ -14,6 +14,7 @@ from elmo_core.settings.distillation import DEFAULT_FROM_TEACHER
 from elmo_core.settings.distillation import DEFAULT_LAYER_LOSS
 from elmo_core.settings.distillation import DEFAULT_LAYER_WEIGHT
 from elmo_core.settings.distillation import DEFAULT_LM_WEIGHT
+from elmo_core.settings.distillation import DEFAULT_STUDENT_KIND
 from elmo_core.settings.distillation import check_distillation
 
 
@@ -24,9 +25,13 @@ def distill_settings(
     lm_weight=DEFAULT_LM_WEIGHT,
     layer_weight=DEFAULT_LAYER_WEIGHT,
     from_teacher=DEFAULT_FROM_TEACHER,
+    teacher_cache=None,
+    student_kind=DEFAULT_STUDENT_KIND,
 ):
     """The `TrainingConfig.distill` of a run that learns from the biLM
-    `teacher_bilm`, given as `teacher` (str: what the user gave)."""
+    `teacher_bilm`, given as `teacher` (str: what the user gave);
+    `teacher_cache`: None, or its settings
+    (`elmo_core.settings.distillation.teacher_cache_settings`)."""
     return check_distillation(
         {
             "teacher": str(teacher),
@@ -37,6 +42,8 @@ def distill_settings(
             "lm_weight": lm_weight,
             "layer_weight": layer_weight,
             "from_teacher": from_teacher,
+            "teacher_cache": teacher_cache,
+            "student_kind": student_kind,
         }
     )
 

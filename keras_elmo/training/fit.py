@@ -28,6 +28,7 @@ from elmo_core.formats.run_layout import VOCAB_FILE
 from elmo_core.ids.vocabulary import check_vocabulary
 from elmo_core.progress import say
 from keras_elmo.tensorflow_only import require_tensorflow
+from keras_elmo.training.cached_teacher import cached_teacher
 from keras_elmo.training.compiled_model import build_model
 from keras_elmo.training.compiled_model import learning_rate_schedule
 from keras_elmo.training.corpus_scans import scan_data
@@ -103,15 +104,19 @@ def fit_run(
     plan.start_step = _restore_or_initialize(
         run, model, strategy, init_from, vocabulary, verbose
     )
-    done = plan.start_step >= plan.total_steps
-    if config.distill is not None and not done:
-        _attach_teacher(model, teacher, config, plan.start_step, verbose)
-    _open_run(run, strategy, plan.start_step, vocabulary, config)
-    if done:
+    if plan.start_step >= plan.total_steps:
+        _open_run(run, strategy, plan.start_step, vocabulary, config)
         say(verbose, f"{output_dir} already trained {plan.start_step:,} steps.")
         return model
-    continue_plan(plan, verbose)
-    _fit(model, run, plan, config, scans[0], vocabulary, strategy, verbose)
+    if config.distill is not None:
+        _attach_teacher(model, teacher, config, plan.start_step, verbose)
+    replicas = num_replicas(strategy)
+    # The cache is opened (or refused) before the run directory is made.
+    with cached_teacher(config, scans[0], model, replicas, verbose) as cache:
+        _open_run(run, strategy, plan.start_step, vocabulary, config)
+        continue_plan(plan, verbose)
+        _fit(model, run, plan, config, scans[0], vocabulary, strategy,
+             verbose, cache)  # fmt: skip
     return model
 
 
@@ -211,8 +216,9 @@ def _open_run(run, strategy, start_step, vocabulary, config):
         run.write_config(config)
 
 
-def _fit(model, run, plan, config, scan, vocabulary, strategy, verbose):
-    """Runs the steps of `plan`, with checkpoints and validation."""
+def _fit(model, run, plan, config, scan, vocabulary, strategy, verbose, cache):
+    """Runs the steps of `plan`, with checkpoints and validation; `cache`:
+    the run's `CachedTeacher`, or None."""
     loop = None if strategy is None else DistributedLoop(model, strategy)
     chief = is_chief(strategy)
     if model.jit_compile:
@@ -229,6 +235,7 @@ def _fit(model, run, plan, config, scan, vocabulary, strategy, verbose):
         seed=config.seed,
         start_step=plan.start_step,
         window_length=config.window_length,
+        teacher_cache=cache,
     )
     validate = validation(
         plan.validation_scan, strategy, loop, model, vocabulary

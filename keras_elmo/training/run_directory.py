@@ -1,7 +1,7 @@
 """A training run directory: its config, vocabulary, history, time-budget
-plan and checkpoints, and the export of a trained run (the file names are
-the layout's, `elmo_core.formats.run_layout`). Every file is written
-atomically.
+plan and checkpoints (the file names are the layout's,
+`elmo_core.formats.run_layout`; a trained run is exported by
+`keras_elmo.export.export_weights`). Every file is written atomically.
 """
 
 import dataclasses
@@ -21,21 +21,14 @@ from elmo_core.files.paths import check_input_file
 from elmo_core.formats.run_layout import CHECKPOINT_DIR
 from elmo_core.formats.run_layout import CHECKPOINT_FORMAT
 from elmo_core.formats.run_layout import CONFIG_FILE
-from elmo_core.formats.run_layout import EXPORT_OPTIONS
-from elmo_core.formats.run_layout import EXPORT_SOFTMAX
-from elmo_core.formats.run_layout import EXPORT_WEIGHTS
 from elmo_core.formats.run_layout import HISTORY_FILE
 from elmo_core.formats.run_layout import PLAN_FILE
 from elmo_core.formats.run_layout import VOCAB_FILE
 from elmo_core.formats.run_layout import read_json
 from elmo_core.formats.run_layout import write_json
-from elmo_core.formats.run_layout import write_softmax
 from elmo_core.ids.vocabulary import Vocabulary
 from elmo_core.settings.training_config import TrainingConfig
 from elmo_core.settings.training_config import window_rows
-from elmo_core.text.tokenization_record import recorded_tokenization
-from elmo_core.text.tokenization_record import write_record
-from keras_elmo.formats.bilm_tf import save_bilm
 from keras_elmo.training.compiled_model import build_model
 
 # Replicas a checkpoint may say it was trained on (a run of windows keeps
@@ -439,29 +432,3 @@ def _check_plan(plan):
 def load_run(directory):
     """The trained model, vocabulary and config of a run directory."""
     return RunDirectory(directory).load()
-
-
-def export_weights(model_dir, output_dir):
-    """Writes a run as official `options.json` + `weights.hdf5`, plus
-    `vocab.txt`, `softmax.hdf5` (a source for `init_from`) and the run's
-    `tokenization.json` where it has one; returns `output_dir`."""
-    if os.path.abspath(model_dir) == os.path.abspath(output_dir):
-        raise KerasElmoError(
-            "`output_dir` is the run directory itself (`model_dir`); its "
-            "files are the input of the export. Choose another directory.",
-            "output_dir",
-            received=output_dir,
-        )
-    model, vocabulary, _ = load_run(model_dir)
-    os.makedirs(output_dir, exist_ok=True)
-    options = os.path.join(output_dir, EXPORT_OPTIONS)
-    weights = os.path.join(output_dir, EXPORT_WEIGHTS)
-    save_bilm(model.bilm, options, weights)
-    vocabulary.save(os.path.join(output_dir, VOCAB_FILE))
-    write_record(output_dir, recorded_tokenization(model_dir))
-    write_softmax(
-        os.path.join(output_dir, EXPORT_SOFTMAX),
-        model.softmax_kernel.numpy(),
-        model.softmax_bias.numpy(),
-    )
-    return output_dir

@@ -62,7 +62,8 @@ public final class ElmoIdsCheck {
         }
     }
 
-    private static String decode(String token) {
+    // Also ElmoTokenizerCheck's reader of a text.
+    static String decode(String token) {
         StringBuilder text = new StringBuilder();
         String units = token.substring(1);
         if (!units.isEmpty()) {

@@ -5,8 +5,10 @@
 JAX or PyTorch is one function here, as Keras keeps its RNN loops in
 `backend/<name>/rnn.py` behind one `lstm` entry point. The backend module
 is picked once, on import: `<backend>_backend.py` in this folder
-implements every function below (what they share in plain `keras.ops` is
-in `keras_ops.py`), so a fourth backend is one new file.
+implements each function below that differs there from its plain version
+in `keras_ops.py` (plain `keras.ops`, and what a backend without string
+or ragged tensors and without assertions in its graphs does), so a fourth
+backend is one new file.
 
 - `lstm_recurrences`: the LSTMs of one call (a BiLM layer's two
   directions), from their inputs, state and `Cell` (weights and clips).
@@ -44,6 +46,7 @@ import numpy as np
 
 from elmo_core.errors import Described
 from elmo_core.errors import KerasElmoError
+from keras_elmo.layers.backends import keras_ops
 from keras_elmo.layers.backends.cell import Cell
 
 __all__ = ["Cell"]
@@ -69,16 +72,28 @@ def _backend_module():
 
 _backend = _backend_module()
 
-host_values = _backend.host_values
-variable_value = _backend.variable_value
-takes_host_tokens = _backend.takes_host_tokens
-dense = _backend.dense
-ensure_shape = _backend.ensure_shape
-encode_distinct = _backend.encode_distinct
-valid_convolution = _backend.valid_convolution
-lstm_recurrences = _backend.lstm_recurrences
-reverse_sequences = _backend.reverse_sequences
-compiled_bilm_call = _backend.compiled_bilm_call
+
+def _seam(name):
+    """The backend module's function `name`, else the plain one of
+    `keras_ops`."""
+    return getattr(_backend, name, None) or getattr(keras_ops, name)
+
+
+# The computations.
+lstm_recurrences = _seam("lstm_recurrences")
+reverse_sequences = _seam("reverse_sequences")
+encode_distinct = _seam("encode_distinct")
+valid_convolution = _seam("valid_convolution")
+compiled_bilm_call = _seam("compiled_bilm_call")
+# Values, checks and tensors.
+host_values = _seam("host_values")
+_checked_in_graph = _seam("checked_in_graph")
+_assert_at_most = _seam("assert_at_most")
+variable_value = _seam("variable_value")
+dense = _seam("dense")
+ensure_shape = _seam("ensure_shape")
+# Token lists.
+takes_host_tokens = _seam("takes_host_tokens")
 
 
 def checked_range(x, maximum, message, minimum=0):
@@ -94,7 +109,7 @@ def checked_range(x, maximum, message, minimum=0):
     """
     values = host_values(x)
     if values is None:
-        return _backend.checked_in_graph(x, minimum, maximum, message)
+        return _checked_in_graph(x, minimum, maximum, message)
     if values.size and (values.min() < minimum or (values > maximum).any()):
         found = f"values from {values.min()} to {values.max()}"
         raise KerasElmoError(message, received=Described(found))
@@ -111,7 +126,7 @@ def check_at_most(value, limit, message, argument):
     if not isinstance(value, (int, np.integer)):
         known = host_values(value)
         if known is None:
-            _backend.assert_at_most(value, limit, message)
+            _assert_at_most(value, limit, message)
             return
         value = int(known)
     if int(value) > limit:

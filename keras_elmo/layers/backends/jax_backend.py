@@ -1,12 +1,11 @@
 """The seam on JAX (see `keras_elmo.layers.backends`)."""
 
-import keras
 from keras import ops
 
-from elmo_core.ids.host_ids import is_host_tokens
 from keras_elmo.layers.backends import keras_ops
 
-reverse_sequences = keras_ops.reverse_sequences
+# The rest of the seam is `keras_ops`'s: no string or ragged tensors, no
+# assertions in a graph.
 
 
 def host_values(x):
@@ -16,39 +15,7 @@ def host_values(x):
 
     if isinstance(x, jax.core.Tracer):
         return None
-    return ops.convert_to_numpy(variable_value(x))
-
-
-def checked_in_graph(x, minimum, maximum, message):
-    """`x` unchecked: inside `jax.jit` nothing can be asserted, so the
-    values are checked before the jitted call (`jax_eager.py`)."""
-    return x
-
-
-def assert_at_most(value, limit, message):
-    """Nothing (see `checked_in_graph`)."""
-
-
-def variable_value(x):
-    """The value of a Keras variable (JAX reads one only through it)."""
-    if isinstance(x, keras.Variable):
-        return x.value
-    return x
-
-
-def takes_host_tokens(inputs):
-    """True for token lists or NumPy string arrays (no string tensors)."""
-    return is_host_tokens(inputs)
-
-
-def dense(x):
-    """`x` (no ragged tensors)."""
-    return x
-
-
-def ensure_shape(x, shape):
-    """`x` (shapes are static)."""
-    return x
+    return ops.convert_to_numpy(keras_ops.variable_value(x))
 
 
 def encode_distinct(x, encode, slack=None, finish=None):

@@ -223,32 +223,16 @@ def _backward(residuals, cotangents):
 
     saved, time_mask, c0, h0, cell = residuals
     kernel, projection = cell.recurrent_kernel, cell.projection
-    cell_clip, proj_clip = cell.clips
-    gates, cell_raw, proj_raw, cells, states = saved
+    gates, _, proj_raw, cells, states = saved
     order, inverse, segments = _rows(time_mask)
     time_mask, d_outputs = (
         _take(x, order, axis=1) for x in (time_mask, cotangents[0])
     )
     c0, h0, d_c, d_h = (_take(x, order) for x in (c0, h0, *cotangents[1:]))
     dtype = proj_raw.dtype
-    i, candidate, f, o = jnp.split(gates, 4, axis=2)
-    valid = time_mask.astype("float32")
-    # Everything the reverse step needs that does not depend on the
-    # gradient it carries, for all steps at once.
-    c_prev = _previous(c0, cells)
-    cell_tanh = jnp.tanh(_clip(cell_raw, cell_clip))
-    # Past a row's last valid step its outputs' cotangents are masked out.
-    pass_h = _pass_through(proj_raw.astype("float32"), proj_clip) * valid
-    cell_from_m = o * (1.0 - cell_tanh * cell_tanh)
-    pass_c = _pass_through(cell_raw, cell_clip)
-    gate_factors = valid * jnp.concatenate(
-        [
-            candidate * i * (1.0 - i),
-            i * (1.0 - candidate * candidate),
-            c_prev * f * (1.0 - f),
-            cell_tanh * o * (1.0 - o),
-        ],
-        axis=2,
+    _, _, f, o = jnp.split(gates, 4, axis=2)
+    pass_h, cell_from_m, pass_c, gate_factors, cell_tanh = _reverse_factors(
+        saved, time_mask, c0, cell
     )
     # Gradients are carried in float32 under mixed precision too.
     d_outputs = d_outputs.astype("float32")
@@ -283,23 +267,58 @@ def _backward(residuals, cotangents):
             (d_c[:width], d_h[:width], d_z, d_proj_raw),
         )
         d_c, d_h = d_c.at[:width].set(d_c_rows), d_h.at[:width].set(d_h_rows)
-    # Weight gradients: one large matmul each, over all steps.
-    h_prev = _previous(h0, states)
-    d_kernel = _flat(h_prev).T @ _flat(d_z)
-    d_projection = None
-    if projection is not None:
-        m = (o * cell_tanh).astype(dtype)
-        d_projection = _flat(m).T @ _flat(d_proj_raw)
-        d_projection = d_projection.astype(projection.dtype)
-    d_cell = cell._replace(
-        recurrent_kernel=d_kernel.astype(kernel.dtype), projection=d_projection
-    )
+    m = None if projection is None else (o * cell_tanh).astype(dtype)
     return (
         _take(d_z, inverse, axis=1),
         None,
         _take(d_c, inverse).astype(c0.dtype),
         _take(d_h, inverse).astype(h0.dtype),
-        d_cell,
+        _weight_gradients(cell, _previous(h0, states), m, d_z, d_proj_raw),
+    )
+
+
+def _reverse_factors(saved, time_mask, c0, cell):
+    """What the reverse step multiplies by that does not depend on the
+    gradient it carries, for all steps at once: the pass-through of the
+    projection's clip (zero past a row's last valid step), the cell's
+    factor from `m`, the pass-through of the cell's clip, the gate
+    factors (zero at masked steps), and the clipped cell's tanh."""
+    import jax.numpy as jnp
+
+    cell_clip, proj_clip = cell.clips
+    gates, cell_raw, proj_raw, cells, _ = saved
+    i, candidate, f, o = jnp.split(gates, 4, axis=2)
+    valid = time_mask.astype("float32")
+    c_prev = _previous(c0, cells)
+    cell_tanh = jnp.tanh(_clip(cell_raw, cell_clip))
+    # Past a row's last valid step its outputs' cotangents are masked out.
+    pass_h = _pass_through(proj_raw.astype("float32"), proj_clip) * valid
+    cell_from_m = o * (1.0 - cell_tanh * cell_tanh)
+    pass_c = _pass_through(cell_raw, cell_clip)
+    gate_factors = valid * jnp.concatenate(
+        [
+            candidate * i * (1.0 - i),
+            i * (1.0 - candidate * candidate),
+            c_prev * f * (1.0 - f),
+            cell_tanh * o * (1.0 - o),
+        ],
+        axis=2,
+    )
+    return pass_h, cell_from_m, pass_c, gate_factors, cell_tanh
+
+
+def _weight_gradients(cell, h_prev, m, d_z, d_proj_raw):
+    """The gradient `Cell` of the recurrent kernel (from the states each
+    step read, `h_prev`) and of the projection (from its inputs `m`; None
+    without one): one large matmul each, over all steps."""
+    kernel, projection = cell.recurrent_kernel, cell.projection
+    d_kernel = _flat(h_prev).T @ _flat(d_z)
+    d_projection = None
+    if projection is not None:
+        d_projection = _flat(m).T @ _flat(d_proj_raw)
+        d_projection = d_projection.astype(projection.dtype)
+    return cell._replace(
+        recurrent_kernel=d_kernel.astype(kernel.dtype), projection=d_projection
     )
 
 

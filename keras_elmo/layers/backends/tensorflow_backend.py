@@ -4,11 +4,10 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.ops import control_flow_util
 
-from keras_elmo.layers.backends import keras_ops
 from keras_elmo.layers.backends import tensorflow_recurrence
 from keras_elmo.layers.backends.tensorflow_rows import Rows
 
-valid_convolution = keras_ops.valid_convolution
+# `valid_convolution` is `keras_ops`'s.
 
 
 def host_values(x):
@@ -101,15 +100,22 @@ def _cut(rows, slack):
 def lstm_recurrences(runs, time_mask, training=None):
     """Each run's `tf.while_loop` over the rows still running
     (`tensorflow_rows.py`); with `training`, the loop with the
-    hand-written gradient (`tensorflow_recurrence.py`)."""
+    hand-written gradient (`tensorflow_recurrence.py`); inside an
+    export's `fused_recurrences`, a plain LSTM's fused kernel (no final
+    state)."""
     loop = tensorflow_recurrence.recurrence
     if not training:
         loop = tensorflow_recurrence.inference_recurrence
     rows = Rows(time_mask)
-    return [
-        loop(inputs, rows, c0, h0, cell.converted(tf.convert_to_tensor))
-        for inputs, c0, h0, cell in runs
-    ]
+    results = []
+    for inputs, c0, h0, cell in runs:
+        cell = cell.converted(tf.convert_to_tensor)
+        fused = tensorflow_recurrence.fused_recurrence(cell)
+        if fused is not None:  # an export's fused kernel
+            results.append((fused(inputs, time_mask, cell), None, None))
+        else:
+            results.append(loop(inputs, rows, c0, h0, cell))
+    return results
 
 
 def reverse_sequences(x, lengths):

@@ -56,6 +56,33 @@ def concatenated_outputs():
         _CONCATENATE_OUTPUTS.reset(token)
 
 
+# Set while tracing for a converter (see `fused_recurrences`).
+_FUSED = contextvars.ContextVar("fused", default=None)
+
+
+@contextlib.contextmanager
+def fused_recurrences(run):
+    """In this block, an LSTM without projection or clips (a plain LSTM)
+    runs as `run(inputs, time_mask, cell)` -> `(T, B, H)` outputs, zero at
+    masked steps, in place of the loops here: an export traces it as the
+    runtimes' fused LSTM kernels (`keras_elmo.export.fused_lstm`). It
+    returns no final state: only a stateless biLM is traced so."""
+    token = _FUSED.set(run)
+    try:
+        yield
+    finally:
+        _FUSED.reset(token)
+
+
+def fused_recurrence(cell):
+    """The function of `fused_recurrences` that runs `cell`, or None (no
+    such block, or a cell with a projection or a clip)."""
+    run = _FUSED.get()
+    if run is None or cell.projection is not None:
+        return None
+    return run if cell.clips == (None, None) else None
+
+
 def _clip(x, limit):
     return x if limit is None else tf.clip_by_value(x, -limit, limit)
 

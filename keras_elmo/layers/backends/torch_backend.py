@@ -1,48 +1,16 @@
 """The seam on PyTorch (see `keras_elmo.layers.backends`)."""
 
-import keras
 from keras import ops
 
-from elmo_core.ids.host_ids import is_host_tokens
 from keras_elmo.layers.backends import keras_ops
 
-reverse_sequences = keras_ops.reverse_sequences
+# The rest of the seam is `keras_ops`'s: no string or ragged tensors, no
+# assertions in a graph.
 
 
 def host_values(x):
     """The values (always on the host)."""
-    return ops.convert_to_numpy(variable_value(x))
-
-
-def checked_in_graph(x, minimum, maximum, message):
-    """`x` (never reached: the values are always on the host)."""
-    return x
-
-
-def assert_at_most(value, limit, message):
-    """Nothing (never reached: see `checked_in_graph`)."""
-
-
-def variable_value(x):
-    """The value of a Keras variable."""
-    if isinstance(x, keras.Variable):
-        return x.value
-    return x
-
-
-def takes_host_tokens(inputs):
-    """True for token lists or NumPy string arrays (no string tensors)."""
-    return is_host_tokens(inputs)
-
-
-def dense(x):
-    """`x` (no ragged tensors)."""
-    return x
-
-
-def ensure_shape(x, shape):
-    """`x` (shapes are known)."""
-    return x
+    return ops.convert_to_numpy(keras_ops.variable_value(x))
 
 
 def encode_distinct(x, encode, slack=None, finish=None):

@@ -71,12 +71,12 @@ class CharacterEncoder(TokenEncoder):
         )
         self.input_shape = (self.max_characters_per_token,)
         self.char_cnn, self.highway_layers = character_stack(
-            filters,
-            char_embedding_dim,
-            activation,
-            num_highway_layers,
-            max_characters_per_token,
-            dtype,
+            filters=filters,
+            char_embedding_dim=char_embedding_dim,
+            activation=activation,
+            num_highway_layers=num_highway_layers,
+            max_characters_per_token=max_characters_per_token,
+            dtype=dtype,
         )
         self.filters = self.char_cnn.filters
         num_features = self.char_cnn.output_dim

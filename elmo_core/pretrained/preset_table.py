@@ -218,9 +218,9 @@ def get_preset(name):
 
     >>> elmo_core.pretrained.get_preset("zh").language
     'zh'
-    >>> elmo_core.pretrained.presets.close_names("Original")
+    >>> elmo_core.pretrained.preset_table.close_names("Original")
     ['original']
-    >>> elmo_core.pretrained.presets.close_names("orignal")
+    >>> elmo_core.pretrained.preset_table.close_names("orignal")
     ['original', 'original_5.5b']
     """
     return preset_for(name, "name")

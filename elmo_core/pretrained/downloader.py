@@ -77,7 +77,7 @@ class _RangeRefused(Exception):
     """The server cannot continue the partial file (HTTP 416)."""
 
 
-def download(url, path, expected, progress):
+def download_file(url, path, expected, progress):
     """Downloads `url` (from its mirror, if one is set) to `path`.
 
     Returns the SHA-256 of the verified file. Raises `Unreachable` when
