@@ -312,8 +312,9 @@ def add_tokenize(group, default):
         default=default,
         help="how a line is split into tokens: whitespace (as written: "
         "sentences tokenised before), spacy (spaCy's rule-based tokenizer "
-        "and sentencizer) or moses (the Moses rules in spaCy's sentences); "
-        "spacy and moses need the prepare extra (default %(default)s)",
+        "and sentencizer), moses (the Moses rules in spaCy's sentences; "
+        "both need the prepare extra) or device (the rule an app runs, a "
+        "line one sentence, English) (default %(default)s)",
     )
     group.add_argument(
         "--language",

@@ -539,7 +539,7 @@ def test_the_normal_form_is_stable():
     assert normalize("Cafe\u200b\u0301") == "Caf\u00e9"
 
 
-@pytest.mark.parametrize("kind", ["whitespace", "spacy"])
+@pytest.mark.parametrize("kind", ["whitespace", "spacy", "device"])
 def test_every_reader_reads_a_line_as_prepare_does(tmp_path, capsys, kind):
     # Issue 63: embed --tokenize spacy sent the raw line to spaCy, so
     # "Cafe\u0301" was a 5-character token where prepare's corpus has a
@@ -568,6 +568,28 @@ def test_every_reader_reads_a_line_as_prepare_does(tmp_path, capsys, kind):
     corpus = _lines(tmp_path / "out" / "train.txt.gz")
     assert corpus == [" ".join(embedder.tokens(decomposed))]
     assert "Caf\u00e9" in corpus[0].split()
+
+
+def test_device_reads_each_line_by_the_rule_an_app_runs(tmp_path, capsys):
+    # The device rule (elmo_core.text.device_tokenizer, twinned in Java)
+    # is one more --tokenize of the one text path: prepare writes the
+    # tokens an app would give its biLM, a line one sentence.
+    from elmo_core.text.device_tokenizer import tokenize
+
+    lines = ["Mr. Smith-Jones didn't pay $5...", "He left. She stayed."]
+    raw = _write(tmp_path / "raw.txt", "\n".join(lines) + "\n")
+    flags = ["--input", raw, "--tokenize", "device", "--held-out", "0"]
+    status, _, errors = _prepare(
+        capsys, *flags, "--output", str(tmp_path / "out")
+    )
+    assert (status, errors) == (0, "")
+    assert _lines(tmp_path / "out" / "train.txt.gz") == [
+        " ".join(tokenize(line)) for line in lines
+    ]
+    status, _, errors = _prepare(
+        capsys, *flags, "--output", str(tmp_path / "de"), "--language", "de"
+    )
+    assert status == 2 and "--language" in errors and "English" in errors
 
 
 def files_of(tmp_path, line):

@@ -17,6 +17,10 @@ from maintained libraries, imported on first use (the `prepare` extra:
   tokenised the 1B Word Benchmark the original ELMo learned from) in
   spaCy's sentences.
 
+And `device`, the package's rule for an app that cannot carry spaCy
+(`elmo_core.text.device_tokenizer`, twinned in Java): a short
+approximation of spaCy's English tokens, a line one sentence.
+
 How they were chosen, by agreement with the bundled corpus and UD
 English-EWT, speed and languages: `benchmarks/tokenization.py` and the
 benchmarks page (spaCy: 0.976 token F1 on the corpus, 0.982 on EWT,
@@ -39,6 +43,7 @@ import functools
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import check_choice
 from elmo_core.errors import check_strings
+from elmo_core.text import device_tokenizer
 from elmo_core.text.normalization import normalize
 
 # The tokenisation every command uses unless told otherwise.
@@ -106,6 +111,32 @@ class Whitespace(Tokenizer):
         return [tokens] if tokens else []
 
 
+class Device(Tokenizer):
+    """The device rule (`elmo_core.text.device_tokenizer`, with its Java
+    twin for an app): a line is one sentence, split by a short
+    approximation of spaCy's English tokens, without spaCy."""
+
+    name = "device"
+    splits_sentences = False
+
+    def __init__(self, language=DEFAULT_LANGUAGE):
+        super().__init__(language)
+        if language != "en":
+            raise KerasElmoError(
+                "`tokenize` 'device' is a rule for English ('en') only; "
+                "pass `language` 'en', or `tokenize` spacy or moses.",
+                "language",
+                received=language,
+            )
+
+    def normal_tokens(self, text):
+        return device_tokenizer.tokenize(text)
+
+    def normal_sentences(self, text):
+        tokens = self.normal_tokens(text)
+        return [tokens] if tokens else []
+
+
 class Spacy(Tokenizer):
     """spaCy's rule-based tokenizer and `sentencizer` for `language`."""
 
@@ -162,7 +193,7 @@ class Moses(Spacy):
         )
 
 
-TOKENIZERS = {kind.name: kind for kind in (Whitespace, Spacy, Moses)}
+TOKENIZERS = {kind.name: kind for kind in (Whitespace, Device, Spacy, Moses)}
 TOKENIZATIONS = tuple(TOKENIZERS)
 
 
