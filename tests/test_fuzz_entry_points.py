@@ -506,12 +506,25 @@ ARGUMENT_COMPANIONS = {
     ("keras_elmo.sources.RunFolder", "path"): lambda: COMPAT_RUN,
     # The Keras-free twins of `keras_elmo.embed` take an exported file
     # (the shared `fixture_onnx`, asked for by the test that needs it).
+    # `download` takes what needs the network: a URL, which the mirror in
+    # the fuzz folder holds.
+    ("elmo_core.pretrained.download", "source"): lambda: _mirrored_url(),
     ("elmo_core.embedding_files.embed", "source"): lambda: _EXPORTED[0],
     ("elmo_core.embedding_files.dump_token_embeddings", "source"): (
         lambda: _EXPORTED[0]
     ),
 }
 _EXPORTED = []
+
+
+def _mirrored_url():
+    """A URL of the test biLM's options that the fuzz folder's mirror
+    (`_quiet_home`, the current directory) holds."""
+    path = os.path.join("mirror", "example.org", "elmo", "options.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(OPTIONS, "rb") as source, open(path, "wb") as copy:
+        copy.write(source.read())
+    return "https://example.org/elmo/options.json"
 
 
 def _argument_companion(label, name):

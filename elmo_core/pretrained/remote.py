@@ -4,6 +4,7 @@
 import os
 
 from elmo_core.errors import BiLMSourceError
+from elmo_core.errors.blame import renamed
 from elmo_core.pretrained.cache import check_url_scheme
 from elmo_core.pretrained.cache import is_url
 from elmo_core.pretrained.local_files import cached_file
@@ -61,6 +62,13 @@ def download(source, progress=True, verify=False):
     >>> os.path.relpath(paths["file"], cached)
     'example.org/elmo/options.json'
     """
+    if not isinstance(source, str) or not source.strip():
+        raise BiLMSourceError(
+            "`source` must be a pretrained model name, an http(s) URL, or "
+            "OPTIONS_URL,WEIGHTS_URL (a non-empty str).",
+            "source",
+            received=source,
+        )
     parts = source.split(",", 1)
     for part in parts:
         check_url_scheme(part, repr(part[:80]))
@@ -75,6 +83,11 @@ def download(source, progress=True, verify=False):
         raise BiLMSourceError(
             f"{source!r} is a local path; keras-elmo download takes the "
             "sources that need the network: a pretrained model name, an "
-            "http(s) URL, or OPTIONS_URL,WEIGHTS_URL."
+            "http(s) URL, or OPTIONS_URL,WEIGHTS_URL.",
+            "source",
         )
-    return fetch(get_preset(source), progress=progress, verify=verify)
+    try:
+        preset = get_preset(source)
+    except BiLMSourceError as error:  # `get_preset`'s `name` is `source`
+        raise renamed(error, {"name": "source"}) from None
+    return fetch(preset, progress=progress, verify=verify)
