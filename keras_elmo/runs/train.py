@@ -126,16 +126,17 @@ def train(
         size: str or None. A training size (`elmo_core.settings.sizes`:
             tiny, cpu, small, medium, original); default cpu.
         options: str or None. Take the size from an official options.json.
-        units, projection_dim, num_layers, num_highway_layers,
-            char_embedding_dim, cell_clip, proj_clip, filters,
-            use_skip_connections: single size values over the size's.
+        units, projection_dim, num_layers, num_highway_layers: single
+            size values over the size's.
+        char_embedding_dim, cell_clip, proj_clip, filters: the same.
+        use_skip_connections: the same.
         epochs, steps, time_budget: the length of the run, one of them:
             passes over the data, steps, or a wall time (seconds, or a
             duration such as "15m") in which the last step and the
             learning-rate decay are planned from the measured speed.
-        num_sampled, dropout, weight_decay, optimizer, learning_rate,
-            learning_rate_schedule, warmup_steps: the training settings
-            (None: the recipe's).
+        num_sampled, dropout, weight_decay, optimizer: the training
+            settings (None: the recipe's).
+        learning_rate, learning_rate_schedule, warmup_steps: the same.
         weight_average: float. Momentum of a moving average of the
             weights that becomes the run's weights at the end (0: none).
         initial_accumulator_value: float or None. Adagrad's (default 1.0).
