@@ -6,12 +6,25 @@ its students (issue 64).
         --model lstm runs/deploy_lstm runs/pos_lstm [--model ...] \\
         [--sentences 100] [--rounds 5] [--json results.json]
 
+    python benchmarks/device_students.py --untrained BILM DEPLOY
+
+The second form writes a `DEPLOY` folder without training the tagger:
+tagger (b) of the example's full settings around the biLM `BILM` (any
+`--model` source), its word vocabulary the one the trained tagger has
+(UD English-EWT train, words seen twice), its other weights as
+initialised; saved, and exported to the two int8 files with fused LSTMs.
+Its files have the trained tagger's shapes and ops, so its latency and
+file sizes are the trained tagger's (neither depends on the weights'
+values): the timing without the 5-15 minutes of training a tagger per
+biLM; the accuracies still come from `POS`, the trained taggers.
+
 Each `--model NAME DEPLOY POS` names a tagger (b) of the POS example on
 one biLM: `DEPLOY` is the output of `examples/deploy_tagger.py` for it
 (`tagger.keras`, `tagger.json` and the int8 files it exported, their
 LSTMs fused: `tagger-int8.tflite`, `tagger-int8.onnx`), `POS` the output
 of `examples/pos_tagging.py --models b` for it (the dev accuracy of its
-seeds). The first `--model` is the teacher. For each tagger it reports:
+seeds; `-`: not measured in this run). The first `--model` is the
+teacher. For each tagger it reports:
 
 - the biLM's weights, the whole tagger's (its word table, BiLSTM and
   softmax besides), and the int8 file sizes of the whole tagger;
@@ -38,15 +51,16 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEPLOY = os.path.join(ROOT, "examples", "deploy_tagger.py")
 DEV = os.path.join(ROOT, "data", "ud_english_ewt", "dev.upos.tsv")
 FILES = {"litert": "tagger-int8.tflite", "onnx": "tagger-int8.onnx"}
 
 
-def _deploy_module():
+def _example(name):
+    """The module `examples/<name>.py`."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("deploy_tagger", DEPLOY)
+    path = os.path.join(ROOT, "examples", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -73,7 +87,7 @@ def dev_sentences(count):
 
 def time_files(models, sentences, rounds):
     """`{name: {runtime: [median ms a sentence, one a round]}}`."""
-    deploy = _deploy_module()
+    deploy = _example("deploy_tagger")
     taggers = {}
     for name, folder in models.items():
         with open(os.path.join(folder, "tagger.json"), encoding="utf-8") as f:
@@ -150,12 +164,13 @@ def measure(args):
                 )
                 for runtime, rounds in times[name].items()
             },
-            "accuracy": accuracy(pos),
+            "accuracy": None if pos == "-" else accuracy(pos),
         }
     gain = rows[teacher]["accuracy"]["mean"] - args.baseline
     for row in rows.values():
-        kept = (row["accuracy"]["mean"] - args.baseline) / gain
-        row["gain_kept"] = float(kept)
+        if row["accuracy"]:
+            kept = (row["accuracy"]["mean"] - args.baseline) / gain
+            row["gain_kept"] = float(kept)
     return {"load_average": load, "baseline": args.baseline, "models": rows}
 
 
@@ -170,16 +185,47 @@ def print_report(results):
     for name, row in results["models"].items():
         size, ms, up = row["int8_mib"], row["ms"], row["speed_up"]
         acc = row["accuracy"]
+        quality = "- | -"
+        if acc:
+            quality = (
+                f"{acc['mean']:.2f} ± {acc['std']:.2f} "
+                f"({acc['min']:.2f}–{acc['max']:.2f}) | "
+                f"{100 * row['gain_kept']:.1f} %"
+            )
         print(
             f"| {name} | {row['weights']['bilm']:,} "
             f"({row['weights']['tagger']:,}) | {size['litert']:.1f} / "
             f"{size['onnx']:.1f} | {ms['litert']:.2f} ms "
             f"({up['litert']:.1f}x) | {ms['onnx']:.2f} ms "
-            f"({up['onnx']:.1f}x) | {acc['mean']:.2f} ± {acc['std']:.2f} "
-            f"({acc['min']:.2f}–{acc['max']:.2f}) | "
-            f"{100 * row['gain_kept']:.1f} % |"
+            f"({up['onnx']:.1f}x) | {quality} |"
         )
     print(f"load average at the start: {results['load_average']:.1f}")
+
+
+def write_untrained(source, output):
+    """The `--untrained` form: a deploy folder for tagger (b) around the
+    biLM `source`, its weights as initialised (see the module docstring)."""
+    import keras
+
+    from keras_elmo import load_bilm
+    from keras_elmo.export import to_litert
+    from keras_elmo.export import to_onnx
+
+    deploy, pos = _example("deploy_tagger"), _example("pos_tagging")
+    keras.utils.set_random_seed(1)
+    train = pos.read_tagged(pos.TRAIN)
+    vocabulary = pos.build_vocabulary(train, pos.FULL["min_word_count"])
+    tagger = pos.build_tagger(
+        "b", len(vocabulary) + 2, load_bilm(source), pos.FULL
+    )
+    os.makedirs(output, exist_ok=True)
+    tagger.save(os.path.join(output, "tagger.keras"))
+    info = {"vocabulary": vocabulary, "tags": pos.UPOS}
+    deploy.write_json(os.path.join(output, "tagger.json"), info)
+    for runtime, name in FILES.items():
+        write = to_litert if runtime == "litert" else to_onnx
+        write(tagger, os.path.join(output, name), "int8", fused_lstm=True)
+    print(f"wrote {output}: {len(vocabulary):,} words, int8 files fused")
 
 
 def main(argv=None):
@@ -200,10 +246,19 @@ def main(argv=None):
     parser.add_argument("--sentences", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", help="write the results here too")
+    parser.add_argument(
+        "--untrained",
+        nargs=2,
+        metavar=("BILM", "DEPLOY"),
+        help="write DEPLOY for the biLM BILM, the tagger untrained (the "
+        "timing of a trained one: see above), and stop",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         return run_child(args)
+    if args.untrained:
+        return write_untrained(*args.untrained)
     if not args.model or args.baseline is None:
         parser.error("give --baseline and at least one --model")
     results = measure(args)
