@@ -127,6 +127,20 @@ def add_scalar_mix(group, help_text, dest="scalar_mix"):
     )
 
 
+def add_input_files(group, what):
+    """`--input` (`inputs`, repeatable), the files of a command that reads
+    several, each `what` (e.g. "a raw text file or glob")."""
+    group.add_argument(
+        "--input",
+        dest="inputs",
+        metavar="INPUT",
+        action="append",
+        required=True,
+        help=f"{what} (repeat for more; a name holding [, * or ? is named "
+        "literally with the character in brackets: 'x[[]1].txt')",
+    )
+
+
 def add_max_batch_tokens(group):
     """`--max-batch-tokens` of the commands that embed sentences, with the
     library's one default."""

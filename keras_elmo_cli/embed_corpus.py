@@ -13,6 +13,7 @@ from elmo_core.errors import KerasElmoError
 from elmo_core.text.tokenizers import DEFAULT_TOKENIZATION
 from keras_elmo_cli.arguments import add_bilm_source
 from keras_elmo_cli.arguments import add_fasta_arguments
+from keras_elmo_cli.arguments import add_input_files
 from keras_elmo_cli.arguments import add_max_batch_tokens
 from keras_elmo_cli.arguments import add_output_layers
 from keras_elmo_cli.arguments import add_quiet
@@ -59,16 +60,7 @@ def add_parser(commands):
     )
     add_bilm_source(parser, vocabulary="vocabulary")
     io = parser.add_argument_group("input and output")
-    io.add_argument(
-        "--input",
-        dest="inputs",
-        metavar="INPUT",
-        action="append",
-        required=True,
-        help="a text or FASTA file, or a glob (repeat for more; a name "
-        "holding [, * or ? is named literally with the character in "
-        "brackets: 'x[[]1].txt')",
-    )
+    add_input_files(io, "a text or FASTA file, or a glob")
     io.add_argument("--output", required=True, help="output directory")
     io.add_argument(
         "--overwrite",

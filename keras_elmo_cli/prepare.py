@@ -1,6 +1,7 @@
 """`keras-elmo prepare`: raw text files -> the corpus `train` reads; it
 parses its flags and calls `elmo_core.prepare`."""
 
+from keras_elmo_cli.arguments import add_input_files
 from keras_elmo_cli.arguments import add_quiet
 from keras_elmo_cli.arguments import add_tokenize
 from keras_elmo_cli.arguments import library_arguments
@@ -32,16 +33,7 @@ def add_parser(commands):
         "'keras-elmo[prepare]'.",
     )
     io = parser.add_argument_group("input and output")
-    io.add_argument(
-        "--input",
-        dest="inputs",
-        metavar="INPUT",
-        action="append",
-        required=True,
-        help="a raw text file or glob (repeat for more; a name holding [, "
-        "* or ? is named literally with the character in brackets: "
-        "'x[[]1].txt')",
-    )
+    add_input_files(io, "a raw text file or glob")
     io.add_argument("--output", required=True, help="output folder")
     io.add_argument(
         "--encoding",
