@@ -6,9 +6,13 @@ record: its size and SHA-256. A later reader believes the record of a
 file only when the file still fits its proof (`proven`): a file's name
 proves nothing, since a user's own file may share it, and a record
 copied from another folder describes other files.
+
+A record is untrusted: `read_json_object` reads one, and a record too
+large, not JSON or not an object counts as none.
 """
 
 import hashlib
+import json
 import os
 
 _BLOCK_BYTES = 1 << 20
@@ -50,3 +54,17 @@ def proven(path, recorded):
         return proof(path)["sha256"] == digest.lower()
     except OSError:
         return False
+
+
+def read_json_object(path, max_bytes):
+    """The JSON object of the file `path`, or None when the file is
+    missing or unreadable, larger than `max_bytes`, not JSON or not an
+    object."""
+    try:
+        if os.path.getsize(path) > max_bytes:
+            return None
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None

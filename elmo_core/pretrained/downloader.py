@@ -32,6 +32,7 @@ import urllib.request
 from elmo_core import progress as progress_output
 from elmo_core.errors import DownloadError
 from elmo_core.files import atomic_output
+from elmo_core.files.proofs import read_json_object
 from elmo_core.pretrained.cache import CACHE_VARIABLE
 from elmo_core.pretrained.mirror import local_mirror_path
 from elmo_core.pretrained.mirror import mirror_url
@@ -331,26 +332,13 @@ def _write_record(partial, validators):
             json.dump(validators, f)
 
 
-def _read_record(partial):
-    """The record of a partial download; None if missing or damaged."""
-    path = _record_path(partial)
-    try:
-        if os.path.getsize(path) > _MAX_RECORD_BYTES:
-            return None
-        with open(path, encoding="utf-8") as f:
-            record = json.load(f)
-    except (OSError, ValueError, RecursionError):
-        return None
-    return record if isinstance(record, dict) else None
-
-
 def _resume_point(partial, source):
     """`(offset, record)` to continue `partial` from; `(0, None)` (after
     deleting it) when it cannot be: no record of where it came from,
     another source, or no validator to check the object by."""
     if not os.path.exists(partial):
         return 0, None
-    record = _read_record(partial)
+    record = read_json_object(_record_path(partial), _MAX_RECORD_BYTES)
     if (
         record is None
         or record.get("source") != source

@@ -22,6 +22,7 @@ import sys
 
 from elmo_core.files import atomic_output
 from elmo_core.files.proofs import proven
+from elmo_core.files.proofs import read_json_object
 from elmo_core.text.tokenizers import TOKENIZATIONS
 
 PREPARE_RECORD = "prepare.json"
@@ -32,30 +33,19 @@ MAX_RECORD_BYTES = 1 << 20
 _MAX_LANGUAGE = 16
 
 
-def _read_json(path):
-    """The JSON object of the file `path` (at most `MAX_RECORD_BYTES`),
-    or None."""
-    try:
-        if os.path.getsize(path) > MAX_RECORD_BYTES:
-            return None
-        with open(path, encoding="utf-8") as f:
-            value = json.load(f)
-    except (OSError, ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def read_record(path):
     """`{"tokenization": str, "language": str}` from the JSON file `path`
     (a `prepare.json` or a `tokenization.json`), or None."""
-    value = _read_json(path)
+    value = read_json_object(path, MAX_RECORD_BYTES)
     return None if value is None else tokenization_of(value)
 
 
 def prepare_record(folder):
     """The `prepare.json` of `folder` when `keras-elmo prepare` wrote it
     (its writer and the proofs of its files), else None."""
-    value = _read_json(os.path.join(folder, PREPARE_RECORD))
+    value = read_json_object(
+        os.path.join(folder, PREPARE_RECORD), MAX_RECORD_BYTES
+    )
     if value is None or value.get("written_by") != PREPARE_WRITER:
         return None
     if not isinstance(value.get("outputs"), dict):
