@@ -97,16 +97,26 @@ def open_runner(path, num_threads):
         ) from None
 
 
-def open_litert(path, num_threads, parse):
-    """`(interpreter, runner, metadata)` of the `.tflite` file `path`: its
-    keras_elmo metadata read and parsed (`parse(text, path, LITERT)`)
-    first, so that a damaged file, or one that is not ours, is refused
-    before the interpreter opens it (`open_runner`); and whether a batch
-    runs row by row (`run_runner`: a file of fixed batch size)."""
-    metadata = parse(read_file_metadata(path), path, LITERT)
-    interpreter, runner = open_runner(path, num_threads)
-    by_rows = fixed_batch(metadata, path) is not None
-    return interpreter, runner, metadata, by_rows
+class LiteRTFile:
+    """An open `.tflite` file of keras_elmo's, called on `{input name:
+    array}` feeds (`run_runner`), what `LiteRTBiLM` and `LiteRTModel`
+    run: its keras_elmo metadata read and parsed (`parse(text, path,
+    LITERT)`) first, so that a damaged file, or one that is not ours, is
+    refused before the interpreter opens it (`open_runner`).
+
+    Attributes: `metadata`, `signature` (`(inputs, outputs)`),
+    `interpreter`, `runner` and `by_rows` (a file of fixed batch size,
+    run row by row).
+    """
+
+    def __init__(self, path, num_threads, parse):
+        self.metadata = parse(read_file_metadata(path), path, LITERT)
+        self.interpreter, self.runner = open_runner(path, num_threads)
+        self.by_rows = fixed_batch(self.metadata, path) is not None
+        self.signature = signature(self.runner)
+
+    def __call__(self, feeds):
+        return run_runner(self.interpreter, self.runner, feeds, self.by_rows)
 
 
 def read_metadata(path, schema):
@@ -204,11 +214,8 @@ class LiteRTBiLM(ExportedBiLM):
     kind = LITERT
 
     def _open(self, path, num_threads):
-        self.interpreter, self.runner, metadata, self._by_rows = open_litert(
-            path, num_threads, parse_metadata
-        )
-        return metadata, signature(self.runner)
+        self.litert = LiteRTFile(path, num_threads, parse_metadata)
+        return self.litert.metadata, self.litert.signature
 
     def _run(self, ids):
-        feeds = {self._input: ids}
-        return run_runner(self.interpreter, self.runner, feeds, self._by_rows)
+        return self.litert({self._input: ids})

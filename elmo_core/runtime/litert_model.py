@@ -5,9 +5,7 @@ interpreter (no TensorFlow)."""
 from elmo_core.formats.exported_file import LITERT
 from elmo_core.formats.exported_model import parse_metadata
 from elmo_core.runtime.exported_model import ExportedModel
-from elmo_core.runtime.litert import open_litert
-from elmo_core.runtime.litert import run_runner
-from elmo_core.runtime.litert import signature
+from elmo_core.runtime.litert import LiteRTFile
 
 
 class LiteRTModel(ExportedModel):
@@ -48,10 +46,8 @@ class LiteRTModel(ExportedModel):
     kind = LITERT
 
     def _open(self, path, num_threads):
-        self.interpreter, self.runner, metadata, self._by_rows = open_litert(
-            path, num_threads, parse_metadata
-        )
-        return metadata, signature(self.runner)
+        self.litert = LiteRTFile(path, num_threads, parse_metadata)
+        return self.litert.metadata, self.litert.signature
 
     def _run(self, feeds):
-        return run_runner(self.interpreter, self.runner, feeds, self._by_rows)
+        return self.litert(feeds)
