@@ -148,10 +148,11 @@ def embed(
         weights, vocabulary: refused (they are `keras_elmo.embed`'s for
             other sources: the file holds its weights and reads
             characters).
-        input_file, output_file, batch_size, max_batch_tokens,
-        on_bad_line, output_layers, sentence_index, tokenize, language,
-        input_format, max_residues, protein_vectors, verbose: as
+        input_file, output_file, batch_size, max_batch_tokens: as
             `keras_elmo.embed`.
+        on_bad_line, output_layers, sentence_index, tokenize: the same.
+        language, input_format, max_residues, protein_vectors: the same.
+        verbose: the same.
         runtime: `"onnx"`, `"litert"` or None: the file's runtime (by
             its suffix), checked when given.
         precision: str or None. The file's precision, checked when

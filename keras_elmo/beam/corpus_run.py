@@ -77,10 +77,12 @@ def embed_corpus(
         source: the biLM (anything `keras_elmo.load_bilm` takes), or a
             `keras_elmo.corpus.SentenceEmbedder`, which holds the biLM
             and the settings below (leave them out).
-        weights, vocabulary, output_layers, scalar_weights, gamma, dtype,
-        max_batch_tokens, max_sentence_tokens, tokenize, language:
-            `SentenceEmbedder`'s (None: its defaults); for FASTA,
-            `max_residues` bounds a record, not `max_sentence_tokens`.
+        weights, vocabulary, output_layers, scalar_weights: the
+            settings of `SentenceEmbedder` (None: its defaults).
+        gamma, dtype, max_batch_tokens, max_sentence_tokens: the same;
+            for FASTA, `max_residues` bounds a record, not
+            `max_sentence_tokens`.
+        tokenize, language: the same.
         input_format: `"lines"` or `"fasta"` (a row per record, keyed by
             `(file, header line)`, each distinct sequence embedded once);
             by the files' suffix when None.
