@@ -166,9 +166,10 @@ def measure(args):
             },
             "accuracy": None if pos == "-" else accuracy(pos),
         }
-    gain = rows[teacher]["accuracy"]["mean"] - args.baseline
+    teacher_accuracy = rows[teacher]["accuracy"]
     for row in rows.values():
-        if row["accuracy"]:
+        if row["accuracy"] and teacher_accuracy:
+            gain = teacher_accuracy["mean"] - args.baseline
             kept = (row["accuracy"]["mean"] - args.baseline) / gain
             row["gain_kept"] = float(kept)
     return {"load_average": load, "baseline": args.baseline, "models": rows}
@@ -187,10 +188,11 @@ def print_report(results):
         acc = row["accuracy"]
         quality = "- | -"
         if acc:
+            kept = row.get("gain_kept")
             quality = (
                 f"{acc['mean']:.2f} ± {acc['std']:.2f} "
                 f"({acc['min']:.2f}–{acc['max']:.2f}) | "
-                f"{100 * row['gain_kept']:.1f} %"
+                + ("-" if kept is None else f"{100 * kept:.1f} %")
             )
         print(
             f"| {name} | {row['weights']['bilm']:,} "

@@ -9,6 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
+from elmo_core.errors import KerasElmoError
 from elmo_core.settings import precision
 from elmo_core.settings.precision import choose_precision
 from elmo_core.settings.precision import cpu_flags
@@ -22,6 +23,13 @@ VOCAB = os.path.join(FIXTURES, "train", "vocab.txt")
 AVX2 = {"fpu", "sse2", "avx", "avx2", "fma"}
 AVX512_BF16 = AVX2 | {"avx512f", "avx512_vnni", "avx512_bf16"}
 AMX = AVX2 | {"amx_tile", "amx_bf16"}
+# Training in bfloat16 cannot run while oneDNN is held below it (the
+# stand-in for an older CPU): TensorFlow would abort; see
+# test_onednn_held_below_bfloat16_trains_in_float32.
+TRAINS_IN_BF16 = pytest.mark.skipif(
+    precision.bf16_held_back() is not None,
+    reason="ONEDNN_MAX_CPU_ISA holds oneDNN below bfloat16 products",
+)
 
 
 @pytest.mark.parametrize(
@@ -30,13 +38,15 @@ AMX = AVX2 | {"amx_tile", "amx_bf16"}
      (AVX2, None, "no native bfloat16"), (set(), None, "no native")],
 )  # fmt: skip
 def test_auto_follows_the_cpu(flags, chosen, named):
-    value, reason = choose_precision("auto", flags=flags)
+    value, reason = choose_precision("auto", flags=flags, environ={})
     assert value == chosen
     assert named in reason
 
 
 def test_auto_keeps_float32_on_a_gpu():
-    value, reason = choose_precision("auto", gpu=True, flags=AVX512_BF16)
+    value, reason = choose_precision(
+        "auto", gpu=True, flags=AVX512_BF16, environ={}
+    )
     assert value is None and "GPU" in reason
 
 
@@ -44,7 +54,7 @@ def test_auto_keeps_float32_on_a_gpu():
 def test_a_resumed_run_keeps_its_own_precision(saved):
     for flags in (AVX2, AVX512_BF16):
         value, reason = choose_precision(
-            "auto", saved={"mixed_precision": saved}, flags=flags
+            "auto", saved={"mixed_precision": saved}, flags=flags, environ={}
         )
         assert value == saved
         assert "resumes" in reason
@@ -56,7 +66,10 @@ def test_a_resumed_run_keeps_its_own_precision(saved):
 def test_a_given_precision_wins(requested, value):
     for flags in (AVX2, AVX512_BF16):
         for saved in (None, {"mixed_precision": "bf16"}):
-            assert choose_precision(requested, saved=saved, flags=flags) == (
+            chosen = choose_precision(
+                requested, saved=saved, flags=flags, environ={}
+            )
+            assert chosen == (
                 value,
                 None,
             )
@@ -91,10 +104,14 @@ def _saved_precision(run):
 
 
 def _machine(monkeypatch, flags):
+    """This process as a machine of CPU `flags` without a GPU (its choice
+    by the flags alone: oneDNN left free)."""
     monkeypatch.setattr(precision, "cpu_flags", lambda: flags)
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
     monkeypatch.setattr(strategies, "has_gpu", lambda: False)
 
 
+@TRAINS_IN_BF16
 def test_train_says_what_auto_chose_and_a_resume_keeps_it(
     tmp_path, capsys, monkeypatch
 ):
@@ -148,6 +165,7 @@ def _layers(bilm, sentences):
     return np.stack([np.asarray(x) for x in outputs["layer_outputs"]])
 
 
+@TRAINS_IN_BF16
 def test_a_bfloat16_run_loads_in_float32_on_every_entry_point(tmp_path):
     import keras_elmo
     from keras_elmo.corpus import SentenceEmbedder
@@ -188,3 +206,39 @@ def test_a_bfloat16_run_loads_in_float32_on_every_entry_point(tmp_path):
     with h5py.File(dumps["run"]) as a, h5py.File(dumps["export"]) as b:
         for key in ("0", "1"):
             np.testing.assert_allclose(a[key][...], b[key][...], atol=1e-6)
+
+
+@pytest.mark.parametrize("isa", ["AVX2", "avx512_core"])
+def test_onednn_held_below_bfloat16_trains_in_float32(isa):
+    # TensorFlow picks oneDNN's bfloat16 kernels by the CPU's flags; oneDNN
+    # held to AVX2 (the stand-in for an older CPU) aborts on them.
+    environ = {"ONEDNN_MAX_CPU_ISA": isa}
+    value, reason = choose_precision("auto", flags=AVX512_BF16, environ=environ)
+    assert value is None and f"ONEDNN_MAX_CPU_ISA={isa}" in reason
+    for requested, saved in (
+        ("bf16", None),
+        ("auto", {"mixed_precision": "bf16"}),
+    ):
+        with pytest.raises(
+            KerasElmoError, match="unset the variable"
+        ) as caught:
+            choose_precision(
+                requested, saved=saved, flags=AVX512_BF16, environ=environ
+            )
+        assert caught.value.argument == "mixed_precision"
+    # On a GPU, and with oneDNN left free or at a bfloat16 level, as before.
+    assert choose_precision("bf16", gpu=True, environ=environ) == ("bf16", None)
+    for free in ({}, {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_BF16"}):
+        value, _ = choose_precision("auto", flags=AVX512_BF16, environ=free)
+        assert value == "bf16"
+
+
+def test_train_refuses_bfloat16_where_onednn_cannot_run_it(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    run = str(tmp_path / "run")
+    assert _train(run, "--mixed-precision", "bf16") == 2
+    err = capsys.readouterr().err
+    assert "--mixed-precision" in err and "ONEDNN_MAX_CPU_ISA=AVX2" in err
+    assert "Traceback" not in err and not os.path.exists(run)
