@@ -29,8 +29,11 @@ teacher. For each tagger it reports:
 - the biLM's weights, the whole tagger's (its word table, BiLSTM and
   softmax besides), and the int8 file sizes of the whole tagger;
 - the latency per sentence at batch 1 on one thread, LiteRT and ONNX
-  Runtime int8: every file is loaded in one child process without
-  TensorFlow (`DeviceTagger` of `examples/deploy_tagger.py`), and the
+  Runtime int8, of the file alone (fed the ids, made before the clock
+  starts: what the runtime takes) and of words in, tags out (the ids
+  made in Python by `DeviceTagger` too): every file is loaded in one
+  child process without TensorFlow (`DeviceTagger` of
+  `examples/deploy_tagger.py`), and the
   files take turns, `--rounds` rounds over the first `--sentences` UD
   English-EWT dev sentences, each round the median per sentence; the
   teacher's time over each file's, per round, then the median of the
@@ -86,7 +89,11 @@ def dev_sentences(count):
 
 
 def time_files(models, sentences, rounds):
-    """`{name: {runtime: [median ms a sentence, one a round]}}`."""
+    """`{name: {runtime: [median ms a sentence, one a round]}}` for words
+    in, tags out (`DeviceTagger`), and the same for the file alone, fed
+    ids made before the clock starts (`runtime + " ids"`)."""
+    from elmo_core.runtime import batch_to_ids
+
     deploy = _example("deploy_tagger")
     taggers = {}
     for name, folder in models.items():
@@ -97,16 +104,28 @@ def time_files(models, sentences, rounds):
             tagger = deploy.DeviceTagger(path, info, num_threads=1)
             tagger(sentences[:1])  # warm-up
             taggers[name, runtime] = tagger
-    times = {name: {runtime: [] for runtime in FILES} for name in models}
+    feeds = {
+        name: [
+            {"tokens": batch_to_ids([s]), "word_ids": tagger.word_ids([s])}
+            for s in sentences
+        ]
+        for (name, _), tagger in taggers.items()
+    }
+    times = {name: {} for name in models}
     for _ in range(rounds):
         for (name, runtime), tagger in taggers.items():
-            one = []
-            for sentence in sentences:
-                started = time.perf_counter()
-                tagger([sentence])
-                one.append(time.perf_counter() - started)
-            times[name][runtime].append(1000 * float(np.median(one)))
+            by_words = [_seconds(tagger, [s]) for s in sentences]
+            by_ids = [_seconds(tagger.model, x) for x in feeds[name]]
+            for key, one in ((runtime, by_words), (runtime + " ids", by_ids)):
+                ms = 1000 * float(np.median(one))
+                times[name].setdefault(key, []).append(ms)
     return times
+
+
+def _seconds(function, value):
+    started = time.perf_counter()
+    function(value)
+    return time.perf_counter() - started
 
 
 def run_child(args):
@@ -176,32 +195,34 @@ def measure(args):
 
 
 def print_report(results):
+    timed = ("litert ids", "onnx ids", "litert", "onnx")
     print(
-        "| tagger on | biLM weights (tagger's) | LiteRT / ONNX int8 (MiB) "
-        "| LiteRT int8 "
-        "b1 t1 (teacher's / this) | ONNX int8 b1 t1 (teacher's / this) | "
+        "| tagger on | biLM weights (tagger's) | LiteRT / ONNX int8 (MiB) | "
+        "LiteRT file | ONNX file | LiteRT, words in | ONNX, words in | "
         "dev accuracy | gain kept |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, row in results["models"].items():
         size, ms, up = row["int8_mib"], row["ms"], row["speed_up"]
-        acc = row["accuracy"]
-        quality = "- | -"
-        if acc:
-            kept = row.get("gain_kept")
-            quality = (
-                f"{acc['mean']:.2f} ± {acc['std']:.2f} "
-                f"({acc['min']:.2f}–{acc['max']:.2f}) | "
-                + ("-" if kept is None else f"{100 * kept:.1f} %")
-            )
+        times = " | ".join(f"{ms[k]:.2f} ms ({up[k]:.1f}x)" for k in timed)
         print(
             f"| {name} | {row['weights']['bilm']:,} "
             f"({row['weights']['tagger']:,}) | {size['litert']:.1f} / "
-            f"{size['onnx']:.1f} | {ms['litert']:.2f} ms "
-            f"({up['litert']:.1f}x) | {ms['onnx']:.2f} ms "
-            f"({up['onnx']:.1f}x) | {quality} |"
+            f"{size['onnx']:.1f} | {times} | {_quality(row)} |"
         )
     print(f"load average at the start: {results['load_average']:.1f}")
+
+
+def _quality(row):
+    """The dev accuracy and gain kept cells of a row."""
+    acc, kept = row["accuracy"], row.get("gain_kept")
+    if not acc:
+        return "- | -"
+    return (
+        f"{acc['mean']:.2f} ± {acc['std']:.2f} "
+        f"({acc['min']:.2f}–{acc['max']:.2f}) | "
+        + ("-" if kept is None else f"{100 * kept:.1f} %")
+    )
 
 
 def write_untrained(source, output):
