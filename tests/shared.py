@@ -107,10 +107,12 @@ def _command(argv, printed_to=None):
 def export_fixture(command):
     """A `build(path)` that exports the bilm-tf fixture biLM with the
     command `command` (`export-onnx`, `export-litert`,
-    `export-savedmodel`), float32, as a user would."""
+    `export-savedmodel`), float32, as a user would; what it printed is
+    kept (`printed`)."""
 
     def build(path):
-        _command([command, "--model", MODEL_DIR, "--output", path, "--quiet"])
+        argv = [command, "--model", MODEL_DIR, "--output", path]
+        _command(argv, printed_to=path + PRINTED)
 
     return build
 
