@@ -22,6 +22,7 @@ from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
 from tests.helpers import TRAIN_VOCAB
+from tests.helpers import folder_digest
 
 # The shared distillation run's student (a few hundred weights) and
 # settings for runs of seconds: float32, a constant rate, no dropout, the
@@ -133,6 +134,7 @@ def distill_run(path):
     fixture text, `RUN_STEPS` steps, the teacher's start by default
     (`--from-teacher auto`); what it printed is kept (`printed`)."""
     flags = [f for f in DISTILL_FLAGS if f != "--quiet"]
+    before = folder_digest(MODEL_DIR)
     _command(
         [
             "distill", "--teacher", MODEL_DIR, "--train", TRAIN_TEXT,
@@ -141,3 +143,5 @@ def distill_run(path):
         ],
         printed_to=path + PRINTED,
     )  # fmt: skip
+    # The teacher is only read (tests/test_distill.py counts on this check).
+    assert folder_digest(MODEL_DIR) == before, "distill changed its teacher"
