@@ -22,6 +22,7 @@ from tests.helpers import STEPWISE_TRAIN_FLAGS
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import TRAIN_TEXT
 from tests.helpers import TRAIN_VOCAB
+from tests.helpers import folder_digest
 
 # The shared distillation run's student (a few hundred weights) and
 # settings for runs of seconds: float32, a constant rate, no dropout, the
@@ -107,10 +108,12 @@ def _command(argv, printed_to=None):
 def export_fixture(command):
     """A `build(path)` that exports the bilm-tf fixture biLM with the
     command `command` (`export-onnx`, `export-litert`,
-    `export-savedmodel`), float32, as a user would."""
+    `export-savedmodel`), float32, as a user would; what it printed is
+    kept (`printed`)."""
 
     def build(path):
-        _command([command, "--model", MODEL_DIR, "--output", path, "--quiet"])
+        argv = [command, "--model", MODEL_DIR, "--output", path]
+        _command(argv, printed_to=path + PRINTED)
 
     return build
 
@@ -131,6 +134,7 @@ def distill_run(path):
     fixture text, `RUN_STEPS` steps, the teacher's start by default
     (`--from-teacher auto`); what it printed is kept (`printed`)."""
     flags = [f for f in DISTILL_FLAGS if f != "--quiet"]
+    before = folder_digest(MODEL_DIR)
     _command(
         [
             "distill", "--teacher", MODEL_DIR, "--train", TRAIN_TEXT,
@@ -139,3 +143,5 @@ def distill_run(path):
         ],
         printed_to=path + PRINTED,
     )  # fmt: skip
+    # The teacher is only read (tests/test_distill.py counts on this check).
+    assert folder_digest(MODEL_DIR) == before, "distill changed its teacher"

@@ -36,6 +36,7 @@ from tests.helpers import tiny_bilm_kwargs
 from tests.helpers import train_interrupted_then_resumed
 from tests.helpers import two_cpu_strategy
 from tests.shared import DISTILL_FLAGS
+from tests.shared import RUN_STEPS
 from tests.shared import copied
 from tests.shared import printed
 
@@ -181,10 +182,12 @@ def test_layers_are_matched_by_relative_depth():
     assert matched_layers(1, 3) == [0]
 
 
-def test_distill_trains_a_student_that_exports_and_loads(tmp_path):
-    before = folder_digest(MODEL_DIR)
-    _distill(tmp_path / "run", 6)
-    assert folder_digest(MODEL_DIR) == before  # the teacher is only read
+def test_distill_trains_a_student_that_exports_and_loads(
+    tmp_path, distilled_run
+):
+    # The shared run (tests/shared.py distill_run, which also checks that
+    # the teacher is only read), copied.
+    copied(distilled_run, tmp_path / "run")
     with open(tmp_path / "run" / "config.json") as f:
         config = json.load(f)
     assert config["distill"]["teacher"] == MODEL_DIR
@@ -698,12 +701,12 @@ def test_train_takes_no_student_kind(tmp_path, capsys):
     assert "unrecognized arguments: --student-kind" in capsys.readouterr().err
 
 
-def test_a_run_from_before_student_kinds_reads_as_elmo(tmp_path):
-    _distill(tmp_path / "run", 1)
+def test_a_run_from_before_student_kinds_reads_as_elmo(tmp_path, distilled_run):
+    copied(distilled_run, tmp_path / "run")
     path = tmp_path / "run" / "config.json"
     config = json.loads(path.read_text())
     del config["distill"]["student_kind"]
     path.write_text(json.dumps(config))
-    _distill(tmp_path / "run", 2)
+    _distill(tmp_path / "run", RUN_STEPS + 1)
     _, _, config = load_run(str(tmp_path / "run"))
     assert config.distill["student_kind"] == "elmo"

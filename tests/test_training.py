@@ -13,6 +13,9 @@ from keras_elmo.training.run_directory import load_run
 from keras_elmo_cli import main
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
+from tests.shared import RUN_STEPS
+from tests.shared import TRAIN_FLAGS
+from tests.shared import copied
 
 TRAIN_DATA = os.path.join(FIXTURES, "train", "data.txt")
 TRAIN_VOCAB = os.path.join(FIXTURES, "train", "vocab.txt")
@@ -183,7 +186,7 @@ def test_jit_compile_training(tmp_path, capsys):
     assert "not supported with a distribution strategy" in err
 
 
-def test_bad_inputs(tmp_path, capsys):
+def test_bad_inputs(tmp_path, capsys, trained_run):
     missing = _train_args(tmp_path / "r", "--steps", "1")
     missing[missing.index("--train") + 1] = str(tmp_path / "*.none")
     assert main(missing) == 2
@@ -201,11 +204,13 @@ def test_bad_inputs(tmp_path, capsys):
     assert main(no_vocab) == 2
     assert "--build-vocab" in capsys.readouterr().err
 
-    run = tmp_path / "run"
-    assert (
-        main(_train_args(run, "--steps", "1", "--checkpoint-every", "1")) == 0
-    )
-    other = _train_args(run, "--steps", "2")
+    # A run of other settings: the shared run (conftest.py `trained_run`)
+    # asked to go on with other units.
+    run = copied(trained_run, tmp_path / "run")
+    other = [
+        "train", "--train", TRAIN_DATA, "--vocab", TRAIN_VOCAB,
+        "--output", run, "--steps", str(RUN_STEPS + 1), *TRAIN_FLAGS,
+    ]  # fmt: skip
     other[other.index("--units") + 1] = "32"
     assert main(other) == 2
     assert "holds a run with other settings" in capsys.readouterr().err
