@@ -79,10 +79,9 @@ def embed_corpus(
             and the settings below (leave them out).
         weights, vocabulary, output_layers, scalar_weights: the
             settings of `SentenceEmbedder` (None: its defaults).
-        gamma, dtype, max_batch_tokens, max_sentence_tokens: the same;
-            for FASTA, `max_residues` bounds a record, not
-            `max_sentence_tokens`.
-        tokenize, language: the same.
+        gamma, dtype, max_batch_tokens, max_sentence_tokens: the same.
+        tokenize, language: the same (for FASTA, `max_residues` bounds a
+            record, not `max_sentence_tokens`).
         input_format: `"lines"` or `"fasta"` (a row per record, keyed by
             `(file, header line)`, each distinct sequence embedded once);
             by the files' suffix when None.
