@@ -126,8 +126,8 @@ READER_CASES = [
     ("--options", "broken_link", "Options file"),
     ("--weights", "fifo", "Weight file"),
     ("--weights", "dev_null", "Weight file"),
-    ("--input", "loop", "Input file"),
-    ("--input", "broken_link", "Input file"),
+    ("--input", "loop", "--input "),
+    ("--input", "broken_link", "--input "),
     ("--input", "fifo", "--input - <"),
     ("--input", "dev_zero", "--input - <"),
 ]
