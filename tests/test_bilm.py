@@ -8,6 +8,7 @@ import pytest
 
 import keras_elmo
 from keras_elmo.layers import BiLM
+from tests.helpers import HALF_POLICIES
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
@@ -309,7 +310,7 @@ def test_deduplication_does_not_change_outputs():
         np.testing.assert_allclose(a, b, atol=1e-6, rtol=0)
 
 
-@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+@pytest.mark.parametrize("policy", HALF_POLICIES)
 def test_mixed_precision_stays_close_to_float32(policy):
     import keras
 

@@ -20,6 +20,7 @@ from keras_elmo.optimizers import SparseAdagrad
 from keras_elmo.training.compiled_model import build_model
 from keras_elmo.training.run_directory import RunDirectory
 from tests.helpers import FIXTURES
+from tests.helpers import HALF_POLICIES
 from tests.helpers import TestCase
 from tests.helpers import tiny_bilm_kwargs
 
@@ -195,10 +196,8 @@ class ELMoLanguageModelTest(TestCase):
         # A policy set with keras.config (not through TrainingConfig) must
         # not reach the softmax: the loss stays float32.
         vocab, scan = _fixture_data()
-        for policy, dtype in (
-            ("mixed_bfloat16", "bfloat16"),
-            ("mixed_float16", "float16"),
-        ):
+        for policy in HALF_POLICIES:
+            dtype = policy.split("_")[1]
             keras.config.set_dtype_policy(policy)
             model = ELMoLanguageModel(
                 BiLM(**tiny_bilm_kwargs(units=16, projection_dim=8)),

@@ -18,6 +18,7 @@ import keras_elmo
 from elmo_core.errors import KerasElmoError
 from keras_elmo.layers.bilm_weights import learned_weights
 from tests.helpers import COMPAT_RUN
+from tests.helpers import HALF_POLICIES
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import ROOT
@@ -49,7 +50,7 @@ NUMBERS_CHECKED = SAME_NUMBERS[1:3] + SAME_NUMBERS[-1:]
 SAME_WEIGHTS = [
     {"cell_clip": 0.5},
     {"proj_clip": 0.25},
-    {"dtype": "mixed_bfloat16"},
+    {"dtype": HALF_POLICIES[-1]},
     {"use_skip_connections": True},
 ]
 # Arguments that change a size the weights fix: refused by name, with

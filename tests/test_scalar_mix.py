@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from keras_elmo.layers import ScalarMix
+from tests.helpers import HALF_POLICIES
 from tests.helpers import TestCase
 
 
@@ -19,7 +20,7 @@ class ScalarMixTest(TestCase):
         out = layer(self.layers)
         self.assertEqual(tuple(out.shape), (2, 4, 3))
         self.assertLen(layer.trainable_weights, 2)
-        for policy in ("mixed_float16", "mixed_bfloat16"):
+        for policy in HALF_POLICIES:
             out = ScalarMix(dtype=policy)(self.layers)
             self.assertEqual(out.dtype.name, policy.split("_")[1])
 

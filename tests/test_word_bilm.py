@@ -17,6 +17,7 @@ from keras_elmo.formats.bilm_tf import save_bilm
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.elmo_embedding import ELMoEmbedding
 from keras_elmo.loading import load_bilm
+from tests.helpers import HALF_POLICIES
 from tests.helpers import OPTIONS as CHAR_OPTIONS
 from tests.helpers import WEIGHTS as CHAR_WEIGHTS
 
@@ -427,7 +428,7 @@ def test_savedmodel_carries_the_vocabulary(bilm, vocab, tmp_path):
         export_savedmodel(bilm, str(tmp_path / "none"))
 
 
-@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+@pytest.mark.parametrize("policy", HALF_POLICIES)
 def test_mixed_precision_stays_close_to_float32(bilm, vocab, policy):
     low = BiLM.from_config(dict(bilm.get_config(), dtype=policy))
     low.build()
