@@ -427,9 +427,11 @@ print(tagger.input_names, tagger.output_names)
 got = tagger({name: np.load("java_ids.npy")})
 want = np.load("keras_tags.npy")
 lengths = np.load("java_lengths.npy")
+# The page's tagger is untrained: its three tags are near ties (no best
+# tag leads by twice int8's bound), so the tags themselves may swap; the
+# probabilities are what int8 keeps.
 for row, n in enumerate(lengths):
     np.testing.assert_allclose(got[row, :n], want[row, :n], atol=0.05)
-    assert (got[row, :n].argmax(-1) == want[row, :n].argmax(-1)).all()
 loaded = [m for m in ("tensorflow", "keras") if m in sys.modules]
 assert not loaded, loaded
 """
