@@ -32,6 +32,7 @@ from keras_elmo.export import export_savedmodel
 from keras_elmo.layers import BiLM
 from keras_elmo.layers import ELMoEmbedding
 from keras_elmo.layers import ScalarMix
+from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 from tests.helpers import tiny_bilm_kwargs
@@ -551,3 +552,19 @@ def test_out_of_range_ids_caught_in_a_saved_model(api):
         with pytest.raises(InvalidArgument) as raised:
             loaded.embed(tf.constant(_bad_ids(trace)))
         _check_range_error(raised)
+
+
+@pytest.mark.parametrize(
+    "input_file, output_file, named",
+    [(None, "out.hdf5", "input_file"), (3, "out.hdf5", "input_file"),
+     ("in.txt", None, "output_file"), ("in.txt", b"out", "output_file")],
+)  # fmt: skip
+def test_embed_names_a_path_that_is_not_one(
+    tmp_path, monkeypatch, input_file, output_file, named
+):
+    # A None input reached the FASTA check as a TypeError (found by the
+    # fuzz sweep's random part with oneDNN held to AVX2).
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(KerasElmoError, match=f"`{named}` must be a path"):
+        keras_elmo.embed(MODEL_DIR, input_file, output_file, verbose=0)
+    assert os.listdir(tmp_path) == []
