@@ -190,6 +190,23 @@ SUBPROCESS_CASES = {
         ],
         ["options.json `char_cnn.filters` must be a list. Received: 124."],
     ),
+    # The two mistakes a new user makes first, as they make them: the
+    # command in a process of its own.
+    "embed-options-missing": (
+        [
+            "embed", "--options", "{sub}/missing/options.json", "--weights",
+            "{weights}", "--input", "{sentences}", "--output",
+            "{sub}/missing.hdf5",
+        ],
+        ["--options: Options file not found: {sub}/missing/options.json"],
+    ),
+    "embed-output-a-directory": (
+        [
+            "embed", "--options", "{options}", "--weights", "{weights}",
+            "--input", "{sentences}", "--output", "{sub}",
+        ],
+        ["--output is a directory", "Received: --output {sub}"],
+    ),
 }  # fmt: skip
 # Lines for the killed `embed`: enough that it is still working when
 # killed (it is killed as soon as its .partial file appears).
