@@ -53,7 +53,7 @@ FLOORS = (
     # keras_elmo's lowest floor: the TensorFlow-only boundary, and the
     # names of elmo_core that Keras code takes from keras_elmo.
     (
-        "keras_elmo.tensorflow_only",
+        "keras_elmo.frameworks",
         "keras_elmo.errors",
         "keras_elmo.pretrained",
         "keras_elmo.characters",

@@ -39,7 +39,7 @@ from elmo_core.text.lines import check_on_bad_line
 from elmo_core.text.lines import read_lines
 from keras_elmo.data.character_ids import tokens_to_char_ids
 from keras_elmo.data.word_ids import lookup_table
-from keras_elmo.tensorflow_only import require_tensorflow
+from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 _SHUFFLE_BUFFER = 20000
 

@@ -33,7 +33,7 @@ from elmo_core.characters.ids import MAX_CHARACTERS_PER_TOKEN
 from elmo_core.characters.ids import token_to_ids
 from elmo_core.errors import KerasElmoError
 from elmo_core.text.lines import read_lines
-from keras_elmo.tensorflow_only import require_tensorflow
+from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 # Sentences held by each stream's shuffle buffer.
 SHUFFLE_BUFFER = 10_000

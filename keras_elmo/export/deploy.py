@@ -11,7 +11,7 @@ from elmo_core.formats.exported_file import check_precision
 from keras_elmo.export import litert
 from keras_elmo.export import onnx
 from keras_elmo.export.model_source import exported_model
-from keras_elmo.tensorflow_only import require_tensorflow
+from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 
 def export_onnx(

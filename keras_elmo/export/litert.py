@@ -57,7 +57,7 @@ from keras_elmo.export import portable
 from keras_elmo.export.fused_lstm import fused_choice
 from keras_elmo.export.fused_lstm import fused_lstms
 from keras_elmo.export.keras_rnns import portable_rnns
-from keras_elmo.tensorflow_only import require_tensorflow
+from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 # The batch size of a file whose LSTMs are fused: one sentence a call.
 FUSED_BATCH = 1

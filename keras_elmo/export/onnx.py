@@ -63,7 +63,7 @@ from keras_elmo.export import portable
 from keras_elmo.export.fused_lstm import fused_choice
 from keras_elmo.export.fused_lstm import fused_lstms
 from keras_elmo.export.onnx_graph import hoist_loop_invariants
-from keras_elmo.tensorflow_only import require_tensorflow
+from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 DEFAULT_OPSET = 17
 # The opsets the export is made for (its Unique and loops need 11 at

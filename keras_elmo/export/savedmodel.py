@@ -21,7 +21,7 @@ from keras_elmo.export.elmo_serving import ELMoServing
 from keras_elmo.export.elmo_serving import check_max_batch_tokens
 from keras_elmo.export.model_source import MODEL_KINDS
 from keras_elmo.export.model_source import exported_model
-from keras_elmo.tensorflow_only import require_tensorflow
+from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 
 def export_savedmodel(

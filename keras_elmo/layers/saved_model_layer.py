@@ -7,6 +7,7 @@ import keras
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import check_flag
 from elmo_core.files.paths import check_input_directory
+from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 
 def _variable_name(variable):
@@ -19,11 +20,10 @@ def _variable_name(variable):
 def load_savedmodel(directory, argument):
     """The SavedModel in `directory`, or `KerasElmoError` naming
     `argument` for a folder that holds none (or a damaged one)."""
+    # Before TensorFlow's import: another backend may not have it at all.
+    require_tensorflow("A SavedModel layer (keras_elmo.export.keras_layer)")
     import tensorflow as tf
 
-    from keras_elmo.tensorflow_only import require_tensorflow
-
-    require_tensorflow("A SavedModel layer (keras_elmo.export.keras_layer)")
     try:
         return tf.saved_model.load(directory)
     except (OSError, ValueError, tf.errors.OpError) as error:

@@ -5,6 +5,7 @@ from keras import ops
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import check_fraction
 from elmo_core.errors import check_integer
+from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.bilm_windows import is_window_batch
 from keras_elmo.layers.validation import keras_layer_config
@@ -16,7 +17,6 @@ from keras_elmo.models.softmax_losses import sampled_softmax_loss
 from keras_elmo.models.window_states import build_window_states
 from keras_elmo.models.window_states import read_window_states
 from keras_elmo.models.window_states import write_window_states
-from keras_elmo.tensorflow_only import require_tensorflow
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")

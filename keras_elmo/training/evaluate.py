@@ -5,7 +5,7 @@ from elmo_core.errors.blame import about
 from elmo_core.files.paths import check_path
 from elmo_core.progress import Progress
 from elmo_core.text.patterns import resolve_files
-from keras_elmo.tensorflow_only import require_tensorflow
+from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 
 def evaluate(model_dir, data_patterns, verbose=1):

@@ -27,7 +27,7 @@ from elmo_core.formats.run_layout import LOGS_DIR
 from elmo_core.formats.run_layout import VOCAB_FILE
 from elmo_core.ids.vocabulary import check_vocabulary
 from elmo_core.progress import say
-from keras_elmo.tensorflow_only import require_tensorflow
+from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 from keras_elmo.training.cached_teacher import cached_teacher
 from keras_elmo.training.compiled_model import build_model
 from keras_elmo.training.compiled_model import learning_rate_schedule
