@@ -565,6 +565,7 @@ def test_embed_names_a_path_that_is_not_one(
     # A None input reached the FASTA check as a TypeError (found by the
     # fuzz sweep's random part with oneDNN held to AVX2).
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.txt").write_text("Hello world\n")
     with pytest.raises(KerasElmoError, match=f"`{named}` must be a path"):
         keras_elmo.embed(MODEL_DIR, input_file, output_file, verbose=0)
-    assert os.listdir(tmp_path) == []
+    assert os.listdir(tmp_path) == ["in.txt"]

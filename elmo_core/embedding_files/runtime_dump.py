@@ -58,6 +58,17 @@ def check_vocab_file(vocab_file):
     )  # fmt: skip
 
 
+def check_embed_paths(input_file, output_file):
+    """`embed`'s paths before a model is loaded: `input_file` a readable
+    file, `output_file` a file path that is not the input (the writer
+    checks it again against the model's own files)."""
+    check_input_file(
+        input_file, "`input_file`", "a text or FASTA file",
+        argument="input_file",
+    )  # fmt: skip
+    check_output_file(output_file, [input_file], "output_file")
+
+
 def check_not_given(source, **arguments):
     """An exported file holds its options, weights and character rules:
     `arguments` given with it (not None) are refused, naming the first."""
@@ -184,13 +195,7 @@ def embed(
     batch_size, max_batch_tokens, output_layers = check_embed_settings(
         batch_size, max_batch_tokens, output_layers
     )
-    # The paths before the model is loaded (`embed_file` checks the
-    # output again against the model's own file).
-    check_input_file(
-        input_file, "`input_file`", "a text or FASTA file",
-        argument="input_file",
-    )  # fmt: skip
-    check_output_file(output_file, [input_file], "output_file")
+    check_embed_paths(input_file, output_file)
     verbose = check_verbose(verbose)
     model = open_model(source, runtime, precision, num_threads, "source")
     note_reading(source, tokenize, language, "embed", verbose)

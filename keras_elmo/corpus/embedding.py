@@ -27,7 +27,6 @@ from elmo_core.errors import check_choice
 from elmo_core.errors import check_integer
 from elmo_core.errors import check_verbose
 from elmo_core.files import check_output_file
-from elmo_core.files.paths import check_path
 from elmo_core.formats.exported_file import KINDS
 from elmo_core.formats.exported_file import PRECISIONS
 from elmo_core.text.tokenization_record import note_reading
@@ -136,8 +135,7 @@ def _embed_with_keras(given, runtime, precision, reading):
     from keras_elmo.corpus.bilm_dump import embed_file
 
     source, input_file, output_file, weights, vocabulary = given
-    input_file = check_path(input_file, "input_file")
-    output_file = check_path(output_file, "output_file")
+    runtime_dump.check_embed_paths(input_file, output_file)
     check_embed_settings(
         reading["batch_size"], reading["max_batch_tokens"],
         reading["output_layers"], input_file,
