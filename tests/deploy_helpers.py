@@ -50,6 +50,23 @@ def batches():
     ]
 
 
+def tagger_word_ids(sentences, num_words):
+    """A test tagger's own word ids of the tokens: 1 + a hash of each
+    token below `num_words`, 0 padding."""
+    length = max((len(s) for s in sentences), default=0)
+    ids = np.zeros((len(sentences), length), np.int32)
+    for i, sentence in enumerate(sentences):
+        for j, token in enumerate(sentence):
+            ids[i, j] = 1 + sum(map(ord, token)) % (num_words - 1)
+    return ids
+
+
+def padded_tokens(sentences):
+    """The sentences as one array of tokens, padded with ""."""
+    length = max((len(s) for s in sentences), default=0)
+    return np.array([s + [""] * (length - len(s)) for s in sentences], object)
+
+
 def assert_bilm_outputs_close(got, want, atol, layers=None):
     """Every layer, the token embeddings and the mask of two BiLM dicts."""
     want_layers = [np.asarray(x) for x in want["layer_outputs"]]

@@ -45,7 +45,9 @@ from tests.deploy_helpers import assert_int8_pair_sums_fit_int16  # noqa: E402
 from tests.deploy_helpers import batches  # noqa: E402
 from tests.deploy_helpers import fixture_bilm  # noqa: E402
 from tests.deploy_helpers import litert_operator_codes  # noqa: E402
+from tests.deploy_helpers import padded_tokens  # noqa: E402
 from tests.deploy_helpers import run_without_tensorflow  # noqa: E402
+from tests.deploy_helpers import tagger_word_ids  # noqa: E402
 from tests.helpers import subprocess_env  # noqa: E402
 
 WORDS = os.path.join(
@@ -116,17 +118,14 @@ def _word_tagger():
 
 def _word_ids(sentences):
     """The char tagger's own word ids of the tokens (0 pads)."""
-    length = max((len(s) for s in sentences), default=0)
-    ids = np.zeros((len(sentences), length), np.int32)
-    for i, sentence in enumerate(sentences):
-        for j, token in enumerate(sentence):
-            ids[i, j] = 1 + sum(map(ord, token)) % (NUM_WORDS - 1)
-    return ids
+    return tagger_word_ids(sentences, NUM_WORDS)
 
 
-def _padded(sentences):
-    length = max((len(s) for s in sentences), default=0)
-    return np.array([s + [""] * (length - len(s)) for s in sentences], object)
+def _char_inputs(sentences):
+    return {
+        "word_ids": _word_ids(sentences),
+        "tokens": padded_tokens(sentences),
+    }
 
 
 def _word_batches():
@@ -199,7 +198,7 @@ def word_files(word_tagger, word_onnx):
 
 
 def _char_keras(tagger, sentences):
-    inputs = {"word_ids": _word_ids(sentences), "tokens": _padded(sentences)}
+    inputs = _char_inputs(sentences)
     return np.asarray(tagger(inputs, training=False))
 
 
@@ -239,7 +238,7 @@ def test_runtime_classes_take_words(char_tagger, char_files, runtime):
         # Character ids and NumPy string arrays give the same.
         inputs["tokens"] = keras_elmo.batch_to_ids(sentences)
         np.testing.assert_allclose(model(inputs), want, atol=1e-5, rtol=0)
-        inputs["tokens"] = _padded(sentences).astype(str)
+        inputs["tokens"] = padded_tokens(sentences).astype(str)
         np.testing.assert_allclose(model(inputs), want, atol=1e-5, rtol=0)
     # Batches without tokens are answered without the file (which would
     # fail on them).
@@ -291,10 +290,12 @@ def test_word_tagger_in_every_precision(word_tagger, word_files):
         counts = np.zeros(4, int)
         for sentences in _word_batches():
             got = model(sentences)
-            want = np.asarray(word_tagger(_padded(sentences), training=False))
+            want = np.asarray(
+                word_tagger(padded_tokens(sentences), training=False)
+            )
             if precision == "float32":
                 np.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
-            real = _padded(sentences) != ""
+            real = padded_tokens(sentences) != ""
             counts += _tags_agreed(got, want, real)
             assert np.abs(got - want).max() < 0.2, name
         agreed, total, agreed_decided, decided = counts
@@ -392,7 +393,7 @@ def test_keras_savedmodel_export_still_works(char_tagger, tmp_path):
     char_tagger.export(str(tmp_path / "saved"), verbose=False)
     served = tf.saved_model.load(str(tmp_path / "saved"))
     sentences = batches()[1]
-    inputs = {"word_ids": _word_ids(sentences), "tokens": _padded(sentences)}
+    inputs = _char_inputs(sentences)
     np.testing.assert_allclose(
         served.serve(inputs), _char_keras(char_tagger, sentences), atol=1e-6
     )

@@ -33,6 +33,8 @@ from keras_elmo.export import to_onnx  # noqa: E402
 from tests.deploy_helpers import batches  # noqa: E402
 from tests.deploy_helpers import fixture_bilm  # noqa: E402
 from tests.deploy_helpers import litert_operator_codes  # noqa: E402
+from tests.deploy_helpers import padded_tokens  # noqa: E402
+from tests.deploy_helpers import tagger_word_ids  # noqa: E402
 
 FUSED = schema.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM
 WHILE = schema.BuiltinOperator.WHILE
@@ -83,21 +85,10 @@ def _odd_batches():
     return [b for b in batches() if any(b)] + [[long, ["one"], []]]
 
 
-def _word_ids(sentences):
-    length = max(len(s) for s in sentences)
-    ids = np.zeros((len(sentences), length), np.int32)
-    for i, sentence in enumerate(sentences):
-        for j, token in enumerate(sentence):
-            ids[i, j] = 1 + sum(map(ord, token)) % (NUM_WORDS - 1)
-    return ids
-
-
 def _tagger_inputs(sentences):
-    length = max(len(s) for s in sentences)
-    tokens = [s + [""] * (length - len(s)) for s in sentences]
     return {
-        "word_ids": _word_ids(sentences),
-        "tokens": np.array(tokens, object),
+        "word_ids": tagger_word_ids(sentences, NUM_WORDS),
+        "tokens": padded_tokens(sentences),
     }
 
 
