@@ -191,9 +191,10 @@ def test_pytorch_checks_ran_the_packed_products(backend_run):
         assert "torch_packed_products" not in results
 
 
-def test_the_documentation_examples_run(backend_run):
+@pytest.mark.large  # ~45 s of JAX compilation in the child
+def test_the_documentation_examples_run(backend_run_large):
     # The Python blocks of README.md and docs/ that pick this backend.
-    results, _ = backend_run
+    results, _ = backend_run_large
     assert _value(results, "docs_examples") == 0.0
 
 

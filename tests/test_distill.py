@@ -233,6 +233,9 @@ def _student_layer_loss(run, teacher):
     return _layer_loss(model.bilm, teacher, maps, model.matched, x, "mse")
 
 
+# Large: ~37 s; test_teacher_cache's student learns the teacher outputs by
+# default
+@pytest.mark.large
 def test_the_student_learns_the_teacher_layers(tmp_path):
     teacher = keras_elmo.load_bilm(MODEL_DIR)
     _distill(tmp_path / "first", 1, "--lm-weight", "0")
@@ -448,6 +451,9 @@ def test_distill_from_the_teacher_filters(tmp_path, capsys):
     assert "resuming" in out and "starts from the teacher" not in out
 
 
+# Large: ~29 s; a run from before student kinds resumes by default
+# (test_a_run_from_before_student_kinds_reads_as_elmo)
+@pytest.mark.large
 def test_a_run_from_before_from_teacher_resumes_as_it_started(tmp_path, capsys):
     # Such a run started fresh: it reads as `none`, which the default
     # (`auto`) is not.
@@ -630,6 +636,8 @@ def test_two_replicas_distil_as_one_device(tmp_path):
 PLAIN = ["--student-kind", "lstm", "--projection-dim", "16"]
 
 
+# Large: ~44 s; test_fused_lstm checks the student's fused ops by default
+@pytest.mark.large
 def test_an_lstm_student_is_plain_and_exports_fused(tmp_path):
     _distill(tmp_path / "run", 4, *PLAIN)
     with open(tmp_path / "run" / "config.json") as f:

@@ -194,7 +194,21 @@ def _run_bash(block, capsys):
 # === Every page runs ===
 
 
-@pytest.mark.parametrize("page", PAGES)
+# The pages whose blocks train, distil or export several models (35-45 s
+# each): their commands' steps are tested on their own by default, the
+# pages themselves with --run_large.
+LARGE_PAGES = ("docs/deploy.md", "docs/distillation.md", "docs/migrating.md")
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(page, marks=pytest.mark.large)
+        if page in LARGE_PAGES
+        else page
+        for page in PAGES
+    ],
+)
 def test_page_runs(page, tmp_path, monkeypatch, capsys):
     from tests.helpers import BF16_RUNS
     from tests.model_server import serve_fixture_as
@@ -643,3 +657,7 @@ def test_a_test_model_s_shape_under_a_real_name_is_found(monkeypatch):
     monkeypatch.setattr(docs_blocks, "read_page", lambda page: page)
     found = _printed_under_names(page)
     assert [name for _, name in found] == ["zh", "--size small"], found
+
+
+def test_the_large_pages_are_pages():
+    assert set(LARGE_PAGES) <= set(PAGES)

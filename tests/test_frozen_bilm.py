@@ -3,6 +3,7 @@ weights without its carried state, and the copy answers from a zero state
 as bilm-tf does."""
 
 import numpy as np
+import pytest
 
 import keras_elmo
 from keras_elmo.export.frozen_bilm import frozen_bilm
@@ -20,6 +21,8 @@ def _state(bilm):
     ]
 
 
+# Large: ~47 s; the stateless biLM freezes by default (test_export)
+@pytest.mark.large
 def test_a_stateful_bilm_freezes_without_its_carried_state():
     bilm = fixture_bilm(stateful=True)
     ids = keras_elmo.batch_to_ids(fixture_sentences())

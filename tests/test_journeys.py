@@ -209,6 +209,9 @@ print("tagged", got.shape)
 """
 
 
+# Large: ~49 s; its steps run by default in test_training, test_export_model and
+# test_deploy_example
+@pytest.mark.large
 def test_pretrain_export_tag_save_load_deploy(tmp_path):
     folder = str(tmp_path)
     _command(
@@ -440,6 +443,9 @@ assert not loaded, loaded
 @pytest.mark.skipif(
     not (device_java.JAVAC and device_java.JAVA), reason="needs a JDK"
 )
+# Large: ~27 s; the phone file's checks run by default in
+# test_export_a_phone_file_check_it_and_run_it_without_tensorflow
+@pytest.mark.large
 def test_a_tagger_in_an_android_app(tmp_path):
     from elmo_core.text.device_tokenizer import tokenize
 

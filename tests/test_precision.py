@@ -166,6 +166,9 @@ def _layers(bilm, sentences):
 
 
 @TRAINS_IN_BF16
+# Large: ~38 s; a bfloat16 run's resume and float32 load run by default
+# (test_train_says_what_auto_chose_and_a_resume_keeps_it)
+@pytest.mark.large
 def test_a_bfloat16_run_loads_in_float32_on_every_entry_point(tmp_path):
     import keras_elmo
     from keras_elmo.corpus import SentenceEmbedder

@@ -73,6 +73,8 @@ print("regularization", len(module.regularization_losses))
 """
 
 
+# Large: ~18 s; the same SavedModel's Keras-layer client runs by default
+@pytest.mark.large
 def test_tensorflow_hub_client(saved, tmp_path):
     # Imported in the child only (tf_keras beside Keras 3 in one process
     # is not what a user runs); skipped like the other extras when absent.

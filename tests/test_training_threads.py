@@ -54,6 +54,9 @@ def test_the_rule_and_its_exceptions():
 @pytest.mark.skipif(
     not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity"
 )
+# Large: ~14 s (a child process); the rule runs by default
+# (test_the_rule_and_its_exceptions)
+@pytest.mark.large
 def test_keras_elmo_train_on_one_cpu_says_one_thread_an_op(tmp_path):
     cpu = min(os.sched_getaffinity(0))
     args = [

@@ -44,6 +44,9 @@ def test_the_last_weights_are_the_moving_average(tmp_path):
     assert moved > len(expected) // 2
 
 
+# Large: ~16 s; the average itself is checked by default
+# (test_the_last_weights_are_the_moving_average)
+@pytest.mark.large
 def test_a_resumed_run_keeps_its_average(tmp_path, monkeypatch):
     _train(tmp_path / "whole", 4, "--weight-average", "0.5",
            "--checkpoint-every", "2")  # fmt: skip

@@ -334,8 +334,11 @@ CHECKS = [
 
 # Run by `--run_large` only (tests/test_backends.py's `large` checks):
 # variants of what the default checks cover (stateful twins, reduced
-# precisions, empty batches, a fine-tuning run).
+# precisions, empty batches, a fine-tuning run), and the documentation's
+# blocks for this backend (~45 s of JAX compilation; the layers they call
+# are checked by default).
 LARGE = {
+    "docs_examples",
     "bilm_tf_stateful",
     "words_stateful",
     "elmo_for_many_langs_stateful",
