@@ -3,14 +3,15 @@
     python examples/pretrain_gutenberg.py [--output DIR] [--minutes 15]
         [--mixed-precision auto|off|bf16|fp16]
 
-1. trains a small biLM (`--size cpu`) on `data/gutenberg_lm/train.txt.gz`
-   (1.05M tokens of public-domain books) with `keras-elmo train`, with the
-   small-corpus recipe `train` chooses for a corpus of this size, the
-   precision it chooses for the machine (bfloat16 where the CPU computes
-   it natively, else float32) and a time budget, so that the whole job
-   takes `--minutes` (15) on whatever machine runs it: `train` measures
-   its speed and plans the number of steps and the learning-rate decay to
-   fit;
+1. trains a small biLM on `data/gutenberg_lm/train.txt.gz` (1.05M tokens
+   of public-domain books) with `keras-elmo train`, with the small-corpus
+   recipe `train` chooses for a corpus of this size, the precision it
+   chooses for the machine (bfloat16 where the CPU computes it natively,
+   else float32) and a time budget, so that the whole job takes
+   `--minutes` (15) on whatever machine runs it: `train` times a step of
+   the `cpu` size here and trains it where the budget buys it enough
+   steps, else the smaller `mini` (it prints the speed and why), then
+   plans the number of steps and the learning-rate decay to fit;
 2. reports the held-out perplexity (full softmax, exp of the mean loss of
    both directions, what `keras-elmo evaluate` prints) on two texts it did
    not train on: `valid.txt.gz`, held-out books of the same kind (in
@@ -140,9 +141,9 @@ def _unigram_bigram(train, valid, bos, eos, size):
 
 
 def train_args(run_dir, budget):
-    """The main job's `keras-elmo train` arguments: the size, and a time
-    budget (a duration such as "13m"); the rest is the recipe `train`
-    chooses for the corpus size. The word-input twin,
+    """The main job's `keras-elmo train` arguments: a time budget (a
+    duration such as "13m"); the rest, the size included, is the recipe
+    `train` chooses for the corpus and the machine. The word-input twin,
     `pretrain_gutenberg_words.py`, trains with the same ones."""
     return [
         "train",
@@ -150,7 +151,6 @@ def train_args(run_dir, budget):
         "--validation", VALID,
         "--build-vocab",
         "--output", run_dir,
-        "--size", "cpu",
         "--time-budget", budget,
         "--checkpoint-every", str(CHECKPOINT_EVERY),
         "--validate-every", str(VALIDATE_EVERY),

@@ -5,11 +5,12 @@
 Trains a biLM that reads each token as one word id (a token table of
 vocabulary x 128 instead of the char CNN, as bilm-tf's word-input models)
 with exactly the main job's settings (`examples/pretrain_gutenberg.py`):
-the same corpus, vocabulary rule, LSTM size (`--size cpu`: 2 x 512-cell
-LSTMs projected to 128), the recipe `train` chooses for the corpus size
-(batches, optimizer, schedule, negatives) and the same time budget (15
-minutes for the whole job; the word table is cheaper than the char CNN, so
-more steps fit). Only `--token-encoder words` differs. Then it reports the
+the same corpus, vocabulary rule, the recipe `train` chooses for the
+corpus size (batches, optimizer, schedule, negatives) and the same time
+budget (15 minutes for the whole job; the word table is cheaper than the
+char CNN, so more steps fit). It adds `--token-encoder words` and gives
+the LSTM size, `--size cpu` (2 x 512-cell LSTMs projected to 128), where
+the main job lets `train` choose it by the machine's speed. Then it reports the
 held-out perplexity of `train`'s final evaluation beside the count
 baselines (the Kneser-Ney 5-gram's ratio, as the main job) and the
 character biLM's (same vocabulary, so all are comparable), exports the
@@ -76,6 +77,8 @@ def main():
             ),
             "--token-encoder",
             "words",
+            "--size",
+            "cpu",
         ]
     )
 

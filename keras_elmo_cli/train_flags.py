@@ -121,6 +121,9 @@ def _add_size_arguments(parser):
         type=training_size,
         metavar="{" + ",".join(SIZES) + "}",
         help=f"{DEFAULT_SIZE} (train's default): a small CPU-friendly biLM; "
+        "mini: half its LSTM compute (with --time-budget and no "
+        "size given, train times a step here and trains mini where cpu "
+        "would get too few steps); "
         f"{STUDENT_SIZE} (distill's default): a tenth of it, for phones; "
         "tiny-lstm (distill --student-kind lstm's): tiny with plain LSTMs, "
         "which the ONNX and LiteRT exports run as fused kernels; "

@@ -206,3 +206,132 @@ def test_a_given_vocabulary_has_no_minimum_count(tmp_path, capsys):
     assert _train(tmp_path / "run") == 0
     printed = capsys.readouterr().out
     assert "--min-count" not in printed
+
+
+def _timed(seconds):
+    """A `measure` that gives `seconds` a step for each size asked."""
+    asked = []
+
+    def measure(name):
+        asked.append(name)
+        return seconds[name]
+
+    return measure, asked
+
+
+def test_the_budget_size_follows_the_measured_speed():
+    (large, needed), (small, _) = recipe.BUDGET_SIZES
+    corpus = (1_000_000, 1024, 10.0)
+    # Fast enough for the large size's steps: it trains, nothing else is
+    # timed.
+    seconds = 600 * recipe.STEP_SHARE / (needed + 10)
+    measure, asked = _timed({large: seconds})
+    name, reason = recipe.choose_budget_size(measure, 600.0, corpus)
+    assert (name, asked) == (large, [large])
+    assert f"a step of {large} took {seconds:.2f} s here" in reason
+    assert f"buys about {needed + 10:,} steps" in reason
+    assert "of the 10 epochs the recipe wants" in reason
+    # Slower: the smaller size, and why.
+    measure, asked = _timed({large: seconds * 2})
+    name, reason = recipe.choose_budget_size(measure, 600.0, corpus)
+    assert (name, asked) == (small, [large])
+    assert f"under the {needed:,} {large} needs, the smaller {small}" in reason
+    # The epochs the budget reaches, at most (tokens a step / corpus).
+    steps = recipe.budget_steps(seconds * 2, 600.0)
+    assert f"at most {steps * 1024 / 1_000_000:.1f} of the 10" in reason
+
+
+def _budgeted(output, *extra):
+    args = [
+        "train", "--train", DATA, "--vocab", VOCAB, "--output", str(output),
+        "--tokens-per-batch", "64", "--num-sampled", "8",
+        "--max-length", "30", "--checkpoint-every", "10",
+        "--time-budget", "3s", *extra,
+    ]  # fmt: skip
+    return main(args)
+
+
+def test_a_budgeted_run_is_sized_by_the_speed_measured_here(
+    tmp_path, capsys, monkeypatch
+):
+    import keras_elmo.runs.train as train_module
+    from elmo_core.settings import time_budget
+    from elmo_core.settings.sizes import SIZES
+    from keras_elmo.training import fit_options
+    from keras_elmo.training import speed_probe
+
+    # A short budget, two small sizes for the candidates, and a machine
+    # too slow for the first (timed for real in the test below).
+    for module in (time_budget, train_module, fit_options):
+        monkeypatch.setattr(module, "MINIMUM_BUDGET_S", 1.0)
+    sizes = (("tiny-lstm", 1000), ("tiny", 0))
+    monkeypatch.setattr(recipe, "BUDGET_SIZES", sizes)
+    settings = {"tiny": {"learning_rate": 0.02}}
+    monkeypatch.setattr(recipe, "BUDGET_SETTINGS", settings)
+    timed = []
+
+    def measure(config, vocabulary, tokens, jit_compile):
+        timed.append((config.bilm["cell_clip"], tokens.shape))
+        return 0.5
+
+    monkeypatch.setattr(speed_probe, "measure_step_seconds", measure)
+    run = tmp_path / "run"
+    assert _budgeted(run) == 0
+    printed = capsys.readouterr().out
+    # tiny-lstm (no clip) timed on the text, in a batch of 64 tokens.
+    assert timed == [(None, (2, 25))]
+    assert "recipe: size tiny: a step of tiny-lstm took 0.50 s here" in printed
+    assert "under the 1,000 tiny-lstm needs, the smaller tiny" in printed
+    assert "recipe: with tiny, chose learning_rate=0.02\n" in printed
+    config = _config(run)
+    assert config["learning_rate"] == 0.02
+    assert config["size_choice"].startswith("size tiny: a step of tiny-lstm")
+    assert config["bilm"]["projection_dim"] == SIZES["tiny"]["projection_dim"]
+    assert config["bilm"]["cell_clip"] == SIZES["tiny"]["cell_clip"]
+    # Resumed with the same command: its size, not timed again.
+    assert _budgeted(run) == 0
+    assert "already trained" in capsys.readouterr().out
+    assert len(timed) == 1
+    # A size given wins, and nothing is timed.
+    other = tmp_path / "given"
+    assert _budgeted(other, "--size", "tiny-lstm") == 0
+    assert len(timed) == 1
+    config = _config(other)
+    assert config["size_choice"] is None
+    assert config["bilm"]["cell_clip"] is None
+    assert config["learning_rate"] == 0.006
+    # A rate given wins over the one that goes with the size.
+    rate = tmp_path / "rate"
+    assert _budgeted(rate, "--learning-rate", "0.001") == 0
+    assert "chose learning_rate" not in capsys.readouterr().out
+    config = _config(rate)
+    assert config["size_choice"].startswith("size tiny")
+    assert config["learning_rate"] == 0.001
+
+
+def test_the_probe_times_training_steps_on_the_corpus(tmp_path):
+    from elmo_core.ids.vocabulary import Vocabulary
+    from elmo_core.settings.sizes import SIZES
+    from keras_elmo.training import speed_probe
+
+    # A text shorter than a batch is repeated to fill it; no text: None.
+    tokens = speed_probe.probe_tokens([DATA], 1024)
+    assert tokens.shape == (37, speed_probe.PROBE_LENGTH)
+    with open(DATA, encoding="utf-8") as f:
+        words = f.read().split()
+    assert tokens.ravel().tolist()[: len(words) + 3] == words + words[:3]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    assert speed_probe.probe_tokens([str(empty)], 1024) is None
+    config = TrainingConfig(
+        train_files=[DATA],
+        bilm=dict(SIZES["tiny"]),
+        vocabulary_size=32,
+        tokens_per_batch=128,
+        num_sampled=8,
+        max_length=30,
+    )
+    vocabulary = Vocabulary.from_file(VOCAB)
+    tokens = speed_probe.probe_tokens([DATA], 128)
+    seconds = speed_probe.measure_step_seconds(config, vocabulary, tokens)
+    assert 0 < seconds < 60

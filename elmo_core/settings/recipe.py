@@ -15,6 +15,12 @@ user gives always wins. Two recipes:
 
 The small-corpus values are those that measurably paid on the bundled
 1M-token corpus (docs/benchmarks.md, "Training recipe").
+
+A time-budgeted small-corpus run with no size given is also sized by the
+compute the machine has (`choose_budget_size`): the step of each
+candidate of `BUDGET_SIZES` is timed on this machine before the run
+starts, and the first that fits the steps it needs in the budget trains
+(docs/benchmarks.md, "Size by budget").
 TensorFlow-free: `--help` reads it.
 """
 
@@ -24,6 +30,7 @@ from elmo_core.text.lines import read_lines
 
 # Below this many training tokens, the small-corpus recipe.
 SMALL_CORPUS_TOKENS = 20_000_000
+SMALL_CORPUS_RECIPE = "small corpus"
 # Epochs of a small corpus: about this many tokens seen, within the bounds.
 SMALL_CORPUS_TRAINING_TOKENS = 10_000_000
 SMALL_CORPUS_EPOCHS = (1, 10)
@@ -38,6 +45,18 @@ SMALL_CORPUS = dict(
     tokens_per_batch=1024,
     num_sampled=2048,
 )
+# The sizes a time-budgeted small-corpus run chooses from when none is
+# given, largest first, each with the steps it needs in the budget to
+# beat the next one on held-out perplexity (measured on the bundled
+# corpus, docs/benchmarks.md "Size by budget"); the last one needs none.
+BUDGET_SIZES = (("cpu", 3200), ("mini", 0))
+# The settings that go with a size the budget chose, where they differ
+# from the small-corpus recipe's (a given flag still wins): a short run
+# learns more at a higher rate.
+BUDGET_SETTINGS = {"mini": dict(learning_rate=0.01)}
+# The share of a budget its training steps get (the rest: the model's
+# build, checkpoints, the held-out evaluation at the end).
+STEP_SHARE = 0.9
 # The settings a recipe chooses: `TrainingConfig` fields, and how
 # `--build-vocab` builds the vocabulary (`VOCABULARY_SETTINGS`).
 RECIPE_SETTINGS = tuple(SMALL_CORPUS)
@@ -131,7 +150,7 @@ def choose_recipe(num_tokens, length_given=False):
     if num_tokens < SMALL_CORPUS_TOKENS:
         epochs = None if length_given else small_corpus_epochs(num_tokens)
         return Recipe(
-            "small corpus",
+            SMALL_CORPUS_RECIPE,
             f"{num_tokens:,} training tokens, under "
             f"{SMALL_CORPUS_TOKENS:,}: frequent updates, a decaying rate, "
             "several epochs",
@@ -145,3 +164,58 @@ def choose_recipe(num_tokens, length_given=False):
         {name: large_corpus_setting(name) for name in RECIPE_SETTINGS},
         None if length_given else 1.0,
     )
+
+
+def budget_steps(step_seconds, budget_seconds):
+    """The training steps of `step_seconds` each that a budget of
+    `budget_seconds` gets (`STEP_SHARE` of it)."""
+    return int(budget_seconds * STEP_SHARE / step_seconds)
+
+
+def choose_budget_size(measure, budget_seconds, corpus):
+    """The size of a time-budgeted run with none given, and why.
+
+    Args:
+        measure: a function: a size name -> the seconds one training step
+            of that size takes on this machine.
+        budget_seconds: float. What is left of the time budget.
+        corpus: `(num_tokens, tokens_per_batch, recipe_epochs)`: the
+            training tokens, the tokens of a step, and the epochs the
+            recipe wants (`small_corpus_epochs`), for the epochs the
+            budget reaches.
+
+    Returns:
+        `(name, reason)`: a name of `BUDGET_SIZES`, and a line saying the
+        measured speed, the steps and epochs the budget buys, and why
+        (its `BUDGET_SETTINGS` go with it).
+    """
+    num_tokens, tokens_per_batch, recipe_epochs = corpus
+    for name, needed in BUDGET_SIZES[:-1]:
+        seconds = measure(name)
+        steps = budget_steps(seconds, budget_seconds)
+        # At most: a step's tokens also hold <S>, </S> and padding.
+        epochs = steps * tokens_per_batch / max(num_tokens, 1)
+        bought = (
+            f"a step of {name} took {seconds:.2f} s here, so the "
+            f"{budget_seconds / 60:.1f}-minute budget buys about "
+            f"{steps:,} steps, at most {epochs:.1f} of the "
+            f"{recipe_epochs:g} epochs the recipe wants"
+        )
+        if steps >= needed:
+            return name, f"{bought}; {name} needs {needed:,}"
+    smallest = BUDGET_SIZES[-1][0]
+    return smallest, (
+        f"{bought}; under the {needed:,} {name} needs, the smaller "
+        f"{smallest} learns more in that compute"
+    )
+
+
+def budget_settings(name, given):
+    """The `BUDGET_SETTINGS` of the size `name` that the user did not give
+    (`given`: the recipe's setting names given); a given optimizer keeps
+    its own rate."""
+    skipped = set(given)
+    if "optimizer" in given:
+        skipped.add("learning_rate")
+    settings = BUDGET_SETTINGS.get(name, {})
+    return {k: v for k, v in settings.items() if k not in skipped}

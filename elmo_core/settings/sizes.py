@@ -55,6 +55,17 @@ SIZES = {
         cell_clip=None,
         proj_clip=None,
     ),
+    # Half of cpu's character filters and LSTM cells, its projection (the
+    # same 256-wide vectors), half its LSTM compute: what a time-budgeted
+    # run trains where cpu would get too few steps in the budget
+    # (`elmo_core.settings.recipe.BUDGET_SIZES`).
+    "mini": dict(
+        _PUBLISHED,
+        filters=[[1, 16], [2, 16], [3, 32], [4, 64], [5, 128]],
+        num_highway_layers=1,
+        units=256,
+        projection_dim=128,
+    ),
     "cpu": dict(
         _PUBLISHED,
         filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]],

@@ -76,6 +76,10 @@ class TrainingConfig:
     on_bad_line: str = "error"
     mixed_precision: str = None
     distill: dict = None
+    # Why a time-budgeted run trains its size, where the recipe chose it
+    # by the machine's speed (`elmo_core.settings.recipe.BUDGET_SIZES`):
+    # a resumed run keeps that size.
+    size_choice: str = None
 
     def __post_init__(self):
         self.validate()
@@ -125,6 +129,14 @@ class TrainingConfig:
         if self.distill is not None:
             self.distill = check_distillation(self.distill, self.window_length)
             check_student_size(self.distill["student_kind"], self.bilm)
+        if self.size_choice is not None and not isinstance(
+            self.size_choice, str
+        ):
+            raise KerasElmoError(
+                "`size_choice` must be a line of text or None.",
+                "size_choice",
+                received=self.size_choice,
+            )
 
     def to_json(self):
         return dataclasses.asdict(self)

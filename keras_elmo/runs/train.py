@@ -18,8 +18,10 @@ from elmo_core.files import check_output_directory
 from elmo_core.settings.precision import AUTO
 from elmo_core.settings.precision import choose_precision
 from elmo_core.settings.recipe import RECIPE_SETTINGS
+from elmo_core.settings.recipe import SMALL_CORPUS_RECIPE
 from elmo_core.settings.recipe import choose_recipe
 from elmo_core.settings.recipe import count_tokens
+from elmo_core.settings.recipe import small_corpus_epochs
 from elmo_core.settings.time_budget import MINIMUM_BUDGET_S
 from elmo_core.settings.time_budget import parse_duration
 from elmo_core.settings.training_config import DEFAULT_CHECKPOINT_EVERY
@@ -31,8 +33,8 @@ from elmo_core.text.tokenization_record import corpus_tokenization
 from elmo_core.text.tokenization_record import write_record
 from keras_elmo.loading import classify
 from keras_elmo.training.run_setup import run_config
-from keras_elmo.training.run_setup import run_size
 from keras_elmo.training.run_setup import run_vocabulary
+from keras_elmo.training.speed_probe import run_size_choice
 
 _DEFAULTS = TrainingConfig.__dataclass_fields__
 # The names the steps below blame, as `train` names its arguments.
@@ -124,7 +126,9 @@ def train(
         token_encoder: "characters", "words" or None (the `init_from`
             source's, else characters).
         size: str or None. A training size (`elmo_core.settings.sizes`:
-            tiny, cpu, small, medium, original); default cpu.
+            tiny, mini, cpu, small, medium, original); default cpu, or
+            with a `time_budget` and no size, the size the recipe
+            chooses by timing a step here (`BUDGET_SIZES`).
         options: str or None. Take the size from an official options.json.
         units, projection_dim, num_layers, num_highway_layers: single
             size values over the size's.
@@ -200,7 +204,7 @@ def _run(values, started, teacher, distill):
     saved = _saved_config(values["output"])
     _check_same_command(values["output"], saved, distill)
     given = [name for name in RECIPE_SETTINGS if values[name] is not None]
-    values, epochs = _apply_recipe(values, train_files, verbose)
+    values, epochs, corpus = _apply_recipe(values, train_files, verbose)
     vocabulary = run_vocabulary(
         values["output"],
         train_files,
@@ -211,9 +215,15 @@ def _run(values, started, teacher, distill):
         values["on_bad_line"],
         verbose=verbose,
     )
-    size = run_size(values, init_from and init_from.bilm_size, len(vocabulary))
     values["mixed_precision"] = _choose_precision(values, verbose, saved)
     _check_optimizer_settings(values, given)
+    # A distillation's student has its own default size.
+    corpus = None if distill else corpus
+    budget = _time_budget(values["time_budget"], started)
+    size, size_choice, settings = run_size_choice(
+        values, init_from, vocabulary, saved, (corpus, budget), given
+    )
+    values.update(settings)
     config = run_config(
         values,
         train_files=train_files,
@@ -221,6 +231,7 @@ def _run(values, started, teacher, distill):
         bilm=size,
         vocabulary_size=len(vocabulary),
         distill=distill,
+        size_choice=size_choice,
     )
     _fit(values, config, vocabulary, epochs, started, init_from, teacher)
     write_record(values["output"], corpus_tokenization(train_files))
@@ -322,7 +333,11 @@ def _apply_recipe(values, train_files, verbose):
         if name not in given
     }
     epochs = values["epochs"]
-    return {**values, **chosen}, recipe.epochs if epochs is None else epochs
+    epochs = recipe.epochs if epochs is None else epochs
+    corpus = None
+    if recipe.name == SMALL_CORPUS_RECIPE:
+        corpus = (train_files, num_tokens, small_corpus_epochs(num_tokens))
+    return {**values, **chosen}, epochs, corpus
 
 
 def _saved_config(output):
