@@ -804,8 +804,8 @@ CASES = [
       "training size", "use --init-from zh"]),
     ("train-preset-unknown",
      [*TRAIN, *NEW_RUN, "--preset", "huge"],
-     ["argument --size/--preset", "expected one of tiny, tiny-lstm, cpu, "
-      "small, medium, original. Received: huge."]),
+     ["argument --size/--preset", "expected one of tiny, tiny-lstm, mini, "
+      "cpu, small, medium, original. Received: huge."]),
     ("train-init-from-neither",
      [*TRAIN, *NEW_RUN, "--init-from", "{empty_dir}"],
      ["--init-from is no biLM source",

@@ -291,6 +291,9 @@ def test_a_budgeted_run_is_sized_by_the_speed_measured_here(
     # Resumed with the same command: its size, not timed again.
     assert _budgeted(run) == 0
     assert "already trained" in capsys.readouterr().out
+    # And with the size and rate it chose given: the same run.
+    assert _budgeted(run, "--size", "tiny", "--learning-rate", "0.02") == 0
+    assert "already trained" in capsys.readouterr().out
     assert len(timed) == 1
     # A size given wins, and nothing is timed.
     other = tmp_path / "given"

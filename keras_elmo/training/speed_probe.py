@@ -138,17 +138,20 @@ def run_size_choice(values, init_from, vocabulary, saved, budgeted, given):
     `given`: the recipe's setting names the user gave."""
     corpus, budget = budgeted
     size_given = values["size"] or values["options"] or size_flags(values)
-    by_budget = not (size_given or init_from) and corpus is not None
-    if by_budget and saved is not None and saved.get("size_choice"):
+    source_size = init_from and init_from.bilm_size
+    if saved is not None and saved.get("size_choice"):
+        # Resumed: what it chose, unless given again (the resume compares).
         kept = {
             name: saved[name]
             for settings in BUDGET_SETTINGS.values()
             for name in settings
             if name not in given
         }
-        return saved["bilm"], saved["size_choice"], kept
-    if not by_budget or saved is not None or budget is None:
-        source_size = init_from and init_from.bilm_size
+        size = saved["bilm"]
+        if size_given or init_from:
+            size = run_size(values, source_size, len(vocabulary))
+        return size, saved["size_choice"], kept
+    if size_given or init_from or None in (corpus, budget) or saved:
         return run_size(values, source_size, len(vocabulary)), None, {}
     files, num_tokens, epochs = corpus
     name, size, reason = budget_size(
