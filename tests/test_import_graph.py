@@ -50,10 +50,9 @@ FLOORS = (
     ("elmo_core.runtime",),
     # The files embedding writes and reads.
     ("elmo_core.embedding_files",),
-    # keras_elmo's lowest floor: the TensorFlow-only boundary, and the
-    # names of elmo_core that Keras code takes from keras_elmo.
+    # keras_elmo's lowest floor: the names of elmo_core that Keras code
+    # takes from keras_elmo.
     (
-        "keras_elmo.frameworks",
         "keras_elmo.errors",
         "keras_elmo.pretrained",
         "keras_elmo.characters",

@@ -32,6 +32,7 @@ from elmo_core.errors import check_choice
 from elmo_core.errors import check_flag
 from elmo_core.errors import check_integer
 from elmo_core.errors import check_strings
+from elmo_core.errors.backends import require_tensorflow
 from elmo_core.errors.blame import about
 from elmo_core.settings.batches import check_batch_budget
 from elmo_core.text.lines import WHITESPACE_PATTERN
@@ -39,7 +40,6 @@ from elmo_core.text.lines import check_on_bad_line
 from elmo_core.text.lines import read_lines
 from keras_elmo.data.character_ids import tokens_to_char_ids
 from keras_elmo.data.word_ids import lookup_table
-from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 _SHUFFLE_BUFFER = 20000
 
@@ -395,7 +395,9 @@ def lm_dataset(
     >>> x["character_ids"].shape[-1]
     50
     """
-    require_tensorflow("The tf.data training pipeline (lm_dataset)")
+    require_tensorflow(
+        "The tf.data training pipeline (lm_dataset)", keras.backend.backend()
+    )
     from elmo_core.ids.vocabulary import Vocabulary
 
     check_choice(token_encoder, "token_encoder", choices=LM_INPUTS)

@@ -27,13 +27,14 @@ TensorFlow-free but for `windows_dataset`.
 import math
 import random
 
+import keras
 import numpy as np
 
 from elmo_core.characters.ids import MAX_CHARACTERS_PER_TOKEN
 from elmo_core.characters.ids import token_to_ids
 from elmo_core.errors import KerasElmoError
+from elmo_core.errors.backends import require_tensorflow
 from elmo_core.text.lines import read_lines
-from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 # Sentences held by each stream's shuffle buffer.
 SHUFFLE_BUFFER = 10_000
@@ -199,7 +200,9 @@ def window_batches(
 
 def windows_dataset(files, vocabulary, rows, length, **kwargs):
     """`window_batches` as a `tf.data.Dataset` (for `fit`)."""
-    require_tensorflow("Windows of continuous text (windows_dataset)")
+    require_tensorflow(
+        "Windows of continuous text (windows_dataset)", keras.backend.backend()
+    )
     import tensorflow as tf
 
     token_encoder = kwargs.get("token_encoder", "characters")

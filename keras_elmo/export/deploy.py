@@ -5,13 +5,15 @@ against every file it reads) and hands the biLM, or the whole model of a
 `.keras` file, to the writer of its format (`onnx.to_onnx`,
 `litert.to_litert`)."""
 
+import keras
+
+from elmo_core.errors.backends import require_tensorflow
 from elmo_core.files import check_output_file
 from elmo_core.formats.exported_file import LITERT
 from elmo_core.formats.exported_file import check_precision
 from keras_elmo.export import litert
 from keras_elmo.export import onnx
 from keras_elmo.export.model_source import exported_model
-from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 
 def export_onnx(
@@ -89,7 +91,7 @@ def export_onnx(
     >>> mask.tolist()
     [[True, True]]
     """
-    require_tensorflow("The ONNX export")
+    require_tensorflow("The ONNX export", keras.backend.backend())
     options = onnx.check_options(
         precision, deduplicate_tokens, per_channel, opset
     )
@@ -143,7 +145,7 @@ def export_litert(
     >>> elmo([["Hello", "world"]])["elmo"].shape
     (1, 2, 32)
     """
-    require_tensorflow("The LiteRT export")
+    require_tensorflow("The LiteRT export", keras.backend.backend())
     check_precision(precision, LITERT)
     value, _ = exported_model(model, weights, output, check_output_file)
     return litert.to_litert(

@@ -44,7 +44,10 @@ import contextlib
 import gc
 import tempfile
 
+import keras
+
 from elmo_core.errors import KerasElmoError
+from elmo_core.errors.backends import require_tensorflow
 from elmo_core.files import atomic_output
 from elmo_core.files import check_output_file
 from elmo_core.files.paths import check_path
@@ -57,7 +60,6 @@ from keras_elmo.export import portable
 from keras_elmo.export.fused_lstm import fused_choice
 from keras_elmo.export.fused_lstm import fused_lstms
 from keras_elmo.export.keras_rnns import portable_rnns
-from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 # The batch size of a file whose LSTMs are fused: one sentence a call.
 FUSED_BATCH = 1
@@ -212,7 +214,7 @@ def to_litert(
     the file and the arguments and also takes a biLM source (`path` is
     its `output`).
     """
-    require_tensorflow("The LiteRT export")
+    require_tensorflow("The LiteRT export", keras.backend.backend())
     check_precision(precision, LITERT)
     whole = model_function.is_whole_model(model, scalar_mix, LITERT.title)
     path = check_output_file(check_path(path, "path"))

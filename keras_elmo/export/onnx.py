@@ -44,9 +44,12 @@ import logging
 import os
 import tempfile
 
+import keras
+
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import check_flag
 from elmo_core.errors import check_integer
+from elmo_core.errors.backends import require_tensorflow
 from elmo_core.files import atomic_output
 from elmo_core.files import check_output_file
 from elmo_core.files.paths import check_path
@@ -63,7 +66,6 @@ from keras_elmo.export import portable
 from keras_elmo.export.fused_lstm import fused_choice
 from keras_elmo.export.fused_lstm import fused_lstms
 from keras_elmo.export.onnx_graph import hoist_loop_invariants
-from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 DEFAULT_OPSET = 17
 # The opsets the export is made for (its Unique and loops need 11 at
@@ -260,7 +262,7 @@ def to_onnx(
     file and the arguments and also takes a biLM source (`path` is its
     `output`).
     """
-    require_tensorflow("The ONNX export")
+    require_tensorflow("The ONNX export", keras.backend.backend())
     options = check_options(precision, deduplicate_tokens, per_channel, opset)
     whole = model_function.is_whole_model(model, scalar_mix, ONNX.title)
     path = check_output_file(check_path(path, "path"))

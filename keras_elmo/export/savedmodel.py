@@ -6,12 +6,14 @@ loads one back as a Keras layer."""
 import os
 import warnings
 
+import keras
 import tensorflow as tf
 
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import OutputPathError
 from elmo_core.errors import check_flag
 from elmo_core.errors import check_strings
+from elmo_core.errors.backends import require_tensorflow
 from elmo_core.errors.blame import about
 from elmo_core.files import atomic_output
 from elmo_core.files import check_output_directory
@@ -21,7 +23,6 @@ from keras_elmo.export.elmo_serving import ELMoServing
 from keras_elmo.export.elmo_serving import check_max_batch_tokens
 from keras_elmo.export.model_source import MODEL_KINDS
 from keras_elmo.export.model_source import exported_model
-from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 
 def export_savedmodel(
@@ -79,7 +80,7 @@ def export_savedmodel(
     >>> default(sentences=tf.constant(["The cat sat ."]))["elmo"].shape
     TensorShape([1, 4, 32])
     """
-    require_tensorflow("The SavedModel export")
+    require_tensorflow("The SavedModel export", keras.backend.backend())
     max_batch_tokens = check_max_batch_tokens(max_batch_tokens)
     named = [v for v in (vocabulary, cache_vocab) if _is_path(v)]
     check_output_directory(output, named, "output")

@@ -6,8 +6,8 @@ import keras
 
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import check_flag
+from elmo_core.errors.backends import require_tensorflow
 from elmo_core.files.paths import check_input_directory
-from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 
 def _variable_name(variable):
@@ -21,7 +21,10 @@ def load_savedmodel(directory, argument):
     """The SavedModel in `directory`, or `KerasElmoError` naming
     `argument` for a folder that holds none (or a damaged one)."""
     # Before TensorFlow's import: another backend may not have it at all.
-    require_tensorflow("A SavedModel layer (keras_elmo.export.keras_layer)")
+    require_tensorflow(
+        "A SavedModel layer (keras_elmo.export.keras_layer)",
+        keras.backend.backend(),
+    )
     import tensorflow as tf
 
     try:

@@ -5,7 +5,7 @@ from keras import ops
 from elmo_core.errors import KerasElmoError
 from elmo_core.errors import check_fraction
 from elmo_core.errors import check_integer
-from keras_elmo.frameworks.tensorflow_only import require_tensorflow
+from elmo_core.errors.backends import require_tensorflow
 from keras_elmo.layers.bilm import BiLM
 from keras_elmo.layers.bilm_windows import is_window_batch
 from keras_elmo.layers.validation import keras_layer_config
@@ -125,7 +125,10 @@ class ELMoLanguageModel(keras.Model):
         window_rows=None,
         **kwargs,
     ):
-        require_tensorflow("ELMoLanguageModel (sampled-softmax training)")
+        require_tensorflow(
+            "ELMoLanguageModel (sampled-softmax training)",
+            keras.backend.backend(),
+        )
         super().__init__(**kwargs)
         if isinstance(bilm, dict):
             bilm = keras_layer_config(bilm, "bilm")

@@ -1,11 +1,13 @@
 """The held-out perplexity of a trained run (`keras-elmo evaluate`)."""
 
+import keras
+
 from elmo_core.errors import check_verbose
+from elmo_core.errors.backends import require_tensorflow
 from elmo_core.errors.blame import about
 from elmo_core.files.paths import check_path
 from elmo_core.progress import Progress
 from elmo_core.text.patterns import resolve_files
-from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 
 
 def evaluate(model_dir, data_patterns, verbose=1):
@@ -37,7 +39,9 @@ def evaluate(model_dir, data_patterns, verbose=1):
     """
     model_dir = check_path(model_dir, "model_dir")
     verbose = check_verbose(verbose)
-    require_tensorflow("evaluate (keras-elmo evaluate)")
+    require_tensorflow(
+        "evaluate (keras-elmo evaluate)", keras.backend.backend()
+    )
     from keras_elmo.training.batch_progress import BatchProgress
     from keras_elmo.training.corpus_scans import scan_dataset
     from keras_elmo.training.corpus_scans import scan_files

@@ -23,11 +23,11 @@ import time
 import keras
 
 from elmo_core.errors import KerasElmoError
+from elmo_core.errors.backends import require_tensorflow
 from elmo_core.formats.run_layout import LOGS_DIR
 from elmo_core.formats.run_layout import VOCAB_FILE
 from elmo_core.ids.vocabulary import check_vocabulary
 from elmo_core.progress import say
-from keras_elmo.frameworks.tensorflow_only import require_tensorflow
 from keras_elmo.training.cached_teacher import cached_teacher
 from keras_elmo.training.compiled_model import build_model
 from keras_elmo.training.compiled_model import learning_rate_schedule
@@ -83,7 +83,9 @@ def fit_run(
         The trained `ELMoLanguageModel`.
     """
     started = time.monotonic()
-    require_tensorflow("keras-elmo train (training.fit.fit_run)")
+    require_tensorflow(
+        "keras-elmo train (training.fit.fit_run)", keras.backend.backend()
+    )
     options = (options or FitOptions()).checked(config)
     # Before TensorFlow's runtime starts (with the strategy, next).
     threads = use_training_threads()

@@ -4,24 +4,33 @@ The layers run on the TensorFlow, JAX and PyTorch backends of Keras 3 (the
 backend is fixed per process by `KERAS_BACKEND`, set before `keras` is
 imported). Training from text (`keras-elmo train`, `tf.data`, sampled
 softmax, `tf.distribute`) and the exports (SavedModel, ONNX, LiteRT) are
-TensorFlow programs; they call `require_tensorflow` first, so that another
-backend gets one clear message instead of a traceback from deep inside.
+TensorFlow programs; they call `require_tensorflow` first with the backend
+Keras runs on, so that another backend gets one clear message instead of a
+traceback from deep inside. It lives here, below every Keras module, and
+takes the backend as a value: this package imports no Keras.
 """
 
 import os
 
-from elmo_core.errors import KerasElmoError
+from elmo_core.errors.kinds import KerasElmoError
 
 
-def require_tensorflow(what):
+def require_tensorflow(what, backend):
     """Raises `KerasElmoError` unless Keras runs on TensorFlow.
 
     Args:
         what: str, the feature asked for, e.g. "keras-elmo train".
-    """
-    import keras
+        backend: str, the backend Keras runs on
+            (`keras.backend.backend()`).
 
-    backend = keras.backend.backend()
+    Example:
+
+    >>> try:
+    ...     require_tensorflow("The ONNX export", "jax")
+    ... except KerasElmoError as error:
+    ...     print(str(error)[:55])
+    The ONNX export runs on the TensorFlow backend only (it
+    """
     if backend == "tensorflow":
         return
     raise KerasElmoError(
