@@ -3,6 +3,13 @@ import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# One thread an op in every test process and child: two workers (and
+# their children) share the machine's cores, and ops split across every
+# core each fight the other worker for them (7-10 % less CPU time for the
+# same tests on a 2-core AMD EPYC). tests/test_training_threads.py clears
+# the variable where it checks the rule that sets it.
+os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

@@ -3,8 +3,12 @@ cases: config and serialization round trips, symbolic and eager calls,
 weight counts, one `fit` step, precision policies, masks and `.keras`
 save/load."""
 
+import json
 import os
+import signal
+import subprocess
 import tempfile
+import time
 
 import keras
 import numpy as np
@@ -333,3 +337,49 @@ def folder_digest(folder):
         with open(os.path.join(folder, name), "rb") as f:
             digest.update(name.encode() + f.read())
     return digest.hexdigest()
+
+
+def checkpoint_step(run):
+    """The step of the run folder `run`'s checkpoint (None: none yet)."""
+    path = os.path.join(run, "checkpoint", "meta.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)["step"]
+
+
+def kill_and_resume(command, run, tmp_path, steps):
+    """Runs the `keras-elmo train` `command` (a child process) into the
+    run folder `run`, kills it (SIGKILL) once it has checkpointed step 10,
+    runs it again, and checks that it resumed from the checkpoint and went
+    on to `steps`."""
+    log = tmp_path / "first.log"
+    with open(log, "w") as out:
+        process = subprocess.Popen(
+            command, stdout=out, stderr=out, env=subprocess_env()
+        )
+        try:
+            deadline = time.time() + 120
+            while (checkpoint_step(run) or 0) < 10:
+                assert process.poll() is None, log.read_text()
+                assert time.time() < deadline, "no checkpoint in time"
+                time.sleep(0.2)
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    killed_at = checkpoint_step(run)
+    assert 10 <= killed_at < steps
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=subprocess_env(),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"from step {killed_at:,}" in result.stdout
+    assert f"training steps {killed_at + 1:,}..{steps}" in result.stdout
+    assert checkpoint_step(run) == steps

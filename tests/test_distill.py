@@ -261,6 +261,10 @@ def test_teachers_that_read_tokens_otherwise(tmp_path, teacher, capsys):
     assert model.bilm.token_encoder == "characters"
 
 
+# Large: ~20 s; an interrupted distillation resumes to the same weights by
+# default with a teacher cache
+# (tests/test_teacher_cache.py::test_an_interrupted_run_resumes_with_its_cache).
+@pytest.mark.large
 def test_an_interrupted_distillation_resumes_to_the_same_weights(
     tmp_path, monkeypatch
 ):
@@ -436,6 +440,11 @@ def test_filters_of_another_activation_are_refused():
     assert start_from_teacher(student, teacher, "none", "fixture") is None
 
 
+# Large: ~20 s (54 s in a full run); starting from the teacher's filters is
+# checked by default through `auto`
+# (test_by_default_the_student_starts_from_what_the_teacher_allows) and
+# start_from_teacher's own tests above.
+@pytest.mark.large
 def test_distill_from_the_teacher_filters(tmp_path, capsys):
     _distill(tmp_path / "run", 1, "--from-teacher", "filters", quiet=False)
     out = capsys.readouterr().out

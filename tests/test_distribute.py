@@ -259,7 +259,9 @@ def test_one_device_loop_and_fit_resume_each_other(tmp_path, capsys):
 # === Two logical CPU devices ===
 
 
-def _two_replicas_versus_one_device(corpus, optimizer):
+def _two_replicas_versus_one_device(
+    corpus, optimizer, token_encoder="characters"
+):
     """Runs in a subprocess; prints a JSON report (see the tests below)."""
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(
@@ -279,10 +281,17 @@ def _two_replicas_versus_one_device(corpus, optimizer):
     # The global batch: 2 replicas x 64 tokens.
     scan = scan_corpus([corpus], max_length=30, tokens_per_batch=128)
 
+    if token_encoder == "characters":
+        bilm = tiny_bilm_kwargs(units=16, projection_dim=8)
+    else:
+        bilm = dict(units=16, projection_dim=8, token_encoder=token_encoder)
+        bilm["vocabulary_size"] = len(vocab)
+    data = functools.partial(lm_dataset, token_encoder=token_encoder)
+
     def config(**overrides):
         kwargs = dict(
             train_files=[corpus],
-            bilm=tiny_bilm_kwargs(units=16, projection_dim=8),
+            bilm=bilm,
             vocabulary_size=len(vocab),
             tokens_per_batch=64,
             max_length=30,
@@ -311,12 +320,12 @@ def _two_replicas_versus_one_device(corpus, optimizer):
     steps = 3
     losses_one = [
         one.train_on_batch(x, y, sample_weight=w, return_dict=True)["loss"]
-        for x, y, w in lm_dataset(scan, vocab, seed=5).take(steps)
+        for x, y, w in data(scan, vocab, seed=5).take(steps)
     ]
     loop = DistributedLoop(two, strategy)
     batches = iter(
         distribute_lm_dataset(
-            strategy, functools.partial(lm_dataset, scan, vocab, seed=5)
+            strategy, functools.partial(data, scan, vocab, seed=5)
         )
     )
     losses_two = [loop.train_step(batches)["loss"] for _ in range(steps)]
@@ -328,29 +337,30 @@ def _two_replicas_versus_one_device(corpus, optimizer):
             [v.numpy() for v in one.trainable_variables], initial
         ),
     }
-    if optimizer != "adagrad":
+    if optimizer != "adagrad" or token_encoder != "characters":
         print("REPORT " + json.dumps(report))
         return
     held_out = dict(shuffle=False, repeat=False)
     report["perplexity_one"] = one.evaluate(
-        lm_dataset(scan, vocab, **held_out), verbose=0, return_dict=True
+        data(scan, vocab, **held_out), verbose=0, return_dict=True
     )["perplexity"]
     report["perplexity_two"] = loop.evaluate(
         distribute_lm_dataset(
-            strategy, functools.partial(lm_dataset, scan, vocab, **held_out)
+            strategy, functools.partial(data, scan, vocab, **held_out)
         ),
         scan.steps_per_epoch,
     )["perplexity"]
 
+    models = {}
     for precision in HALF_PRECISIONS:
         with strategy.scope():
-            model = build_model(
+            model = models[precision] = build_model(
                 config(mixed_precision=precision, num_sampled=8)
             )
         loop = DistributedLoop(model, strategy)
         batches = iter(
             distribute_lm_dataset(
-                strategy, functools.partial(lm_dataset, scan, vocab, seed=5)
+                strategy, functools.partial(data, scan, vocab, seed=5)
             )
         )
         report[precision] = {
@@ -360,14 +370,15 @@ def _two_replicas_versus_one_device(corpus, optimizer):
             "steps": int(model.optimizer.iterations.numpy()),
         }
 
-    # Loss scaling: one replica overflows, both skip the step.
+    # Loss scaling (float16's; bfloat16 has none): one replica overflows,
+    # both skip the step.
     def finite():
         replica = tf.distribute.get_replica_context().replica_id_in_sync_group
         value = tf.where(replica == 1, np.inf, 1.0)
         grad = tf.IndexedSlices(
             tf.fill([1, 2], value), tf.constant([0]), tf.constant([3, 2])
         )
-        return model.optimizer.check_finite([grad])
+        return models["fp16"].optimizer.check_finite([grad])
 
     results = strategy.run(tf.function(finite))
     report["finite_per_replica"] = [
@@ -376,14 +387,14 @@ def _two_replicas_versus_one_device(corpus, optimizer):
     print("REPORT " + json.dumps(report))
 
 
-def _replica_report(tmp_path, optimizer):
+def _replica_report(tmp_path, optimizer, token_encoder="characters"):
     corpus = _write_corpus(tmp_path / "corpus.txt")
     code = (
         "import sys; from tests.test_distribute import "
         "_two_replicas_versus_one_device as f; f(*sys.argv[1:])"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code, corpus, optimizer],
+        [sys.executable, "-c", code, corpus, optimizer, token_encoder],
         cwd=REPO,
         env=SUBPROCESS_ENV,
         capture_output=True,
@@ -416,9 +427,15 @@ def test_two_replicas_equal_one_device(tmp_path):
     assert report["finite_per_replica"] == [False, False]
 
 
-@pytest.mark.large  # ~20 s; the Adagrad twin runs by default
+@pytest.mark.large  # ~20 s
 def test_two_replicas_equal_one_device_adam(tmp_path):
     _replica_report(tmp_path, "adam")
+
+
+@pytest.mark.large  # ~20 s
+def test_two_replicas_equal_one_device_with_a_word_table(tmp_path):
+    # The word table's sparse Adagrad updates, summed over the replicas.
+    _replica_report(tmp_path, "adagrad", token_encoder="words")
 
 
 # === Two worker processes ===

@@ -93,6 +93,11 @@ RAW_BOOK = (
 )
 
 
+# Large: ~36 s in a full run; its steps are checked by default one by one:
+# raw text to prepared (tests/test_prepare.py), training on it
+# (tests/test_training.py), raw sentences embedded as prepare reads them
+# (tests/test_prepare.py::test_every_reader_reads_a_line_as_prepare_does).
+@pytest.mark.large
 def test_raw_text_to_a_bilm_that_embeds_raw_sentences(tmp_path):
     import gzip
 
@@ -267,6 +272,10 @@ print(len(vectors), sorted({f.rsplit("/", 1)[-1] for f, _ in vectors}))
 """
 
 
+# Large: ~20 s in a full run; embed-corpus's files are checked by default
+# (tests/test_embed_corpus.py) and PyTorch reads the package's vectors in
+# test_embed_sentences_from_pytorch_as_the_command_does below.
+@pytest.mark.large
 def test_embed_a_corpus_and_read_it_into_pytorch(tmp_path):
     folder = str(tmp_path)
     os.mkdir(tmp_path / "corpus")

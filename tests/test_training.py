@@ -1,9 +1,6 @@
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -13,6 +10,8 @@ from keras_elmo.training.run_directory import load_run
 from keras_elmo_cli import main
 from tests.helpers import FIXTURES
 from tests.helpers import TINY_TRAIN_FLAGS
+from tests.helpers import checkpoint_step
+from tests.helpers import kill_and_resume
 from tests.shared import RUN_STEPS
 from tests.shared import TRAIN_FLAGS
 from tests.shared import copied
@@ -34,14 +33,6 @@ def _train_args(output, *extra):
     ]  # fmt: skip
 
 
-def _checkpoint_step(run):
-    path = os.path.join(run, "checkpoint", "meta.json")
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        return json.load(f)["step"]
-
-
 def test_train_evaluate_export_round_trip(tmp_path, capsys):
     run = tmp_path / "run"
     # float32 whatever the CPU (auto trains in bfloat16 where it is
@@ -52,7 +43,7 @@ def test_train_evaluate_export_round_trip(tmp_path, capsys):
         "--mixed-precision", "off",
     )  # fmt: skip
     assert main(args) == 0
-    assert _checkpoint_step(run) == 6
+    assert checkpoint_step(run) == 6
     with open(run / "history.json") as f:
         history = json.load(f)
     assert [h["step"] for h in history] == [3, 6]
@@ -131,6 +122,9 @@ def test_init_from_export_and_size_mismatch(tmp_path, capsys):
     assert "forward_lstm_0/kernel has shape (8, 64) there but (8, 128)" in err
 
 
+# Large: ~20 s; an interrupted run resumes from its checkpoint by default in
+# process
+# (tests/test_windows.py::test_a_resumed_run_goes_on_from_its_carried_state).
 @pytest.mark.large
 def test_resume_after_kill(tmp_path):
     run = tmp_path / "run"
@@ -139,30 +133,7 @@ def test_resume_after_kill(tmp_path):
         *_train_args(run, "--steps", "60", "--checkpoint-every", "5"),
     ]  # fmt: skip
     command.remove("--quiet")
-    log = tmp_path / "first.log"
-    with open(log, "w") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=out)
-        try:
-            deadline = time.time() + 120
-            while (_checkpoint_step(run) or 0) < 10:
-                assert process.poll() is None, log.read_text()
-                assert time.time() < deadline, "no checkpoint in time"
-                time.sleep(0.2)
-            process.send_signal(signal.SIGKILL)
-            process.wait(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-    killed_at = _checkpoint_step(run)
-    assert 10 <= killed_at < 60
-    result = subprocess.run(
-        command, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert f"from step {killed_at:,}" in result.stdout
-    assert f"training steps {killed_at + 1:,}..60" in result.stdout
-    assert _checkpoint_step(run) == 60
+    kill_and_resume(command, run, tmp_path, 60)
 
 
 # ~28 s on 2 AMD EPYC cores (XLA compiles the training step).
@@ -173,7 +144,7 @@ def test_jit_compile_training(tmp_path, capsys):
         run, "--steps", "3", "--checkpoint-every", "3", "--jit-compile", "on"
     )
     assert main(args) == 0
-    assert _checkpoint_step(run) == 3
+    assert checkpoint_step(run) == 3
     assert main(["evaluate", "--model", str(run), "--data", TRAIN_DATA]) == 0
     assert "perplexity" in capsys.readouterr().out
 

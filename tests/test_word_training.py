@@ -2,10 +2,7 @@
 
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 
 import h5py
 import numpy as np
@@ -22,8 +19,8 @@ from keras_elmo.models.elmo_language_model import ELMoLanguageModel
 from keras_elmo.optimizers.sparse_adagrad import SparseAdagrad
 from keras_elmo.training.run_directory import load_run
 from keras_elmo_cli import main
-from tests.helpers import ROOT
-from tests.helpers import subprocess_env
+from tests.helpers import checkpoint_step
+from tests.helpers import kill_and_resume
 
 TRAIN = os.path.join(os.path.dirname(__file__), "fixtures", "bilm-tf", "train")
 DATA = os.path.join(TRAIN, "data.txt")
@@ -124,14 +121,6 @@ def _read(path):
         return f.read()
 
 
-def _checkpoint_step(run):
-    path = os.path.join(run, "checkpoint", "meta.json")
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        return json.load(f)["step"]
-
-
 @pytest.mark.large
 def test_train_evaluate_export_embed_serve(tmp_path, capsys):
     run = tmp_path / "run"
@@ -147,7 +136,7 @@ def test_train_evaluate_export_embed_serve(tmp_path, capsys):
     assert bilm["token_encoder"] == "words"
     assert bilm["vocabulary_size"] == 32
     assert "filters" not in bilm
-    assert _checkpoint_step(run) == 4
+    assert checkpoint_step(run) == 4
     capsys.readouterr()
     assert main(["evaluate", "--model", str(run), "--data", DATA]) == 0
     assert "held-out perplexity" in capsys.readouterr().out
@@ -236,7 +225,7 @@ def test_init_from_needs_the_same_vocabulary(tmp_path, capsys):
     run = tmp_path / "run"
     args = _train_args(run, "--steps", "2", "--checkpoint-every", "2")
     assert main(args) == 0
-    assert _checkpoint_step(run) == 2
+    assert checkpoint_step(run) == 2
     second = tmp_path / "second"
     args = [
         "train", "--train", DATA, "--vocab", VOCAB, "--output", str(second),
@@ -270,7 +259,10 @@ def test_vocabulary_must_start_with_the_boundaries(tmp_path, capsys):
     assert "first two lines" in capsys.readouterr().err
 
 
-@pytest.mark.large  # ~20 s; the character run's resume test runs by default
+# Large: ~20 s; an interrupted run resumes from its checkpoint by default in
+# process
+# (tests/test_windows.py::test_a_resumed_run_goes_on_from_its_carried_state).
+@pytest.mark.large
 def test_resume_after_kill(tmp_path):
     run = tmp_path / "run"
     command = [
@@ -278,115 +270,4 @@ def test_resume_after_kill(tmp_path):
         *_train_args(run, "--steps", "60", "--checkpoint-every", "5"),
     ]  # fmt: skip
     command.remove("--quiet")
-    log = tmp_path / "first.log"
-    with open(log, "w") as out:
-        process = subprocess.Popen(
-            command, stdout=out, stderr=out, env=subprocess_env()
-        )
-        try:
-            deadline = time.time() + 120
-            while (_checkpoint_step(run) or 0) < 10:
-                assert process.poll() is None, log.read_text()
-                assert time.time() < deadline, "no checkpoint in time"
-                time.sleep(0.2)
-            process.send_signal(signal.SIGKILL)
-            process.wait(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-    killed_at = _checkpoint_step(run)
-    assert 10 <= killed_at < 60
-    result = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=subprocess_env(),
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert f"from step {killed_at:,}" in result.stdout
-    assert f"training steps {killed_at + 1:,}..60" in result.stdout
-    assert _checkpoint_step(run) == 60
-
-
-# === Distribution: two replicas give the one-device step ===
-
-
-def _two_replicas_versus_one_device():
-    """Runs in a subprocess; prints a JSON report."""
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(
-        cpu, [tf.config.LogicalDeviceConfiguration()] * 2
-    )
-    from elmo_core.settings.training_config import TrainingConfig
-    from keras_elmo.training.compiled_model import build_model
-    from keras_elmo.training.distribute import DistributedLoop
-    from keras_elmo.training.distribute import distribute_lm_dataset
-
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    vocab = Vocabulary.from_file(VOCAB)
-    scan = scan_corpus([DATA], max_length=30, tokens_per_batch=128)
-    config = TrainingConfig(
-        train_files=[DATA],
-        bilm=dict(
-            units=16,
-            projection_dim=8,
-            token_encoder="words",
-            vocabulary_size=len(vocab),
-        ),
-        vocabulary_size=len(vocab),
-        tokens_per_batch=64,
-        max_length=30,
-        num_sampled=len(vocab),  # the full softmax
-        dropout=0.0,
-        learning_rate=1.0,
-        clip_norm=0.2,
-        seed=1,
-    )
-    one = build_model(config)
-    with strategy.scope():
-        two = build_model(config)
-    for mine, theirs in zip(two.variables, one.variables):
-        mine.assign(theirs.numpy())
-    table = one.bilm.word_embedding.embeddings.numpy().copy()
-    data = dict(seed=5, token_encoder="words")
-    for x, y, w in lm_dataset(scan, vocab, **data).take(3):
-        one.train_on_batch(x, y, sample_weight=w)
-    loop = DistributedLoop(two, strategy)
-    batches = iter(distribute_lm_dataset(strategy, scan, vocab, **data))
-    for _ in range(3):
-        loop.train_step(batches)
-
-    def state(model):
-        variables = list(model.variables) + list(model.optimizer.variables)
-        return [v.numpy() for v in variables]
-
-    difference = max(
-        float(np.max(np.abs(a - b))) for a, b in zip(state(one), state(two))
-    )
-    change = float(
-        np.max(np.abs(one.bilm.word_embedding.embeddings.numpy() - table))
-    )
-    print("REPORT " + json.dumps({"difference": difference, "change": change}))
-
-
-@pytest.mark.large  # ~20 s; the character biLM's runs by default
-def test_two_replicas_equal_one_device():
-    code = (
-        "from tests.test_word_training import "
-        "_two_replicas_versus_one_device as f; f()"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    line = [x for x in result.stdout.splitlines() if x.startswith("REPORT ")]
-    report = json.loads(line[-1][len("REPORT ") :])
-    assert report["change"] > 1e-3, report  # the table trained
-    assert report["difference"] < 1e-5, report
+    kill_and_resume(command, run, tmp_path, 60)
