@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -348,11 +349,13 @@ def checkpoint_step(run):
         return json.load(f)["step"]
 
 
-def kill_and_resume(command, run, tmp_path, steps):
-    """Runs the `keras-elmo train` `command` (a child process) into the
-    run folder `run`, kills it (SIGKILL) once it has checkpointed step 10,
-    runs it again, and checks that it resumed from the checkpoint and went
-    on to `steps`."""
+def kill_and_resume(arguments, run, tmp_path, steps):
+    """Runs `keras-elmo` with the `train` `arguments` (a child process, not
+    quiet) into the run folder `run`, kills it (SIGKILL) once it has
+    checkpointed step 10, runs it again, and checks that it resumed from
+    the checkpoint and went on to `steps`."""
+    command = [sys.executable, "-m", "keras_elmo_cli"]
+    command += [a for a in arguments if a != "--quiet"]
     log = tmp_path / "first.log"
     with open(log, "w") as out:
         process = subprocess.Popen(
@@ -383,3 +386,25 @@ def kill_and_resume(command, run, tmp_path, steps):
     assert f"from step {killed_at:,}" in result.stdout
     assert f"training steps {killed_at + 1:,}..{steps}" in result.stdout
     assert checkpoint_step(run) == steps
+
+
+def with_changes(values, changes):
+    """The JSON `values` with `changes` applied in place: {"a.b": value}
+    sets values["a"]["b"]; a value of None deletes the key."""
+    for path, value in changes.items():
+        *parents, key = path.split(".")
+        section = values
+        for parent in parents:
+            section = section[parent]
+        if value is None:
+            del section[key]
+        else:
+            section[key] = value
+    return values
+
+
+def fixture_options(**changes):
+    """The bilm-tf fixture's options with `changes` ("lstm.dim": -5)
+    applied (`with_changes`)."""
+    with open(OPTIONS) as f:
+        return with_changes(json.load(f), changes)

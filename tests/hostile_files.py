@@ -24,6 +24,8 @@ import zlib
 
 import numpy as np
 
+from tests.helpers import with_changes
+
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
 _STORAGE_NAMES = {
@@ -214,20 +216,14 @@ def zip_bomb(path, size=40 * 2**20):
 
 def edited_json(source, target, changes):
     """Copies JSON file `source` to `target` with `changes` applied:
-    {"a.b": value} sets options["a"]["b"] (a raw string value replaces the
-    whole text when the key is "")."""
+    {"a.b": value} sets options["a"]["b"] (`tests.helpers.with_changes`; a
+    raw string value replaces the whole text when the key is "")."""
     with open(source) as f:
         text = f.read()
     if "" in changes:
         text = changes[""]
     else:
-        values = json.loads(text)
-        for path, value in changes.items():
-            *parents, key = path.split(".")
-            section = values
-            for parent in parents:
-                section = section[parent]
-            section[key] = value
+        values = with_changes(json.loads(text), changes)
         text = json.dumps(values)
     with open(target, "w") as f:
         f.write(text)

@@ -37,6 +37,7 @@ from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import WEIGHTS
+from tests.helpers import fixture_options
 from tests.helpers import subprocess_env
 
 TRAIN_DATA = os.path.join(FIXTURES, "train", "data.txt")
@@ -48,34 +49,18 @@ BAD_LINE = b"na\xefve caf\xe9 line\n"
 TF_NOISE = ("oneDNN", "cuda", "absl::InitializeLog", "cpu_feature_guard")
 
 
-def _options(**changes):
-    """The fixture options with `changes` ("lstm.dim": -5) applied."""
-    with open(OPTIONS) as f:
-        options = json.load(f)
-    for path, value in changes.items():
-        *parents, key = path.split(".")
-        section = options
-        for parent in parents:
-            section = section[parent]
-        if value is None:
-            del section[key]
-        else:
-            section[key] = value
-    return options
-
-
 # name -> options.json content (a dict, or raw bytes).
 BAD_OPTIONS = {
-    "filters_int": _options(**{"char_cnn.filters": 124}),
-    "n_highway_list": _options(**{"char_cnn.n_highway": [2]}),
-    "n_layers_str": _options(**{"lstm.n_layers": "two"}),
-    "dim_negative": _options(**{"lstm.dim": -5}),
-    "projection_zero": _options(**{"lstm.projection_dim": 0}),
-    "no_dim": _options(**{"lstm.dim": None}),
-    "filters_negative": _options(**{"char_cnn.filters": [[1, -4]]}),
-    "cell_clip_str": _options(**{"lstm.cell_clip": "big"}),
+    "filters_int": fixture_options(**{"char_cnn.filters": 124}),
+    "n_highway_list": fixture_options(**{"char_cnn.n_highway": [2]}),
+    "n_layers_str": fixture_options(**{"lstm.n_layers": "two"}),
+    "dim_negative": fixture_options(**{"lstm.dim": -5}),
+    "projection_zero": fixture_options(**{"lstm.projection_dim": 0}),
+    "no_dim": fixture_options(**{"lstm.dim": None}),
+    "filters_negative": fixture_options(**{"char_cnn.filters": [[1, -4]]}),
+    "cell_clip_str": fixture_options(**{"lstm.cell_clip": "big"}),
     # Valid, but not the size of the fixture weights.
-    "dim_32": _options(**{"lstm.dim": 32}),
+    "dim_32": fixture_options(**{"lstm.dim": 32}),
     "list": [1, 2],
     "latin1": b'{"lstm": "caf\xe9"}',
 }

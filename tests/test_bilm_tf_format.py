@@ -12,24 +12,10 @@ from keras_elmo.layers import BiLM
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 from tests.helpers import TestCase
+from tests.helpers import fixture_options
 from tests.helpers import tiny_bilm_kwargs
 
 SENTENCES = [["Hello", "world", "!"], ["ELMo", "in", "Keras"], []]
-
-
-def _options(**changes):
-    with open(OPTIONS) as f:
-        options = json.load(f)
-    for path, value in changes.items():
-        node = options
-        *parents, key = path.split(".")
-        for parent in parents:
-            node = node[parent]
-        if value is None:
-            del node[key]
-        else:
-            node[key] = value
-    return options
 
 
 def _datasets(path):
@@ -65,21 +51,21 @@ class CheckpointsTest(TestCase):
         for name, value in original.items():
             np.testing.assert_array_equal(written[name], value, err_msg=name)
         with open(options) as f:
-            self.assertEqual(json.load(f), _options())
+            self.assertEqual(json.load(f), fixture_options())
         self.assertAllCloseTree(restored(self.ids), bilm(self.ids), atol=0)
 
     def test_accepts_261_characters(self):
         bilm = keras_elmo.load_bilm(
-            _options(**{"char_cnn.n_characters": 261}), WEIGHTS
+            fixture_options(**{"char_cnn.n_characters": 261}), WEIGHTS
         )
         self.assertEqual(bilm.count_params(), 105120)
         with pytest.raises(WeightFileError, match="n_characters=263"):
             keras_elmo.load_bilm(
-                _options(**{"char_cnn.n_characters": 263}), WEIGHTS
+                fixture_options(**{"char_cnn.n_characters": 263}), WEIGHTS
             )
 
     def test_missing_clips_and_skip_flag_mean_none(self):
-        options = _options(
+        options = fixture_options(
             **{
                 "lstm.cell_clip": None,
                 "lstm.proj_clip": None,
@@ -119,15 +105,17 @@ class CheckpointsTest(TestCase):
             match=r"'RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell/W_0'.* shape "
             r"\(32, 256\), but the options imply \(32, 512\)",
         ):
-            keras_elmo.load_bilm(_options(**{"lstm.dim": 128}), WEIGHTS)
+            keras_elmo.load_bilm(fixture_options(**{"lstm.dim": 128}), WEIGHTS)
         with pytest.raises(
             WeightFileError, match=r"'char_embed'.*\(261, 4\).*\(261, 8\)"
         ):
             keras_elmo.load_bilm(
-                _options(**{"char_cnn.embedding.dim": 8}), WEIGHTS
+                fixture_options(**{"char_cnn.embedding.dim": 8}), WEIGHTS
             )
         with pytest.raises(WeightFileError, match=r"no dataset 'CNN_high_2"):
-            keras_elmo.load_bilm(_options(**{"char_cnn.n_highway": 3}), WEIGHTS)
+            keras_elmo.load_bilm(
+                fixture_options(**{"char_cnn.n_highway": 3}), WEIGHTS
+            )
 
     def test_missing_projection_when_needed(self):
         weights = os.path.join(self.dir, "no_proj.hdf5")
@@ -142,10 +130,10 @@ class CheckpointsTest(TestCase):
     def test_bad_options(self):
         with pytest.raises(WeightFileError, match="activation='gelu'"):
             keras_elmo.load_bilm(
-                _options(**{"char_cnn.activation": "gelu"}), WEIGHTS
+                fixture_options(**{"char_cnn.activation": "gelu"}), WEIGHTS
             )
         with pytest.raises(WeightFileError, match="no `lstm.dim`"):
-            keras_elmo.load_bilm(_options(**{"lstm.dim": None}), WEIGHTS)
+            keras_elmo.load_bilm(fixture_options(**{"lstm.dim": None}), WEIGHTS)
         broken = os.path.join(self.dir, "broken.json")
         with open(broken, "w") as f:
             f.write('{"lstm": ')

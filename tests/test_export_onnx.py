@@ -19,20 +19,14 @@ from elmo_core.errors import KerasElmoError  # noqa: E402
 from elmo_core.errors import OutputPathError  # noqa: E402
 from keras_elmo.export import to_onnx  # noqa: E402
 from keras_elmo.export.onnx_graph import hoist_loop_invariants  # noqa: E402
-from tests.deploy_helpers import assert_bilm_outputs_close  # noqa: E402
-from tests.deploy_helpers import assert_int8_pair_sums_fit_int16  # noqa: E402
-from tests.deploy_helpers import batches  # noqa: E402
-from tests.deploy_helpers import fixture_bilm  # noqa: E402
-from tests.deploy_helpers import fixture_sentences  # noqa: E402
-from tests.deploy_helpers import fixture_top_layer  # noqa: E402
-from tests.deploy_helpers import relative_errors  # noqa: E402
+from tests import deploy_helpers as deploy  # noqa: E402
 
 MIX = [0.5, -0.25, 1.0]
 
 
 @pytest.fixture(scope="module")
 def bilm():
-    return fixture_bilm()
+    return deploy.fixture_bilm()
 
 
 @pytest.fixture(scope="module")
@@ -66,11 +60,11 @@ def _run(path, ids):
 
 def test_float32_matches_keras_on_padded_batches_of_any_shape(bilm, exported):
     # The batch of empty sentences included: the graph itself answers it.
-    for sentences in batches():
+    for sentences in deploy.batches():
         ids = keras_elmo.batch_to_ids(sentences)
         got = _run(exported["float32"], ids)
         want = bilm(ids)
-        assert_bilm_outputs_close(got, want, atol=1e-5)
+        deploy.assert_bilm_outputs_close(got, want, atol=1e-5)
         mix = keras_elmo.layers.ScalarMix(initial_scalar_weights=MIX)
         np.testing.assert_allclose(
             got["elmo"],
@@ -83,10 +77,10 @@ def test_float32_matches_keras_on_padded_batches_of_any_shape(bilm, exported):
 def test_float32_matches_bilm_tf(exported):
     # The fixture's top layer of its first batch, computed by bilm-tf.
     got = _run(
-        exported["float32"], keras_elmo.batch_to_ids(fixture_sentences())
+        exported["float32"], keras_elmo.batch_to_ids(deploy.fixture_sentences())
     )
     for k in range(3):
-        target = fixture_top_layer(k)
+        target = deploy.fixture_top_layer(k)
         top = got["layer_outputs"][-1][k, : target.shape[1]]
         np.testing.assert_allclose(
             np.stack([top[:, :16], top[:, 16:]]), target, atol=1e-5, rtol=0
@@ -94,8 +88,8 @@ def test_float32_matches_bilm_tf(exported):
 
 
 def test_int8_stays_within_its_bound(bilm, exported):
-    ids = keras_elmo.batch_to_ids(batches()[0])
-    errors = relative_errors(_run(exported["int8"], ids), bilm(ids))
+    ids = keras_elmo.batch_to_ids(deploy.batches()[0])
+    errors = deploy.relative_errors(_run(exported["int8"], ids), bilm(ids))
     for max_abs, mean_relative, cosine in errors:
         # Worst measured (7-bit LSTM weights, token encoder float32) on an
         # Intel Xeon (AVX-512 + VNNI + AMX): max abs 0.012 (top layer),
@@ -110,11 +104,11 @@ def test_int8_stays_within_its_bound(bilm, exported):
 
 
 def test_int8_pair_sums_fit_int16_on_every_cpu(exported):
-    # Read from the file (see assert_int8_pair_sums_fit_int16).
+    # Read from the file (see deploy.assert_int8_pair_sums_fit_int16).
     model = onnx.load(exported["int8"])
     # 2 layers x 2 directions x (input, recurrent, projection): every
     # MatMul of the LSTMs.
-    assert assert_int8_pair_sums_fit_int16(model) == 12
+    assert deploy.assert_int8_pair_sums_fit_int16(model) == 12
     assert json.loads(
         {p.key: p.value for p in model.metadata_props}["keras_elmo"]
     )["export_options"]["reduce_range"]
@@ -138,7 +132,7 @@ def test_files_stand_alone_in_plain_onnxruntime(exported):
         for name in ("layer_0", "layer_2", "elmo"):
             assert dims[name] == ["batch", "time", 32]
         assert "unk__" not in str(model.graph)
-        # All-empty batches, straight into ONNX Runtime (no wrapper).
+        # All-empty deploy.batches, straight into ONNX Runtime (no wrapper).
         session = onnxruntime.InferenceSession(
             path, providers=["CPUExecutionProvider"]
         )
@@ -253,10 +247,10 @@ def test_float32_matches_keras_at_original_size(tmp_path):
     bilm = keras_elmo.BiLM()
     bilm.build()
     path = to_onnx(bilm, str(tmp_path / "original.onnx"))
-    for sentences in batches()[:2]:
+    for sentences in deploy.batches()[:2]:
         ids = keras_elmo.batch_to_ids(sentences)
         got = _run_plain_original(path, ids)
-        assert_bilm_outputs_close(got, bilm(ids), atol=1e-5)
+        deploy.assert_bilm_outputs_close(got, bilm(ids), atol=1e-5)
 
 
 def _run_plain_original(path, ids):

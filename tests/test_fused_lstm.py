@@ -102,14 +102,18 @@ def student():
     return _student()
 
 
-@pytest.fixture(scope="module")
-def student_files(student, tmp_path_factory):
-    root = tmp_path_factory.mktemp("student")
+def _files(model, root):
+    """`model` in every format, float32 and int8, in the folder `root`."""
     return {
-        (fmt, precision): _write(student, root, fmt, precision)
+        (fmt, precision): _write(model, root, fmt, precision)
         for fmt in WRITERS
         for precision in ("float32", "int8")
     }
+
+
+@pytest.fixture(scope="module")
+def student_files(student, tmp_path_factory):
+    return _files(student, tmp_path_factory.mktemp("student"))
 
 
 @pytest.fixture(scope="module")
@@ -119,12 +123,7 @@ def tagger(student):
 
 @pytest.fixture(scope="module")
 def tagger_files(tagger, tmp_path_factory):
-    root = tmp_path_factory.mktemp("tagger")
-    return {
-        (fmt, precision): _write(tagger, root, fmt, precision)
-        for fmt in WRITERS
-        for precision in ("float32", "int8")
-    }
+    return _files(tagger, tmp_path_factory.mktemp("tagger"))
 
 
 def read_options(path):

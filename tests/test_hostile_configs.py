@@ -20,6 +20,7 @@ from elmo_core.errors import WeightFileError
 from tests import hostile_files
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
+from tests.helpers import fixture_options
 
 EFML = os.path.join(
     os.path.dirname(__file__), "fixtures", "elmo_for_many_langs", "char_model"
@@ -45,18 +46,6 @@ def weights_made(monkeypatch):
 
     monkeypatch.setattr(keras.layers.Layer, "add_weight", recorded)
     return made
-
-
-def _options(**changes):
-    with open(OPTIONS) as f:
-        options = json.load(f)
-    for path, value in changes.items():
-        *parents, key = path.split(".")
-        section = options
-        for parent in parents:
-            section = section[parent]
-        section[key] = value
-    return options
 
 
 # (id, options changes, words of the message)
@@ -104,7 +93,7 @@ def test_absurd_bilm_tf_options_are_refused_at_once(
 ):
     path = str(tmp_path / "options.json")
     with open(path, "w") as f:
-        json.dump(_options(**changes), f)  # NaN and inf as JSON allows
+        json.dump(fixture_options(**changes), f)  # NaN and inf as JSON allows
     with pytest.raises(WeightFileError) as raised:
         keras_elmo.load_bilm(path, WEIGHTS)
     assert weights_made == []
@@ -218,7 +207,7 @@ def test_hdf5_datasets_that_declare_more_than_the_file_holds(tmp_path):
     assert os.path.getsize(weights) < 2 * os.path.getsize(WEIGHTS)
     options = str(tmp_path / "options.json")
     with open(options, "w") as f:
-        json.dump(_options(**{"lstm.dim": units}), f)
+        json.dump(fixture_options(**{"lstm.dim": units}), f)
     with pytest.raises(WeightFileError) as raised:
         keras_elmo.load_bilm(options, weights)
     message = str(raised.value)

@@ -1,6 +1,5 @@
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -128,12 +127,8 @@ def test_init_from_export_and_size_mismatch(tmp_path, capsys):
 @pytest.mark.large
 def test_resume_after_kill(tmp_path):
     run = tmp_path / "run"
-    command = [
-        sys.executable, "-m", "keras_elmo_cli",
-        *_train_args(run, "--steps", "60", "--checkpoint-every", "5"),
-    ]  # fmt: skip
-    command.remove("--quiet")
-    kill_and_resume(command, run, tmp_path, 60)
+    arguments = _train_args(run, "--steps", "60", "--checkpoint-every", "5")
+    kill_and_resume(arguments, run, tmp_path, 60)
 
 
 # ~28 s on 2 AMD EPYC cores (XLA compiles the training step).

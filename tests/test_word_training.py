@@ -2,7 +2,6 @@
 
 import json
 import os
-import sys
 
 import h5py
 import numpy as np
@@ -265,9 +264,5 @@ def test_vocabulary_must_start_with_the_boundaries(tmp_path, capsys):
 @pytest.mark.large
 def test_resume_after_kill(tmp_path):
     run = tmp_path / "run"
-    command = [
-        sys.executable, "-m", "keras_elmo_cli",
-        *_train_args(run, "--steps", "60", "--checkpoint-every", "5"),
-    ]  # fmt: skip
-    command.remove("--quiet")
-    kill_and_resume(command, run, tmp_path, 60)
+    arguments = _train_args(run, "--steps", "60", "--checkpoint-every", "5")
+    kill_and_resume(arguments, run, tmp_path, 60)
