@@ -179,3 +179,23 @@ def run_without_tensorflow(code):
         [sys.executable, "-c", code], env=env, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def small_tagger(bilm, num_words, num_tags, seed, **dense):
+    """Tagger (b) of examples/pos_tagging.py in small: task word
+    embeddings and ELMo, a BiLSTM, a softmax over the tags (`dense`: more
+    arguments of its Dense layer)."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    word_ids = keras.Input((None,), dtype="int32", name="word_ids")
+    tokens = keras.Input((None,), dtype="string", name="tokens")
+    words = keras.layers.Embedding(num_words, 8, mask_zero=True)(word_ids)
+    elmo = keras_elmo.ELMoEmbedding(bilm, name="elmo")(tokens)
+    x = keras.layers.Concatenate()([words, elmo])
+    lstm = keras.layers.LSTM(8, return_sequences=True)
+    x = keras.layers.Bidirectional(lstm)(x)
+    tags = keras.layers.Dense(
+        num_tags, activation="softmax", name="tags", **dense
+    )(x)
+    return keras.Model({"word_ids": word_ids, "tokens": tokens}, tags)

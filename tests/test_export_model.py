@@ -47,6 +47,7 @@ from tests.deploy_helpers import fixture_bilm  # noqa: E402
 from tests.deploy_helpers import litert_operator_codes  # noqa: E402
 from tests.deploy_helpers import padded_tokens  # noqa: E402
 from tests.deploy_helpers import run_without_tensorflow  # noqa: E402
+from tests.deploy_helpers import small_tagger  # noqa: E402
 from tests.deploy_helpers import tagger_word_ids  # noqa: E402
 from tests.helpers import subprocess_env  # noqa: E402
 
@@ -70,24 +71,6 @@ SHARP = keras.initializers.RandomNormal(stddev=30.0, seed=3)
 WORD_SHARP = keras.initializers.RandomNormal(stddev=8.0, seed=3)
 # A tag is decided when it leads the next by this much (of probability).
 DECIDED = 0.2
-
-
-def _char_tagger(bilm):
-    """Tagger (b) of examples/pos_tagging.py in small: task word
-    embeddings and ELMo, a BiLSTM, a softmax over the tags."""
-    keras.utils.set_random_seed(7)
-    word_ids = keras.Input((None,), dtype="int32", name="word_ids")
-    tokens = keras.Input((None,), dtype="string", name="tokens")
-    words = keras.layers.Embedding(NUM_WORDS, 8, mask_zero=True)(word_ids)
-    elmo = keras_elmo.ELMoEmbedding(bilm, name="elmo")(tokens)
-    x = keras.layers.Concatenate()([words, elmo])
-    x = keras.layers.Bidirectional(keras.layers.LSTM(8, return_sequences=True))(
-        x
-    )
-    tags = keras.layers.Dense(
-        NUM_TAGS, activation="softmax", kernel_initializer=SHARP, name="tags"
-    )(x)
-    return keras.Model({"word_ids": word_ids, "tokens": tokens}, tags)
 
 
 def _word_tagger():
@@ -151,7 +134,9 @@ def _export(model, root, name, keras_file=None):
 
 @pytest.fixture(scope="module")
 def char_tagger():
-    return _char_tagger(fixture_bilm())
+    return small_tagger(
+        fixture_bilm(), NUM_WORDS, NUM_TAGS, 7, kernel_initializer=SHARP
+    )
 
 
 @pytest.fixture(scope="module")

@@ -34,6 +34,7 @@ from tests.deploy_helpers import batches  # noqa: E402
 from tests.deploy_helpers import fixture_bilm  # noqa: E402
 from tests.deploy_helpers import litert_operator_codes  # noqa: E402
 from tests.deploy_helpers import padded_tokens  # noqa: E402
+from tests.deploy_helpers import small_tagger  # noqa: E402
 from tests.deploy_helpers import tagger_word_ids  # noqa: E402
 
 FUSED = schema.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM
@@ -62,21 +63,6 @@ def _student():
     )
     bilm.build()
     return bilm
-
-
-def _tagger(bilm):
-    """Tagger (b) of examples/pos_tagging.py in small."""
-    keras.utils.set_random_seed(12)
-    word_ids = keras.Input((None,), dtype="int32", name="word_ids")
-    tokens = keras.Input((None,), dtype="string", name="tokens")
-    words = keras.layers.Embedding(NUM_WORDS, 8, mask_zero=True)(word_ids)
-    elmo = keras_elmo.ELMoEmbedding(bilm, name="elmo")(tokens)
-    x = keras.layers.Concatenate()([words, elmo])
-    x = keras.layers.Bidirectional(keras.layers.LSTM(8, return_sequences=True))(
-        x
-    )
-    tags = keras.layers.Dense(5, activation="softmax", name="tags")(x)
-    return keras.Model({"word_ids": word_ids, "tokens": tokens}, tags)
 
 
 def _odd_batches():
@@ -118,7 +104,7 @@ def student_files(student, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tagger(student):
-    return _tagger(student)
+    return small_tagger(student, NUM_WORDS, 5, 12)
 
 
 @pytest.fixture(scope="module")
@@ -331,7 +317,7 @@ def test_litert_clips_no_cell(tmp_path):
 def test_an_elmo_cell_keeps_its_loop_beside_a_fused_tagger_bilstm(tmp_path):
     """The published cell (projection, clips) has no fused kernel: with
     `fused_lstm=True` a tagger around it fuses its own BiLSTM only."""
-    tagger = _tagger(fixture_bilm())
+    tagger = small_tagger(fixture_bilm(), NUM_WORDS, 5, 12)
     path = to_litert(tagger, str(tmp_path / "t.tflite"), fused_lstm=True)
     assert len(_fused_ops(path)) == 2
     assert WHILE in litert_operator_codes(path)
