@@ -10,8 +10,10 @@ after the first (which trace the step). The candidate is then dropped;
 the run starts from fresh weights whichever size is chosen.
 """
 
+import itertools
 import time
 
+import keras
 import numpy as np
 
 from elmo_core.settings.recipe import BUDGET_SETTINGS
@@ -57,7 +59,9 @@ def probe_tokens(files, tokens_per_batch, on_bad_line="error"):
 
 def measure_step_seconds(config, vocabulary, tokens, jit_compile="auto"):
     """The median seconds of a training step of `config` (a
-    `TrainingConfig`) on the batch of `tokens` (`probe_tokens`)."""
+    `TrainingConfig`) on the batch of `tokens` (`probe_tokens`), run by
+    `fit` as a run's steps are: from a dataset whose batches have no fixed
+    shape (a compiled step's loop takes its shapes from the batch)."""
     import tensorflow as tf
 
     from keras_elmo.data.datasets import make_lm_batch
@@ -65,23 +69,49 @@ def measure_step_seconds(config, vocabulary, tokens, jit_compile="auto"):
     from keras_elmo.training.compiled_model import build_model
 
     model = build_model(config, total_steps=1000, jit_compile=jit_compile)
-    x, y, weights = make_lm_batch(
-        tf.constant(tokens),
-        lookup_table(vocabulary),
-        vocabulary.bos_id,
-        vocabulary.eos_id,
-        config.bilm.get("token_encoder", "characters"),
+    table = lookup_table(vocabulary)
+    batches = tf.data.Dataset.from_generator(
+        lambda: itertools.repeat(tokens),
+        output_signature=tf.TensorSpec((None, None), tf.string),
+    ).map(
+        lambda batch: make_lm_batch(
+            batch,
+            table,
+            vocabulary.bos_id,
+            vocabulary.eos_id,
+            config.bilm.get("token_encoder", "characters"),
+        )
     )
-    for _ in range(UNTIMED_STEPS):
-        model.train_on_batch(x, y, sample_weight=weights)
-    times, started = [], time.monotonic()
-    while len(times) < MAX_PROBE_STEPS and (
-        len(times) < PROBE_STEPS or time.monotonic() - started < PROBE_SECONDS
-    ):
-        before = time.monotonic()
-        model.train_on_batch(x, y, sample_weight=weights)
-        times.append(time.monotonic() - before)
-    return float(np.median(times))
+    timer = StepTimer()
+    model.fit(
+        batches,
+        steps_per_epoch=UNTIMED_STEPS + MAX_PROBE_STEPS,
+        callbacks=[timer],
+        shuffle=False,
+        verbose=0,
+    )
+    return float(np.median(timer.times))
+
+
+class StepTimer(keras.callbacks.Callback):
+    """The seconds of each step after the untimed ones; stops the probe
+    once it holds `PROBE_STEPS` steps and `PROBE_SECONDS` seconds."""
+
+    def __init__(self):
+        super().__init__()
+        self.times, self.started, self.last = [], None, None
+
+    def on_train_batch_end(self, batch, logs=None):
+        now = time.monotonic()
+        if batch >= UNTIMED_STEPS:
+            self.times.append(now - self.last)
+        elif batch == UNTIMED_STEPS - 1:
+            self.started = now
+        self.last = now
+        if len(self.times) >= PROBE_STEPS and (
+            now - self.started >= PROBE_SECONDS
+        ):
+            self.model.stop_training = True
 
 
 def budget_size(values, vocabulary, train_files, budget_seconds, corpus):

@@ -86,9 +86,7 @@ def _cut(rows, slack):
 
     Most words are far shorter than the 50 positions of a token, so the
     char CNN does a fraction of its work, in training and inference."""
-    if slack is None or control_flow_util.GraphOrParentsInXlaContext(
-        tf.compat.v1.get_default_graph()
-    ):
+    if slack is None or _in_xla():
         return None
     length = tf.shape(rows)[-1]
     positions = tf.cast(tf.range(1, length + 1), rows.dtype)
@@ -103,6 +101,13 @@ def lstm_recurrences(runs, time_mask, training=None):
     hand-written gradient (`tensorflow_recurrence.py`); inside an
     export's `fused_recurrences`, a plain LSTM's fused kernel (no final
     state)."""
+    if _in_xla():
+        return [
+            tensorflow_recurrence.masked_recurrence(
+                inputs, time_mask, c0, h0, cell.converted(tf.convert_to_tensor)
+            )
+            for inputs, c0, h0, cell in runs
+        ]
     loop = tensorflow_recurrence.recurrence
     if not training:
         loop = tensorflow_recurrence.inference_recurrence
@@ -116,6 +121,13 @@ def lstm_recurrences(runs, time_mask, training=None):
         else:
             results.append(loop(inputs, rows, c0, h0, cell))
     return results
+
+
+def _in_xla():
+    """Whether the op being traced is compiled by XLA (`jit_compile`)."""
+    return control_flow_util.GraphOrParentsInXlaContext(
+        tf.compat.v1.get_default_graph()
+    )
 
 
 def reverse_sequences(x, lengths):

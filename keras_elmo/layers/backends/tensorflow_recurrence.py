@@ -118,7 +118,11 @@ def _products(inputs, rows, cell):
     """The input products at the packed positions, `(N, 4H)`; the forget
     bias joins them here, once, not every step."""
     products = tf.matmul(rows.pack(inputs), cell.kernel) + cell.bias
-    units = tf.shape(products)[1] // 4
+    return _with_forget_bias(products)
+
+
+def _with_forget_bias(products):
+    units = tf.shape(products)[-1] // 4
     gate = tf.range(4 * units) // units
     return products + tf.cast(
         tf.where(gate == 2, FORGET_BIAS, 0.0), products.dtype
@@ -235,6 +239,38 @@ def recurrence(inputs, rows, c0, h0, cell):
     shape = tf.shape(inputs)
     outputs = rows.unpack(outputs, shape[0], shape[1])
     return _results(outputs, c, h, inputs, rows)
+
+
+def masked_recurrence(inputs, time_mask, c0, h0, cell):
+    """The LSTM over every row at every step, a row's state kept where
+    `time_mask` `(T, B, 1)` is False and its output zero there, TensorFlow
+    differentiating the loop: for XLA, whose shapes cannot depend on how
+    many rows still run (`recurrence` packs them). The same values as
+    `recurrence`, slower on a CPU. Returns `(outputs (T, B, P), c_final,
+    h_final)`."""
+    products = _with_forget_bias(
+        tf.einsum("tbd,dk->tbk", inputs, cell.kernel) + cell.bias
+    )
+    steps = tf.shape(inputs)[0]
+    outputs = tf.TensorArray(h0.dtype, size=steps)
+
+    def step(t, c, h, outputs):
+        *_, new_c, _, _, new_h = _cell(products[t], c, h, cell)
+        running = time_mask[t]
+        c = tf.where(running, new_c, c)
+        h = tf.where(running, new_h, h)
+        outputs = outputs.write(t, tf.where(running, new_h, tf.zeros_like(h)))
+        return t + 1, c, h, outputs
+
+    _, c, h, outputs = tf.while_loop(
+        lambda t, *_: t < steps,
+        step,
+        (0, c0, h0, outputs),
+        maximum_iterations=steps,
+    )
+    outputs = outputs.stack()
+    outputs.set_shape((*inputs.shape[:2], h0.shape[1]))
+    return outputs, c, h
 
 
 _SAVED = ("sigmoids", "candidate", "cell_raw", "cell_tanh", "proj_raw")
