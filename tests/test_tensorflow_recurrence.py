@@ -174,3 +174,24 @@ def test_one_trace_serves_every_shape():
         got = run(x, _mask(lengths, steps))
         np.testing.assert_allclose(got, want, atol=1e-6)
     assert len(traces) == 1
+
+
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_the_masked_loop_xla_runs_equals_the_packed_one(
+    monkeypatch, go_backwards
+):
+    # Under XLA every row runs at every step, masked, and TensorFlow
+    # differentiates the loop (`masked_recurrence`); run eagerly here, it
+    # must give the packed loop's outputs, final states and hand-written
+    # gradients, with clips binding and a row of no tokens.
+    from keras_elmo.layers.backends import tensorflow_backend
+
+    layer = _layer(go_backwards)
+    x, mask, state = _inputs(LENGTHS, 6), _mask(LENGTHS, 6), _state(5)
+    packed = _run(layer, x, mask, state, training=True)
+    monkeypatch.setattr(tensorflow_backend, "_in_xla", lambda: True)
+    masked = _run(layer, x, mask, state, training=True)
+    for want, got in zip(packed[0], masked[0]):
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    for k, (want, got) in enumerate(zip(packed[1], masked[1])):
+        assert_gradients_close(got, want, f"gradient {k}")
