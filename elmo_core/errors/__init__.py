@@ -18,11 +18,12 @@ the argument as its flag, the value shell-quoted (`--units 0`); anything
 else is a bug and keeps its traceback.
 
 Below the family, one check per kind of value a user gives (integers,
-finite numbers, lists of numbers, strings, booleans and choices). Each
-check takes the value and, as data, what it is: the Python `argument`
-("units"), or `where=` the name the user knows a value by that is no
-argument (a file key, "options.json `lstm.dim`"). It returns the value in
-its plain Python type or raises `KerasElmoError` with its fields set:
+finite numbers, lists of numbers, strings, booleans, choices and objects
+of a class). Each check takes the value and, as data, what it is: the
+Python `argument` ("units"), or `where=` the name the user knows a value
+by that is no argument (a file key, "options.json `lstm.dim`"). It
+returns the value in its plain Python type or raises `KerasElmoError`
+with its fields set:
 
     check_integer(0, "units", minimum=1)
     -> `units` must be an integer >= 1. Received: units=0.
@@ -37,6 +38,7 @@ from elmo_core.errors.checks import Described  # noqa: F401 (the package's own)
 from elmo_core.errors.checks import check_choice  # noqa: F401 (the package's own)
 from elmo_core.errors.checks import check_flag  # noqa: F401 (the package's own)
 from elmo_core.errors.checks import check_fraction  # noqa: F401 (the package's own)
+from elmo_core.errors.checks import check_instance  # noqa: F401 (the package's own)
 from elmo_core.errors.checks import check_integer  # noqa: F401 (the package's own)
 from elmo_core.errors.checks import check_number  # noqa: F401 (the package's own)
 from elmo_core.errors.checks import check_numbers  # noqa: F401 (the package's own)

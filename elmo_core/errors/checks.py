@@ -1,6 +1,7 @@
 """One check per kind of value a user gives (integers, finite numbers,
-lists of numbers, strings, booleans and choices), each raising
-`KerasElmoError` with its fields set (`elmo_core.errors` says more)."""
+lists of numbers, strings, booleans, choices and objects of a class),
+each raising `KerasElmoError` with its fields set (`elmo_core.errors`
+says more)."""
 
 import math
 import numbers
@@ -192,6 +193,15 @@ def check_choice(value, argument=None, *, where=None, choices=()):
     is refused naming the choices."""
     if not isinstance(value, (str, type(None))) or value not in choices:
         expected = f"one of {sorted(choices, key=str)}"
+        raise _refuse(value, argument, where, expected)
+    return value
+
+
+def check_instance(value, kinds, argument=None, *, where=None, expected):
+    """`value`, an instance of `kinds` (a class or a tuple of them), else
+    refused as "`argument` must be `expected`" (the class in words, and
+    where such a value comes from)."""
+    if not isinstance(value, kinds):
         raise _refuse(value, argument, where, expected)
     return value
 

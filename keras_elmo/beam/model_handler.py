@@ -55,16 +55,16 @@ class ELMoModelHandler(ModelHandler):
     """
 
     def __init__(self, embedder, keyed=False, **kwargs):
-        from elmo_core.errors import KerasElmoError
         from elmo_core.errors import check_flag
+        from elmo_core.errors import check_instance
         from keras_elmo.corpus.sentence_embedder import SentenceEmbedder
 
-        if not isinstance(embedder, SentenceEmbedder):
-            raise KerasElmoError(
-                "`embedder` must be a keras_elmo.corpus.SentenceEmbedder.",
-                "embedder",
-                received=embedder,
-            )
+        check_instance(
+            embedder,
+            SentenceEmbedder,
+            "embedder",
+            expected="a keras_elmo.corpus.SentenceEmbedder",
+        )
         keyed = check_flag(keyed, "keyed")
         # With element_size_fn, Beam's batch sizes count tokens (2.77
         # documents max_batch_weight, but BatchElements does not take it).

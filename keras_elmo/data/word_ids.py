@@ -5,6 +5,7 @@ vocabulary itself)."""
 import tensorflow as tf
 
 from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_instance
 from elmo_core.errors import tensor
 from elmo_core.ids.vocabulary import Vocabulary
 from keras_elmo.data.character_ids import as_tensor
@@ -66,13 +67,12 @@ def tokens_to_word_ids(tokens, table, sequence_length=None):
             "tokens",
             received=tensor(tokens.dtype.name, tokens.shape),
         )
-    if not isinstance(table, tf.lookup.StaticHashTable):
-        raise KerasElmoError(
-            "`table` must be a vocabulary's lookup table "
-            "(keras_elmo.data.lookup_table).",
-            "table",
-            received=table,
-        )
+    check_instance(
+        table,
+        tf.lookup.StaticHashTable,
+        "table",
+        expected="a vocabulary's lookup table (keras_elmo.data.lookup_table)",
+    )
     if sequence_length is not None:
         sequence_length = as_tensor(sequence_length, "sequence_length", "int32")
         if sequence_length.shape.rank != 1:

@@ -36,6 +36,7 @@ import numpy as np
 import tensorflow as tf
 
 from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_instance
 from elmo_core.errors import check_strings
 from elmo_core.formats.savedmodel_limits import DEFAULT_MAX_BATCH_TOKENS
 from elmo_core.ids.vocabulary import check_vocabulary
@@ -108,13 +109,12 @@ def _not_trainable(next_creator, **kwargs):
 def _check_bilm(bilm):
     from keras_elmo.layers.bilm import BiLM
 
-    if not isinstance(bilm, BiLM):
-        raise KerasElmoError(
-            "`bilm` must be a keras_elmo.layers.BiLM (e.g. from "
-            "keras_elmo.load_bilm).",
-            "bilm",
-            received=bilm,
-        )
+    check_instance(
+        bilm,
+        BiLM,
+        "bilm",
+        expected="a keras_elmo.layers.BiLM (e.g. from keras_elmo.load_bilm)",
+    )
 
 
 def _frozen_copy(bilm):

@@ -1,7 +1,7 @@
 import keras
 from keras import ops
 
-from elmo_core.errors import KerasElmoError
+from elmo_core.errors import check_instance
 from keras_elmo.optimizers.sparse_updates import is_sparse
 from keras_elmo.optimizers.sparse_updates import num_replicas
 
@@ -42,13 +42,13 @@ class LossScaleOptimizer(keras.optimizers.LossScaleOptimizer):
     """
 
     def __init__(self, inner_optimizer, *args, **kwargs):
-        if not isinstance(inner_optimizer, keras.optimizers.Optimizer):
-            raise KerasElmoError(
-                "`inner_optimizer` must be a keras.optimizers.Optimizer, e.g. "
-                "keras_elmo.optimizers.SparseAdagrad().",
-                "inner_optimizer",
-                received=inner_optimizer,
-            )
+        check_instance(
+            inner_optimizer,
+            keras.optimizers.Optimizer,
+            "inner_optimizer",
+            expected="a keras.optimizers.Optimizer, e.g. "
+            "keras_elmo.optimizers.SparseAdagrad()",
+        )
         super().__init__(inner_optimizer, *args, **kwargs)
 
     def check_finite(self, grads):
