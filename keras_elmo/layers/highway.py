@@ -1,8 +1,8 @@
 import keras
 from keras import ops
 
-from elmo_core.errors import KerasElmoError
 from keras_elmo.layers.validation import keras_initializer
+from keras_elmo.layers.validation import known_last_dimension
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -50,13 +50,9 @@ class Highway(keras.layers.Layer):
         self.supports_masking = True
 
     def build(self, input_shape):
-        dim = input_shape[-1]
-        if dim is None:
-            raise KerasElmoError(
-                "Highway needs a known last dimension.",
-                "input_shape",
-                received=tuple(input_shape),
-            )
+        dim = known_last_dimension(
+            input_shape, "Highway needs a known last dimension."
+        )
         # bilm-tf initialises both kernels with stddev sqrt(1 / dim).
         stddev = (1.0 / dim) ** 0.5
         self.carry_kernel = self.add_weight(

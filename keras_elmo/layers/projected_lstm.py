@@ -1,12 +1,12 @@
 import keras
 from keras import ops
 
-from elmo_core.errors import KerasElmoError
 from elmo_core.errors import check_flag
 from elmo_core.errors import check_integer
 from elmo_core.errors import check_number
 from keras_elmo.layers import backends
 from keras_elmo.layers.validation import keras_initializer
+from keras_elmo.layers.validation import known_last_dimension
 
 
 @keras.saving.register_keras_serializable(package="keras_elmo")
@@ -109,13 +109,9 @@ class ProjectedLSTM(keras.layers.Layer):
         self.supports_masking = True
 
     def build(self, input_shape):
-        input_dim = input_shape[-1]
-        if input_dim is None:
-            raise KerasElmoError(
-                "ProjectedLSTM needs a known input feature dimension.",
-                "input_shape",
-                received=tuple(input_shape),
-            )
+        input_dim = known_last_dimension(
+            input_shape, "ProjectedLSTM needs a known input feature dimension."
+        )
         gates = 4 * self.units
         self.kernel = self.add_weight(
             name="kernel",

@@ -1,4 +1,5 @@
-"""Input checks shared by the layers that take character ids.
+"""Input checks shared by the layers: their arguments, the shapes they
+are built for, and the character ids they take.
 
 User mistakes must surface as a message that says what is expected and
 what was received, not as an error from deep inside a gather or a matmul.
@@ -39,6 +40,17 @@ def keras_layer_config(value, argument):
             argument,
             received=value,
         ) from None
+
+
+def known_last_dimension(input_shape, message):
+    """The last dimension of `input_shape`, which a layer's weights are
+    sized by; `KerasElmoError` with `message` when it is unknown."""
+    dim = input_shape[-1]
+    if dim is None:
+        raise KerasElmoError(
+            message, "input_shape", received=tuple(input_shape)
+        )
+    return dim
 
 
 def _range_message(argument, max_id=MAX_CHARACTER_ID):
