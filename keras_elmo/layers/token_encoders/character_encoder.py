@@ -17,6 +17,9 @@ from keras_elmo.layers.token_encoders.character_stack import (
     build_character_stack,
 )
 from keras_elmo.layers.token_encoders.character_stack import character_stack
+from keras_elmo.layers.token_encoders.character_stack import (
+    character_stack_config,
+)
 from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
 from keras_elmo.layers.token_encoders.token_encoder import (
     register_token_encoder,
@@ -110,19 +113,14 @@ class CharacterEncoder(TokenEncoder):
 
     def config(self):
         return {
-            "filters": [list(f) for f in self.filters],
-            "char_embedding_dim": self.char_embedding_dim,
-            "activation": self.activation,
-            "num_highway_layers": self.num_highway_layers,
+            **character_stack_config(self.char_cnn, self.highway_layers),
             "use_token_projection": self.use_token_projection,
             "max_characters_per_token": self.max_characters_per_token,
             "deduplicate_tokens": self.deduplicate_tokens,
         }
 
     def build(self):
-        width = build_character_stack(
-            self.char_cnn, self.highway_layers, self.max_characters_per_token
-        )
+        width = build_character_stack(self.char_cnn, self.highway_layers)
         features = (None, None, width)
         if self.token_projection is not None:
             self.token_projection.build(features)

@@ -37,9 +37,21 @@ def character_stack(
     return char_cnn, highway_layers
 
 
-def build_character_stack(char_cnn, highway_layers, max_characters_per_token):
+def character_stack_config(char_cnn, highway_layers):
+    """The config entries of a stack: the `character_stack` arguments it
+    was made with, but `max_characters_per_token` and `dtype` (which an
+    encoder keeps apart), in the order the encoders' configs list them."""
+    return {
+        "filters": [list(f) for f in char_cnn.filters],
+        "char_embedding_dim": char_cnn.char_embedding_dim,
+        "activation": char_cnn.activation,
+        "num_highway_layers": len(highway_layers),
+    }
+
+
+def build_character_stack(char_cnn, highway_layers):
     """Builds the stack; returns its output width."""
-    char_cnn.build((None, None, max_characters_per_token))
+    char_cnn.build((None, None, char_cnn.max_characters_per_token))
     features = (None, None, char_cnn.output_dim)
     for highway in highway_layers:
         highway.build(features)

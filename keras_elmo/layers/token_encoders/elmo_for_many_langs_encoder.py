@@ -22,6 +22,9 @@ from keras_elmo.layers.token_encoders.character_stack import (
     build_character_stack,
 )
 from keras_elmo.layers.token_encoders.character_stack import character_stack
+from keras_elmo.layers.token_encoders.character_stack import (
+    character_stack_config,
+)
 from keras_elmo.layers.token_encoders.token_encoder import TokenEncoder
 from keras_elmo.layers.token_encoders.token_encoder import (
     register_token_encoder,
@@ -147,18 +150,13 @@ class ELMoForManyLangsEncoder(TokenEncoder):
             "characters": dict(self.characters),
             "words": None if self.words is None else dict(self.words),
             "word_embedding_dim": self.word_embedding_dim,
-            "filters": [list(f) for f in self.filters],
-            "char_embedding_dim": self.char_embedding_dim,
-            "activation": self.activation,
-            "num_highway_layers": self.num_highway_layers,
+            **character_stack_config(self.char_cnn, self.highway_layers),
             "max_characters_per_token": self.max_characters_per_token,
             "deduplicate_tokens": self.deduplicate_tokens,
         }
 
     def build(self):
-        width = build_character_stack(
-            self.char_cnn, self.highway_layers, self.max_characters_per_token
-        )
+        width = build_character_stack(self.char_cnn, self.highway_layers)
         if self.word_embedding is not None:
             self.word_embedding.build((None, None))
             width += self.word_embedding_dim
