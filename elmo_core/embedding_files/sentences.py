@@ -24,8 +24,9 @@ from elmo_core.text.bad_lines import TOO_LONG
 from elmo_core.text.tokenizers import tokenizer
 
 # What a corpus run stores its arrays in (float16: half the storage; the
-# biLM runs in float32 either way).
+# biLM runs in float32 either way), the default first.
 DTYPES = ("float32", "float16")
+DEFAULT_DTYPE = DTYPES[0]
 # A sentence longer than this is a bad line (a protein of UniRef50 rarely
 # has more residues; a text line that long is usually not a sentence).
 DEFAULT_MAX_SENTENCE_TOKENS = 2048

@@ -23,6 +23,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import RunInference
 
 from elmo_core.embedding_files import parquet_layout as layout
+from elmo_core.embedding_files.sentences import DEFAULT_DTYPE
 from elmo_core.embedding_files.sentences import DTYPES
 from elmo_core.embedding_files.sentences import BadLine
 from elmo_core.errors import check_choice
@@ -261,7 +262,9 @@ class WriteEmbeddings(beam.PTransform):
     [(['a.txt', 1], (2, 32))]
     """
 
-    def __init__(self, output, settings, dtype="float32", protein_vectors=None):
+    def __init__(
+        self, output, settings, dtype=DEFAULT_DTYPE, protein_vectors=None
+    ):
         super().__init__()
         self.output = output_path(output)
         self.settings = settings

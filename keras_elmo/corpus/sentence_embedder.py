@@ -13,6 +13,7 @@ from elmo_core.embedding_files.hdf5_layout import select_layers
 from elmo_core.embedding_files.inputs import PER_PROTEIN
 from elmo_core.embedding_files.inputs import PER_RESIDUE
 from elmo_core.embedding_files.inputs import PROTEIN_VECTORS
+from elmo_core.embedding_files.sentences import DEFAULT_DTYPE
 from elmo_core.embedding_files.sentences import DEFAULT_MAX_SENTENCE_TOKENS
 from elmo_core.embedding_files.sentences import DTYPES
 from elmo_core.embedding_files.sentences import BadLine
@@ -122,7 +123,7 @@ class SentenceEmbedder:
         output_layers=DEFAULT_OUTPUT_LAYERS,
         scalar_weights=None,
         gamma=None,
-        dtype="float32",
+        dtype=DEFAULT_DTYPE,
         max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS,
         max_sentence_tokens=DEFAULT_MAX_SENTENCE_TOKENS,
         protein_vectors=None,
