@@ -107,34 +107,28 @@ def embed(
     ...     "tests/fixtures/bilm-tf/train/data.txt", output, verbose=0)
     5
     """
-    reading = dict(
-        batch_size=batch_size,
-        max_batch_tokens=max_batch_tokens,
-        on_bad_line=on_bad_line,
-        output_layers=output_layers,
-        sentence_index=sentence_index,
-        tokenize=tokenize,
-        language=language,
-        input_format=input_format,
-        max_residues=max_residues,
-        protein_vectors=protein_vectors,
-        verbose=check_verbose(verbose),
-    )
-    given = (source, input_file, output_file, weights, vocabulary)
+    # Every argument, by name: both runners take them all.
+    arguments = dict(locals(), verbose=check_verbose(verbose))
     if runtime_dump.runtime_of(source) is not None:
-        runtime = _exported_runtime(runtime)
-        return runtime_dump.embed(
-            *given, runtime=runtime, precision=precision, **reading
-        )
-    return _embed_with_keras(given, runtime, precision, reading)
+        _check_exported_runtime(runtime)
+        return runtime_dump.embed(**arguments)
+    return _embed_with_keras(**arguments)
 
 
-def _embed_with_keras(given, runtime, precision, reading):
+def _embed_with_keras(
+    source,
+    input_file,
+    output_file,
+    weights,
+    vocabulary,
+    runtime,
+    precision,
+    **reading,
+):
     """`embed` of a biLM source that Keras runs (in TensorFlow, or
-    exported to `runtime`); `given` is `embed`'s first five arguments."""
+    exported to `runtime`); `reading`: `embed`'s other arguments."""
     from keras_elmo.corpus.bilm_dump import embed_file
 
-    source, input_file, output_file, weights, vocabulary = given
     runtime_dump.check_embed_paths(input_file, output_file)
     check_embed_settings(
         reading["batch_size"], reading["max_batch_tokens"],
@@ -210,9 +204,9 @@ def dump_token_embeddings(
     )
 
 
-def _exported_runtime(runtime):
-    """The `runtime` of an exported file: None, or its own kind (checked
-    by `runtime_dump.open_model`); `"tensorflow"` is refused."""
+def _check_exported_runtime(runtime):
+    """Refuses `"tensorflow"` as the `runtime` of an exported file: None,
+    or its own kind (checked by `runtime_dump.open_model`), runs it."""
     if runtime == "tensorflow":
         raise KerasElmoError(
             "`source` is an exported model file, which its own runtime "
@@ -221,7 +215,6 @@ def _exported_runtime(runtime):
             "runtime",
             received=runtime,
         )
-    return runtime
 
 
 def _check_runtime(runtime, precision):
