@@ -5,17 +5,23 @@ bounds in ONNX, builtin ops in LiteRT, a run without TensorFlow)."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 
 import h5py
 import numpy as np
+import pytest
 
 import keras_elmo
+from elmo_core.errors import KerasElmoError
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
 from tests.helpers import subprocess_env
+
+# The scalar mix weights that the export tests write into their files.
+SCALAR_MIX = [0.5, -0.25, 1.0]
 
 
 def fixture_bilm(**kwargs):
@@ -82,6 +88,98 @@ def assert_bilm_outputs_close(got, want, atol, layers=None):
         rtol=0,
     )
     np.testing.assert_array_equal(got["mask"], np.asarray(want["mask"]))
+
+
+def named_outputs(values, token_dim):
+    """An exported biLM file's outputs by name (`layer_0`, `layer_1`, ...,
+    `mask`, and `elmo` where the file has it) as a BiLM dict; the token
+    embeddings are the first `token_dim` features of layer 0."""
+    layers = sorted(name for name in values if name.startswith("layer_"))
+    outputs = {
+        "layer_outputs": [values[name] for name in layers],
+        "token_embeddings": values["layer_0"][..., :token_dim],
+        "mask": values["mask"],
+    }
+    if "elmo" in values:
+        outputs["elmo"] = values["elmo"]
+    return outputs
+
+
+def export_precisions(export, bilm, folder, suffix, precisions):
+    """The fixture `bilm` written by `export` (`to_onnx`, `to_litert`)
+    once per precision into `folder`, named by precision and `suffix`,
+    with the scalar mix `SCALAR_MIX`: {precision: path}."""
+    return {
+        precision: export(
+            bilm,
+            os.path.join(folder, precision + suffix),
+            precision=precision,
+            scalar_mix=SCALAR_MIX,
+        )
+        for precision in precisions
+    }
+
+
+def assert_float32_file_matches_keras(run, bilm):
+    """`run(ids)` (a float32 file of the fixture `bilm`, `named_outputs`)
+    on every padded batch: the Keras outputs within 1e-5, and its `elmo`
+    the Keras `ScalarMix` of `SCALAR_MIX`."""
+    for sentences in batches():
+        ids = keras_elmo.batch_to_ids(sentences)
+        got = run(ids)
+        want = bilm(ids)
+        assert_bilm_outputs_close(got, want, atol=1e-5)
+        mix = keras_elmo.layers.ScalarMix(initial_scalar_weights=SCALAR_MIX)
+        np.testing.assert_allclose(
+            got["elmo"],
+            np.asarray(mix(want["layer_outputs"], mask=want["mask"])),
+            atol=1e-5,
+            rtol=0,
+        )
+
+
+def assert_original_size_matches_keras(export, path, open_file):
+    """A biLM of the original size (random weights), written to `path` by
+    `export(bilm, path)` and read by `open_file(path)` (a function of
+    character ids to `named_outputs`): the Keras outputs within 1e-5 on
+    two padded batches."""
+    bilm = keras_elmo.BiLM()
+    bilm.build()
+    run = open_file(export(bilm, path))
+    for sentences in batches()[:2]:
+        ids = keras_elmo.batch_to_ids(sentences)
+        assert_bilm_outputs_close(run(ids), bilm(ids), atol=1e-5)
+
+
+def assert_top_layers_match_bilm_tf(top_layers):
+    """The top layer (3, time, 32) of the fixture's first batch
+    (`fixture_sentences`) is bilm-tf's within 1e-5: forward and backward
+    halves (projection_dim 16) of each sentence's real tokens."""
+    for k in range(3):
+        target = fixture_top_layer(k)
+        top = top_layers[k, : target.shape[1]]
+        np.testing.assert_allclose(
+            np.stack([top[:, :16], top[:, 16:]]), target, atol=1e-5, rtol=0
+        )
+
+
+def assert_export_metadata(info, file_format, precision):
+    """What an exported file of the fixture biLM says of itself
+    (`info`): its format, precision, package version and biLM size."""
+    assert info["format"] == file_format
+    assert info["keras_elmo_version"] == keras_elmo.__version__
+    assert info["precision"] == precision
+    assert info["num_layers"] == 2 and info["projection_dim"] == 16
+
+
+def assert_missing_extra_named(monkeypatch, module, extra, export, path):
+    """`export(path)` where the optional `module` is not installed: an
+    error that names the extra to install (`keras-elmo[extra]`), and
+    nothing written in `path`'s folder."""
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(KerasElmoError, match=re.escape(f"keras-elmo[{extra}]")):
+        export(path)
+    assert not os.listdir(os.path.dirname(path))
 
 
 def relative_errors(got, want):

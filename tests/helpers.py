@@ -13,6 +13,7 @@ import time
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 from absl.testing import parameterized
 
@@ -62,6 +63,35 @@ def subprocess_env(**extra):
     return dict(os.environ, PYTHONPATH=path, TF_CPP_MIN_LOG_LEVEL="3", **extra)
 
 
+def run_python(code, **kwargs):
+    """Runs `code` in a child Python (`subprocess_env`), its output
+    captured as text; `kwargs` go to `subprocess.run`."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        **kwargs,
+    )
+
+
+def run_example_quick(name, output, timeout):
+    """Runs `examples/<name> --quick --output <output>` in a child Python
+    and fails the test with its output unless it succeeds; returns the
+    `results.json` it wrote there and its standard output."""
+    example = os.path.join(ROOT, "examples", name)
+    result = subprocess.run(
+        [sys.executable, example, "--quick", "--output", str(output)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=subprocess_env(),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    with open(os.path.join(output, "results.json"), encoding="utf-8") as f:
+        return json.load(f), result.stdout
+
+
 # XLA's quickest compilation, for the JAX children: their models are tiny
 # and each shape compiles once, so compiling dominates a check (the JAX
 # checks of tests/test_backends.py took 2.4 minutes instead of 3.9 on a
@@ -96,6 +126,19 @@ def tiny_bilm_kwargs(**overrides):
     )
     kwargs.update(overrides)
     return kwargs
+
+
+def named_cases(table):
+    """pytest parameters of a table whose rows begin with their test id:
+    each `(id, *values)` as `pytest.param(*values, id=id)`."""
+    return [pytest.param(*case[1:], id=case[0]) for case in table]
+
+
+def assert_words_in(text, words):
+    """Each of `words` is in `text` (an error message, an output), which
+    a failure shows."""
+    for word in words:
+        assert word in text, text
 
 
 def assert_gradients_close(got, want, name="", relative=1e-5):
@@ -249,6 +292,16 @@ def train_fixture_steps(output, steps, *flags, code=0):
         "--output", str(output), "--steps", str(steps), *flags,
     ]  # fmt: skip
     assert main(args) == code
+
+
+def embed_args(input_file, output_file, *extra):
+    """The arguments of a quiet `keras-elmo embed` of the text
+    `input_file` into `output_file` with the bilm-tf fixture model, and
+    `extra` flags."""
+    return [
+        "embed", "--options", OPTIONS, "--weights", WEIGHTS,
+        "--input", input_file, "--output", output_file, "--quiet", *extra,
+    ]  # fmt: skip
 
 
 def run_weights(run):

@@ -35,6 +35,8 @@ from keras_elmo.layers import ScalarMix
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
+from tests.helpers import assert_words_in
+from tests.helpers import named_cases
 from tests.helpers import tiny_bilm_kwargs
 
 InvalidArgument = tf.errors.InvalidArgumentError
@@ -382,17 +384,12 @@ CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "call, error, words",
-    [case[1:] for case in CASES],
-    ids=[case[0] for case in CASES],
-)
+@pytest.mark.parametrize("call, error, words", named_cases(CASES))
 def test_bad_input_names_what_is_wrong(api, call, error, words):
     with pytest.raises(error) as raised:
         call(api)
     message = str(raised.value)
-    for word in words:
-        assert word.format(**vars(api)) in message, message
+    assert_words_in(message, [word.format(**vars(api)) for word in words])
     # The library speaks Python: no command-line flag in its messages.
     assert not re.search(r"--[a-z]", message), message
 
@@ -475,9 +472,7 @@ SIGNATURE_CASES = [
 
 
 @pytest.mark.parametrize(
-    "signature, inputs, words, absent",
-    [case[1:] for case in SIGNATURE_CASES],
-    ids=[case[0] for case in SIGNATURE_CASES],
+    "signature, inputs, words, absent", named_cases(SIGNATURE_CASES)
 )
 def test_bad_request_to_the_saved_model(
     saved, signature, inputs, words, absent
@@ -486,8 +481,7 @@ def test_bad_request_to_the_saved_model(
         saved[signature](**inputs)
     # The first line holds the failed check's message.
     message = str(raised.value)
-    for word in words:
-        assert word in message, message
+    assert_words_in(message, words)
     for word in absent:
         assert f"{word} must" not in message, message
     assert "Shape of tensor" not in message

@@ -37,7 +37,10 @@ from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import TINY_TRAIN_FLAGS
 from tests.helpers import WEIGHTS
+from tests.helpers import assert_words_in
+from tests.helpers import embed_args
 from tests.helpers import fixture_options
+from tests.helpers import named_cases
 from tests.helpers import subprocess_env
 
 TRAIN_DATA = os.path.join(FIXTURES, "train", "data.txt")
@@ -248,22 +251,7 @@ def processes(work):
     with open(output, "rb") as f:
         previous = f.read()
     process = subprocess.Popen(
-        _cli(
-            [
-                "embed",
-                "--options",
-                OPTIONS,
-                "--weights",
-                WEIGHTS,
-                "--input",
-                big,
-                "--output",
-                output,
-                "--batch-size",
-                "1",
-                "--quiet",
-            ]
-        ),  # fmt: skip
+        _cli(embed_args(big, output, "--batch-size", "1")),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=subprocess_env(),
@@ -853,9 +841,7 @@ def test_every_subcommand_has_bad_input_cases():
     assert set(commands.choices) <= tested, set(commands.choices) - tested
 
 
-@pytest.mark.parametrize(
-    "argv, words", [case[1:] for case in CASES], ids=[c[0] for c in CASES]
-)
+@pytest.mark.parametrize("argv, words", named_cases(CASES))
 def test_bad_input_is_one_clear_error_and_loses_nothing(
     processes, runs, capsys, argv, words
 ):
@@ -870,8 +856,7 @@ def test_bad_input_is_one_clear_error_and_loses_nothing(
     assert f"keras-elmo {argv[0]}: error: " in err or (
         "keras-elmo: error: unrecognized arguments" in err
     )
-    for word in words:
-        assert word.format(**runs) in err, err
+    assert_words_in(err, [word.format(**runs) for word in words])
     assert _changes(before, _snapshot(*roots, FIXTURES)) == {}
 
 
@@ -895,8 +880,7 @@ def test_bad_input_in_a_real_process(processes, work, name):
     assert process.returncode == 2, (out, err)
     assert "Traceback" not in out + err
     paths = dict(work, sub=processes["sub"])
-    for word in words:
-        assert word.format(**paths) in err, err
+    assert_words_in(err, [word.format(**paths) for word in words])
     assert err.startswith(f"keras-elmo {argv[0]}: ") or "usage:" in err
     for noise in TF_NOISE:
         assert noise not in err, err

@@ -16,6 +16,7 @@ from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import TRAIN_TEXT
 from tests.helpers import WEIGHTS
+from tests.helpers import embed_args
 from tests.shared import printed
 
 LINES = [
@@ -34,25 +35,9 @@ def sentences_file(tmp_path):
     return str(path)
 
 
-def _embed_args(input_file, output_file, *extra):
-    return [
-        "embed",
-        "--options",
-        OPTIONS,
-        "--weights",
-        WEIGHTS,
-        "--input",
-        input_file,
-        "--output",
-        output_file,
-        "--quiet",
-        *extra,
-    ]
-
-
 def test_embed_matches_in_python_outputs(sentences_file, tmp_path):
     output = str(tmp_path / "out.hdf5")
-    assert main(_embed_args(sentences_file, output, "--batch-size", "8")) == 0
+    assert main(embed_args(sentences_file, output, "--batch-size", "8")) == 0
     bilm = keras_elmo.load_bilm(OPTIONS, WEIGHTS)
     with h5py.File(output) as f:
         # One dataset a line, and sentence_to_index.
@@ -81,7 +66,7 @@ def test_embed_batches_by_tokens_as_bilm_tf(max_batch_tokens, tmp_path):
     path = tmp_path / "in.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     output = str(tmp_path / "out.hdf5")
-    args = _embed_args(str(path), output, "--top")
+    args = embed_args(str(path), output, "--top")
     assert main([*args, "--max-batch-tokens", max_batch_tokens]) == 0
     with h5py.File(output) as f:
         assert len(f) == len(lines) + 1
@@ -97,7 +82,7 @@ def test_embed_rejects_non_utf8_naming_the_line(tmp_path, capsys):
     path = tmp_path / "latin1.txt"
     path.write_bytes(b"fine line\nna\xefve line\n")
     output = tmp_path / "out.hdf5"
-    assert main(_embed_args(str(path), str(output))) == 2
+    assert main(embed_args(str(path), str(output))) == 2
     err = capsys.readouterr().err
     assert "line 2: not valid UTF-8" in err and "0xef" in err
     assert not output.exists()
@@ -105,19 +90,19 @@ def test_embed_rejects_non_utf8_naming_the_line(tmp_path, capsys):
 
 def test_embed_bad_arguments(sentences_file, tmp_path, capsys):
     output = str(tmp_path / "out.hdf5")
-    assert main(_embed_args("missing.txt", output)) == 2
+    assert main(embed_args("missing.txt", output)) == 2
     assert "--input not found: missing.txt" in capsys.readouterr().err
-    assert main(_embed_args(sentences_file, output, "--batch-size", "0")) == 2
+    assert main(embed_args(sentences_file, output, "--batch-size", "0")) == 2
     assert (
         "--batch-size: expected a positive integer" in capsys.readouterr().err
     )
-    args = _embed_args(sentences_file, output, "--max-batch-tokens", "-3")
+    args = embed_args(sentences_file, output, "--max-batch-tokens", "-3")
     assert main(args) == 2
     assert "--max-batch-tokens: expected a positive integer" in (
         capsys.readouterr().err
     )
     assert not os.path.exists(output)
-    args = _embed_args(sentences_file, output)
+    args = embed_args(sentences_file, output)
     args[4] = os.path.join(MODEL_DIR, "vocab_test.txt")
     assert main(args) == 2
     assert "as an HDF5 weight file" in capsys.readouterr().err
@@ -173,7 +158,7 @@ def test_console_script_runs(sentences_file, tmp_path):
             sys.executable,
             "-m",
             "keras_elmo_cli",
-            *[a for a in _embed_args(sentences_file, output) if a != "--quiet"],
+            *[a for a in embed_args(sentences_file, output) if a != "--quiet"],
         ],
         capture_output=True,
         text=True,
@@ -220,7 +205,7 @@ def test_commands_say_what_they_wrote_unless_quiet(
     flags = ["--quiet"] if quiet else []
     weights = ["export-weights", "--model", COMPAT_RUN]
     onnx = ["export-onnx", "--options", OPTIONS, "--weights", WEIGHTS]
-    embed = _embed_args(sentences_file, str(tmp_path / "e.hdf5"))
+    embed = embed_args(sentences_file, str(tmp_path / "e.hdf5"))
     embed.remove("--quiet")
     assert main([*weights, "--output", str(tmp_path / "e"), *flags]) == 0
     if quiet:

@@ -7,14 +7,11 @@ word table, legacy-format weights) and EFML's outputs on an English and a
 Chinese sentence set.
 """
 
-import http.server
 import io
 import json
 import os
 import pickle
 import shutil
-import socket
-import threading
 import zipfile
 
 import h5py
@@ -36,6 +33,9 @@ from keras_elmo.formats.elmo_for_many_langs import load_elmo_for_many_langs
 from keras_elmo.layers.token_encoders.elmo_for_many_langs_encoder import (
     CHARACTER_SPECIALS,
 )
+from tests.helpers import with_changes
+from tests.model_server import ModelServer
+from tests.model_server import refuse_other_hosts
 
 FIXTURES = os.path.join(
     os.path.dirname(__file__), "fixtures", "elmo_for_many_langs"
@@ -289,6 +289,12 @@ def _config(folder):
     return folder / "tiny_cnn.json"
 
 
+def _network_change(changes):
+    """A damage: the folder's network config with `changes` applied
+    ({"encoder.dim": 14}, `tests.helpers.with_changes`)."""
+    return lambda p: _edit_json(_config(p), lambda c: with_changes(c, changes))
+
+
 def test_missing_model_folder_is_a_source_error(folder):
     shutil.rmtree(folder)
     with pytest.raises(BiLMSourceError, match="no such file or directory"):
@@ -327,45 +333,31 @@ def test_missing_model_folder_is_a_source_error(folder):
             "neither a zip nor a legacy",
         ),
         (
-            lambda p: _edit_json(
-                _config(p), lambda c: c["encoder"].update(dim=14)
-            ),
+            _network_change({"encoder.dim": 14}),
             r"'forward_layer_0.input_linearity.weight' .* \(48, 6\), but",
         ),
         (
-            lambda p: _edit_json(
-                _config(p), lambda c: c["token_embedder"].update(n_highway=2)
-            ),
+            _network_change({"token_embedder.n_highway": 2}),
             "highways._layers.1.weight",
         ),
         (
-            lambda p: _edit_json(
-                _config(p), lambda c: c["encoder"].update(name="lstm")
-            ),
+            _network_change({"encoder.name": "lstm"}),
             "plain-LSTM variants",
         ),
         (
-            lambda p: _edit_json(
-                _config(p), lambda c: c["token_embedder"].update(char_dim=0)
-            ),
+            _network_change({"token_embedder.char_dim": 0}),
             "word-only model",
         ),
         (
-            lambda p: _edit_json(
-                _config(p), lambda c: c["encoder"].update(projection_dim=12)
-            ),
+            _network_change({"encoder.projection_dim": 12}),
             "projection_dim 12 >= encoder.dim 12",
         ),
         (
-            lambda p: _edit_json(
-                _config(p), lambda c: c["token_embedder"].update(activation="x")
-            ),
+            _network_change({"token_embedder.activation": "x"}),
             "must be 'relu' or 'tanh'. Received: 'x'.",
         ),
         (
-            lambda p: _edit_json(
-                _config(p), lambda c: c["encoder"].update(n_layers="2")
-            ),
+            _network_change({"encoder.n_layers": "2"}),
             "`encoder.n_layers` must be an integer >= 1. Received: '2'.",
         ),
         # Every value of the network config is checked by name (issue 24).
@@ -396,21 +388,15 @@ def test_missing_model_folder_is_a_source_error(folder):
             "Received: 1.5.",
         ),
         (
-            lambda p: _edit_json(
-                _config(p), lambda c: c["token_embedder"].update(filters=[])
-            ),
+            _network_change({"token_embedder.filters": []}),
             "must be a list of \\[width, num_filters\\] pairs",
         ),
         (
-            lambda p: _edit_json(
-                _config(p), lambda c: c["encoder"].update(name=["elmo"])
-            ),
+            _network_change({"encoder.name": ["elmo"]}),
             "Received: \\{'encoder': \\['elmo'\\]",
         ),
         (
-            lambda p: _edit_json(
-                _config(p), lambda c: c["encoder"].update(dim=12.5)
-            ),
+            _network_change({"encoder.dim": 12.5}),
             "`encoder.dim` must be an integer >= 1. Received: 12.5.",
         ),
         (
@@ -483,43 +469,23 @@ def served_zip(tmp_path, monkeypatch):
             archive.write(
                 os.path.join(_folder("char_model"), name), f"tiny.model/{name}"
             )
-    data = buffer.getvalue()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-
-    connect = socket.create_connection
-
-    def local_only(address, *args, **kwargs):
-        if address[0] not in ("127.0.0.1", "localhost"):
-            raise AssertionError(f"test tried to reach {address}")
-        return connect(address, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "create_connection", local_only)
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever)
-    thread.start()
-    url = f"http://127.0.0.1:{httpd.server_address[1]}/11/999.zip"
+    refuse_other_hosts(monkeypatch)
+    server = ModelServer({"/11/999.zip": buffer.getvalue()})
     monkeypatch.setenv("KERAS_ELMO_HOME", str(tmp_path / "cache"))
     preset = pretrained.Preset(
         name="tiny-efml",
         kind="elmo_for_many_langs",
         language="zh",
         description="the EFML fixture",
-        files={"model": pretrained.PresetFile(url, extract="zip")},
+        files={
+            "model": pretrained.PresetFile(
+                server.url + "/11/999.zip", extract="zip"
+            )
+        },
     )
     monkeypatch.setitem(pretrained.PRESETS, "tiny-efml", preset)
     yield
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
+    server.stop()
 
 
 def test_efml_preset_downloads_unpacks_and_loads(served_zip):

@@ -2,11 +2,10 @@
 bilm-tf), float16 and int8 within stated bounds and smaller, dynamic
 shapes, metadata, and clear errors."""
 
+import functools
 import json
 import os
-import sys
 
-import numpy as np
 import pytest
 
 pytest.importorskip("ai_edge_litert")
@@ -18,15 +17,18 @@ import keras_elmo  # noqa: E402
 from elmo_core.errors import KerasElmoError  # noqa: E402
 from elmo_core.runtime.litert import read_metadata  # noqa: E402
 from keras_elmo.export import to_litert  # noqa: E402
-from tests.deploy_helpers import assert_bilm_outputs_close  # noqa: E402
+from tests.deploy_helpers import assert_export_metadata  # noqa: E402
+from tests.deploy_helpers import assert_float32_file_matches_keras  # noqa: E402
+from tests.deploy_helpers import assert_missing_extra_named  # noqa: E402
+from tests.deploy_helpers import assert_original_size_matches_keras  # noqa: E402
+from tests.deploy_helpers import assert_top_layers_match_bilm_tf  # noqa: E402
 from tests.deploy_helpers import batches  # noqa: E402
+from tests.deploy_helpers import export_precisions  # noqa: E402
 from tests.deploy_helpers import fixture_bilm  # noqa: E402
 from tests.deploy_helpers import fixture_sentences  # noqa: E402
-from tests.deploy_helpers import fixture_top_layer  # noqa: E402
 from tests.deploy_helpers import litert_operator_codes  # noqa: E402
+from tests.deploy_helpers import named_outputs  # noqa: E402
 from tests.deploy_helpers import relative_errors  # noqa: E402
-
-MIX = [0.5, -0.25, 1.0]
 
 
 @pytest.fixture(scope="module")
@@ -36,53 +38,31 @@ def bilm():
 
 @pytest.fixture(scope="module")
 def exported(bilm, tmp_path_factory):
-    root = tmp_path_factory.mktemp("litert")
-    return {
-        precision: to_litert(
-            bilm,
-            str(root / f"{precision}.tflite"),
-            precision=precision,
-            scalar_mix=MIX,
-        )
-        for precision in ("float32", "float16", "int8")
-    }
+    root = str(tmp_path_factory.mktemp("litert"))
+    precisions = ("float32", "float16", "int8")
+    return export_precisions(to_litert, bilm, root, ".tflite", precisions)
+
+
+def _open(path, token_dim=16):
+    """The LiteRT file at `path` as a function of character ids to its
+    outputs (`named_outputs`)."""
+    runner = Interpreter(model_path=path).get_signature_runner()
+    return lambda ids: named_outputs(runner(character_ids=ids), token_dim)
 
 
 def _run(path, ids):
-    runner = Interpreter(model_path=path).get_signature_runner()
-    values = runner(character_ids=ids)
-    return {
-        "layer_outputs": [values[f"layer_{k}"] for k in range(3)],
-        "token_embeddings": values["layer_0"][..., :16],
-        "mask": values["mask"],
-        "elmo": values["elmo"],
-    }
+    return _open(path)(ids)
 
 
 def test_float32_matches_keras_on_padded_batches_of_any_shape(bilm, exported):
-    for sentences in batches():
-        ids = keras_elmo.batch_to_ids(sentences)
-        got = _run(exported["float32"], ids)
-        want = bilm(ids)
-        assert_bilm_outputs_close(got, want, atol=1e-5)
-        mix = keras_elmo.layers.ScalarMix(initial_scalar_weights=MIX)
-        np.testing.assert_allclose(
-            got["elmo"],
-            np.asarray(mix(want["layer_outputs"], mask=want["mask"])),
-            atol=1e-5,
-            rtol=0,
-        )
+    run = functools.partial(_run, exported["float32"])
+    assert_float32_file_matches_keras(run, bilm)
 
 
 def test_float32_matches_bilm_tf(exported):
     ids = keras_elmo.batch_to_ids(fixture_sentences())
     got = _run(exported["float32"], ids)
-    for k in range(3):
-        target = fixture_top_layer(k)
-        top = got["layer_outputs"][-1][k, : target.shape[1]]
-        np.testing.assert_allclose(
-            np.stack([top[:, :16], top[:, 16:]]), target, atol=1e-5, rtol=0
-        )
+    assert_top_layers_match_bilm_tf(got["layer_outputs"][-1])
 
 
 @pytest.mark.parametrize(
@@ -144,10 +124,7 @@ def test_int8_weights_are_int8_and_the_file_smaller(exported):
 def test_metadata_carries_options_and_version(exported):
     for precision, path in exported.items():
         info = json.loads(read_metadata(path, schema))
-        assert info["format"] == "litert"
-        assert info["keras_elmo_version"] == keras_elmo.__version__
-        assert info["precision"] == precision
-        assert info["num_layers"] == 2 and info["projection_dim"] == 16
+        assert_export_metadata(info, "litert", precision)
         assert info["export_options"]["deduplicate_tokens"] is False
 
 
@@ -160,24 +137,15 @@ def test_bad_arguments_raise_clear_errors(bilm, tmp_path):
 
 
 def test_missing_extra_names_it(bilm, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "ai_edge_litert", None)
-    with pytest.raises(KerasElmoError, match=r"keras-elmo\[litert\]"):
-        to_litert(bilm, str(tmp_path / "m.tflite"))
-    assert not list(tmp_path.iterdir())
+    export = functools.partial(to_litert, bilm)
+    path = str(tmp_path / "m.tflite")
+    assert_missing_extra_named(
+        monkeypatch, "ai_edge_litert", "litert", export, path
+    )
 
 
 @pytest.mark.large
 def test_float32_matches_keras_at_original_size(tmp_path):
-    bilm = keras_elmo.BiLM()
-    bilm.build()
-    path = to_litert(bilm, str(tmp_path / "original.tflite"))
-    runner = Interpreter(model_path=path).get_signature_runner()
-    for sentences in batches()[:2]:
-        ids = keras_elmo.batch_to_ids(sentences)
-        values = runner(character_ids=ids)
-        got = {
-            "layer_outputs": [values[f"layer_{k}"] for k in range(3)],
-            "token_embeddings": values["layer_0"][..., :512],
-            "mask": values["mask"],
-        }
-        assert_bilm_outputs_close(got, bilm(ids), atol=1e-5)
+    path = str(tmp_path / "original.tflite")
+    open_file = functools.partial(_open, token_dim=512)
+    assert_original_size_matches_keras(to_litert, path, open_file)

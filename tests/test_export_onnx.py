@@ -2,8 +2,8 @@
 within a stated bound with integer MatMuls inside the LSTM loops, dynamic
 shapes, metadata, and clear errors."""
 
+import functools
 import json
-import sys
 
 import numpy as np
 import pytest
@@ -21,8 +21,6 @@ from keras_elmo.export import to_onnx  # noqa: E402
 from keras_elmo.export.onnx_graph import hoist_loop_invariants  # noqa: E402
 from tests import deploy_helpers as deploy  # noqa: E402
 
-MIX = [0.5, -0.25, 1.0]
-
 
 @pytest.fixture(scope="module")
 def bilm():
@@ -31,47 +29,34 @@ def bilm():
 
 @pytest.fixture(scope="module")
 def exported(bilm, tmp_path_factory):
-    root = tmp_path_factory.mktemp("onnx")
-    return {
-        precision: to_onnx(
-            bilm,
-            str(root / f"{precision}.onnx"),
-            precision=precision,
-            scalar_mix=MIX,
-        )
-        for precision in ("float32", "int8")
-    }
+    root = str(tmp_path_factory.mktemp("onnx"))
+    precisions = ("float32", "int8")
+    return deploy.export_precisions(to_onnx, bilm, root, ".onnx", precisions)
 
 
-def _run(path, ids):
+def _open(path, token_dim=16):
+    """The ONNX file at `path` as a function of character ids to its
+    outputs (`named_outputs`)."""
     session = onnxruntime.InferenceSession(
         path, providers=["CPUExecutionProvider"]
     )
     names = [o.name for o in session.get_outputs()]
-    values = dict(zip(names, session.run(None, {"character_ids": ids})))
-    layers = sorted(n for n in names if n.startswith("layer_"))
-    return {
-        "layer_outputs": [values[n] for n in layers],
-        "token_embeddings": values["layer_0"][..., :16],
-        "mask": values["mask"],
-        "elmo": values["elmo"],
-    }
+
+    def run(ids):
+        values = dict(zip(names, session.run(None, {"character_ids": ids})))
+        return deploy.named_outputs(values, token_dim)
+
+    return run
+
+
+def _run(path, ids):
+    return _open(path)(ids)
 
 
 def test_float32_matches_keras_on_padded_batches_of_any_shape(bilm, exported):
     # The batch of empty sentences included: the graph itself answers it.
-    for sentences in deploy.batches():
-        ids = keras_elmo.batch_to_ids(sentences)
-        got = _run(exported["float32"], ids)
-        want = bilm(ids)
-        deploy.assert_bilm_outputs_close(got, want, atol=1e-5)
-        mix = keras_elmo.layers.ScalarMix(initial_scalar_weights=MIX)
-        np.testing.assert_allclose(
-            got["elmo"],
-            np.asarray(mix(want["layer_outputs"], mask=want["mask"])),
-            atol=1e-5,
-            rtol=0,
-        )
+    run = functools.partial(_run, exported["float32"])
+    deploy.assert_float32_file_matches_keras(run, bilm)
 
 
 def test_float32_matches_bilm_tf(exported):
@@ -79,12 +64,7 @@ def test_float32_matches_bilm_tf(exported):
     got = _run(
         exported["float32"], keras_elmo.batch_to_ids(deploy.fixture_sentences())
     )
-    for k in range(3):
-        target = deploy.fixture_top_layer(k)
-        top = got["layer_outputs"][-1][k, : target.shape[1]]
-        np.testing.assert_allclose(
-            np.stack([top[:, :16], top[:, 16:]]), target, atol=1e-5, rtol=0
-        )
+    deploy.assert_top_layers_match_bilm_tf(got["layer_outputs"][-1])
 
 
 def test_int8_stays_within_its_bound(bilm, exported):
@@ -214,10 +194,7 @@ def test_metadata_carries_options_and_version(exported):
     for precision, path in exported.items():
         props = {p.key: p.value for p in onnx.load(path).metadata_props}
         info = json.loads(props["keras_elmo"])
-        assert info["format"] == "onnx"
-        assert info["keras_elmo_version"] == keras_elmo.__version__
-        assert info["precision"] == precision
-        assert info["num_layers"] == 2 and info["projection_dim"] == 16
+        deploy.assert_export_metadata(info, "onnx", precision)
         assert info["bilm_options"]["lstm"]["dim"] == 64
         assert info["export_options"]["outputs"][-2:] == ["mask", "elmo"]
 
@@ -235,32 +212,16 @@ def test_bad_arguments_raise_clear_errors(bilm, tmp_path):
 
 
 def test_missing_extra_names_it(bilm, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "tf2onnx", None)
-    with pytest.raises(KerasElmoError, match=r"keras-elmo\[onnx\]"):
-        to_onnx(bilm, str(tmp_path / "m.onnx"))
-    assert not list(tmp_path.iterdir())
+    export = functools.partial(to_onnx, bilm)
+    path = str(tmp_path / "m.onnx")
+    deploy.assert_missing_extra_named(
+        monkeypatch, "tf2onnx", "onnx", export, path
+    )
 
 
 @pytest.mark.large
 def test_float32_matches_keras_at_original_size(tmp_path):
     # About 3.5 GB of memory and 30 s at the original size.
-    bilm = keras_elmo.BiLM()
-    bilm.build()
-    path = to_onnx(bilm, str(tmp_path / "original.onnx"))
-    for sentences in deploy.batches()[:2]:
-        ids = keras_elmo.batch_to_ids(sentences)
-        got = _run_plain_original(path, ids)
-        deploy.assert_bilm_outputs_close(got, bilm(ids), atol=1e-5)
-
-
-def _run_plain_original(path, ids):
-    session = onnxruntime.InferenceSession(
-        path, providers=["CPUExecutionProvider"]
-    )
-    names = [o.name for o in session.get_outputs()]
-    values = dict(zip(names, session.run(None, {"character_ids": ids})))
-    return {
-        "layer_outputs": [values[f"layer_{k}"] for k in range(3)],
-        "token_embeddings": values["layer_0"][..., :512],
-        "mask": values["mask"],
-    }
+    path = str(tmp_path / "original.onnx")
+    open_file = functools.partial(_open, token_dim=512)
+    deploy.assert_original_size_matches_keras(to_onnx, path, open_file)

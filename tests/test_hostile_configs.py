@@ -8,6 +8,7 @@ that no Keras weight was made (`weights_made`), so none takes minutes or
 all memory.
 """
 
+import functools
 import json
 import os
 import shutil
@@ -20,7 +21,9 @@ from elmo_core.errors import WeightFileError
 from tests import hostile_files
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
+from tests.helpers import assert_words_in
 from tests.helpers import fixture_options
+from tests.helpers import named_cases
 
 EFML = os.path.join(
     os.path.dirname(__file__), "fixtures", "elmo_for_many_langs", "char_model"
@@ -83,24 +86,26 @@ BILM_TF = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "changes, words",
-    [case[1:] for case in BILM_TF],
-    ids=[case[0] for case in BILM_TF],
-)
+def _assert_refused_at_once(load, weights_made, words, *paths):
+    """`load()` raises a WeightFileError before it makes any weight, and
+    the message names one of `paths` and each of `words`."""
+    with pytest.raises(WeightFileError) as raised:
+        load()
+    assert weights_made == []
+    message = str(raised.value)
+    assert any(path in message for path in paths), message
+    assert_words_in(message, words)
+
+
+@pytest.mark.parametrize("changes, words", named_cases(BILM_TF))
 def test_absurd_bilm_tf_options_are_refused_at_once(
     tmp_path, changes, words, weights_made
 ):
     path = str(tmp_path / "options.json")
     with open(path, "w") as f:
         json.dump(fixture_options(**changes), f)  # NaN and inf as JSON allows
-    with pytest.raises(WeightFileError) as raised:
-        keras_elmo.load_bilm(path, WEIGHTS)
-    assert weights_made == []
-    message = str(raised.value)
-    assert path in message or WEIGHTS in message, message
-    for word in words:
-        assert word in message, message
+    load = functools.partial(keras_elmo.load_bilm, path, WEIGHTS)
+    _assert_refused_at_once(load, weights_made, words, path, WEIGHTS)
 
 
 def test_word_options_with_absurd_table_size(tmp_path):
@@ -158,23 +163,14 @@ EFML_CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "changes, words",
-    [case[1:] for case in EFML_CASES],
-    ids=[case[0] for case in EFML_CASES],
-)
+@pytest.mark.parametrize("changes, words", named_cases(EFML_CASES))
 def test_absurd_efml_configs_are_refused_at_once(
     efml, changes, words, weights_made
 ):
     network = str(efml / "tiny_cnn.json")
     hostile_files.edited_json(network, network, changes)
-    with pytest.raises(WeightFileError) as raised:
-        keras_elmo.load_bilm(str(efml))
-    assert weights_made == []
-    message = str(raised.value)
-    assert str(efml) in message, message
-    for word in words:
-        assert word in message, message
+    load = functools.partial(keras_elmo.load_bilm, str(efml))
+    _assert_refused_at_once(load, weights_made, words, str(efml))
 
 
 @pytest.mark.parametrize(
@@ -192,8 +188,7 @@ def test_char_dic_with_bad_ids_is_blamed(efml, line, words):
     with pytest.raises(WeightFileError) as raised:
         keras_elmo.load_bilm(str(efml))
     message = str(raised.value)
-    for word in words:
-        assert word in message, message
+    assert_words_in(message, words)
 
 
 def test_hdf5_datasets_that_declare_more_than_the_file_holds(tmp_path):

@@ -21,6 +21,8 @@ from elmo_core.errors import WeightFileError
 from elmo_core.errors.shown import shown
 from elmo_core.formats.torch_pickle import read_state_dict
 from tests import hostile_files
+from tests.helpers import assert_words_in
+from tests.helpers import named_cases
 
 VALUES = np.arange(12, dtype="float32").reshape(3, 4)
 
@@ -136,11 +138,7 @@ HOSTILE = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "tensors, arguments, words",
-    [case[1:] for case in HOSTILE],
-    ids=[case[0] for case in HOSTILE],
-)
+@pytest.mark.parametrize("tensors, arguments, words", named_cases(HOSTILE))
 def test_hostile_layouts_are_refused(tmp_path, tensors, arguments, words):
     path = hostile_files.torch_file(
         str(tmp_path / "w.pkl"), tensors, **arguments
@@ -149,8 +147,7 @@ def test_hostile_layouts_are_refused(tmp_path, tensors, arguments, words):
         read_state_dict(path)
     message = str(raised.value)
     assert path in message, message
-    for word in words:
-        assert word in message, message
+    assert_words_in(message, words)
 
 
 def _memory_mib():

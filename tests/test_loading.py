@@ -29,6 +29,7 @@ from keras_elmo_cli import main
 from tests.helpers import MODEL_DIR
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
+from tests.helpers import run_python
 from tests.model_server import serve_fixture_as
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
@@ -189,11 +190,6 @@ def test_load_bilm_refuses_arguments_that_change_the_sizes():
 def test_a_kind_registers_itself_and_explains_its_near_misses(tmp_path):
     # A new kind is one class: the resolver tries it in its order and
     # asks it about the paths no kind matches.
-    import subprocess
-    import sys
-
-    from tests.helpers import subprocess_env
-
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "MINE").write_text("")
     (tmp_path / "almost").mkdir()
@@ -225,13 +221,7 @@ except BiLMSourceError as error:
     print(error.message)
 print("a folder of mine" in summaries())
 """
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        check=True,
-    )
+    out = run_python(code, check=True)
     assert out.stdout.splitlines() == [
         "Mine",
         "`source` holds MINE.txt; rename it MINE.",

@@ -2,11 +2,8 @@
 padding that counts neither in the loss nor in the accuracy."""
 
 import importlib.util
-import json
 import math
 import os
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -16,7 +13,7 @@ import tensorflow as tf
 import keras_elmo
 from tests.helpers import OPTIONS
 from tests.helpers import WEIGHTS
-from tests.helpers import subprocess_env
+from tests.helpers import run_example_quick
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "pos_tagging.py")
@@ -36,16 +33,7 @@ SENTENCES = [
 # padding tests below run its parts by default).
 @pytest.mark.large
 def test_quick_run_reports_five_models_and_mix_weights(tmp_path):
-    result = subprocess.run(
-        [sys.executable, EXAMPLE, "--quick", "--output", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=420,
-        env=subprocess_env(),
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    with open(tmp_path / "results.json", encoding="utf-8") as f:
-        results = json.load(f)
+    results, out = run_example_quick("pos_tagging.py", tmp_path, 420)
     assert results["quick"] is True
     assert (
         os.path.join("tests", "fixtures", "bilm-tf", "model")
@@ -82,7 +70,6 @@ def test_quick_run_reports_five_models_and_mix_weights(tmp_path):
             assert math.isclose(sum(mix["weights"]), 1.0, rel_tol=1e-5)
             assert math.isfinite(mix["gamma"])
     assert sorted(results["summary"]) == ["a", "b", "c", "d", "e"]
-    out = result.stdout
     for model in models:
         assert model["description"] in out
     assert "mix weights: softmax(s) per biLM layer, and gamma" in out

@@ -4,8 +4,6 @@ the corpus `train` reads, through the command, on hostile input too."""
 import gzip
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,7 +12,7 @@ from elmo_core.errors import KerasElmoError
 from elmo_core.preparation.prepare_text import prepare
 from elmo_core.text.normalization import normalize
 from keras_elmo_cli import main
-from tests.helpers import subprocess_env
+from tests.helpers import run_python
 
 EMMA = (
     "[Emma by Jane Austen 1816]\n\n"
@@ -389,13 +387,7 @@ def test_a_missing_library_names_the_extra(tmp_path):
         f"sys.exit(main(['prepare', '--input', {raw!r}, '--output', "
         f"{str(tmp_path / 'out')!r}, '--tokenize', 'moses']))"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        check=False,
-    )
+    run = run_python(code, check=False)
     assert run.returncode == 2
     assert "pip install 'keras-elmo[prepare]'" in run.stderr
     assert "Traceback" not in run.stderr
