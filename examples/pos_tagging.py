@@ -561,7 +561,8 @@ def resolve_bilm(args):
     if args.model is None and args.options is None and args.weights is None:
         args.model = FIXTURE_MODEL if args.quick else MAIN_JOB_EXPORT
         exported = [os.path.join(args.model, n) for n in EXPORT_FILES]
-        if not all(os.path.isfile(path) for path in exported):
+        # The fixture is a bilm-tf folder (options.json, lm_weights.hdf5).
+        if not args.quick and not all(map(os.path.isfile, exported)):
             sys.exit(
                 f"No biLM at {MAIN_JOB_EXPORT}/ (options.json, "
                 "weights.hdf5). Run the main job first:\n"
