@@ -138,6 +138,33 @@ class ELMoLanguageModelTest(TestCase):
         for name in ("perplexity", "forward_perplexity", "backward_perplexity"):
             self.assertAllClose(results[name], len(vocab), rtol=1e-5)
 
+    def test_a_fresh_model_predicts_the_zipf_unigram(self):
+        # With the kernel at zero, only the fresh bias speaks: each target's
+        # probability is P(rank) = log((k + 2) / (k + 1)) / log(V + 1),
+        # computed here from the text itself (sentences that fit a row).
+        with open(TRAIN_DATA, encoding="utf-8") as f:
+            sentences = [line.split() for line in f if len(line.split()) < 28]
+        text = os.path.join(self.get_temp_dir(), "short.txt")
+        with open(text, "w", encoding="utf-8") as f:
+            f.writelines(" ".join(s) + "\n" for s in sentences)
+        vocab, _ = _fixture_data()
+        scan = scan_corpus([text], max_length=30, tokens_per_batch=64)
+        model = build_model(_config(vocab))
+        model.softmax_kernel.assign(np.zeros(model.softmax_kernel.shape))
+        results = model.evaluate(
+            lm_dataset(scan, vocab, shuffle=False, repeat=False),
+            verbose=0,
+            return_dict=True,
+        )
+        size = len(vocab)
+        for name, edge in (("forward", "</S>"), ("backward", "<S>")):
+            ids = [vocab.id(t) for s in sentences for t in s + [edge]]
+            k = np.array(ids, "float64")
+            log_p = np.log(np.log((k + 2) / (k + 1)) / np.log(size + 1))
+            expected = np.exp(-log_p.mean())
+            got = results[f"{name}_perplexity"]
+            self.assertAllClose(got, expected, rtol=1e-4)
+
     def test_padding_contributes_nothing(self):
         vocab, _ = _fixture_data()
         model = build_model(_config(vocab))
@@ -178,6 +205,9 @@ class ELMoLanguageModelTest(TestCase):
     def test_short_fit_lowers_the_loss(self):
         vocab, scan = _fixture_data()
         model = build_model(_config(vocab, dropout=0.0))
+        # From bilm-tf's uniform start (the fresh Zipf bias is checked
+        # above): what the bounds below were measured from.
+        model.softmax_bias.assign(np.zeros(model.softmax_bias.shape))
         evaluation = lm_dataset(scan, vocab, shuffle=False, repeat=False)
         before = model.evaluate(evaluation, verbose=0, return_dict=True)
         model.fit(

@@ -11,6 +11,7 @@ from keras_elmo.layers.bilm_windows import is_window_batch
 from keras_elmo.layers.validation import keras_layer_config
 from keras_elmo.models.softmax_losses import full_softmax_loss
 from keras_elmo.models.softmax_losses import inclusion_log_probabilities
+from keras_elmo.models.softmax_losses import log_uniform_bias
 from keras_elmo.models.softmax_losses import log_uniform_probabilities
 from keras_elmo.models.softmax_losses import sample_without_replacement
 from keras_elmo.models.softmax_losses import sampled_softmax_loss
@@ -50,7 +51,10 @@ class ELMoLanguageModel(keras.Model):
     previous one, `<S>` and `</S>` included as targets (so a sentence of `n`
     tokens gives `n + 1` predictions a direction); both share one softmax
     (`softmax_kernel (V, P)`, `softmax_bias (V,)`). The loss is the mean of
-    the two directions' mean cross-entropies. Training uses a sampled
+    the two directions' mean cross-entropies. A fresh model's softmax bias
+    starts at the log of the sampler's distribution (`log_uniform_bias`):
+    it predicts a Zipf-like unigram distribution before it has learned
+    anything. Training uses a sampled
     softmax: `num_sampled` distinct negatives shared by the batch, drawn
     without replacement from bilm-tf's log-uniform distribution, each logit
     corrected by its log inclusion probability; evaluation uses the full
@@ -191,7 +195,7 @@ class ELMoLanguageModel(keras.Model):
         self.softmax_bias = self.add_weight(
             name="softmax_bias",
             shape=(self.vocabulary_size,),
-            initializer="zeros",
+            initializer=log_uniform_bias,
         )
         self.window_states = None
         if self.window_rows is not None:
