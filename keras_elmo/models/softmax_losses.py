@@ -25,10 +25,8 @@ def log_uniform_bias(shape, dtype=None):
     over `shape[0]` frequency-sorted words, so that a fresh language model
     predicts a Zipf-like unigram distribution from its first step instead
     of a uniform one (zeros, bilm-tf's start). Its frequent words need not
-    climb, nor its rare ones sink, by a small learning rate's steps: with
-    the small-corpus recipe, 1,440 steps of `mini` on the bundled books
-    reached a held-out perplexity of 155 instead of 165
-    (docs/benchmarks.md, "Size by budget")."""
+    climb, nor its rare ones sink, by a small learning rate's steps: a
+    short run learns more (docs/benchmarks.md, "Size by budget")."""
     bias = np.log(log_uniform_probabilities(shape[0]))
     return ops.convert_to_tensor(bias.astype("float32"), dtype=dtype)
 
