@@ -58,6 +58,58 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
+from keras_elmo_cli.arguments import add_bilm_source  # noqa: E402
+
+MODELS = {
+    "a": "(a) word embeddings",
+    "b": "(b) + ELMo at the input",
+    "c": "(c) + ELMo at input and output",
+    "d": "(d) ELMo alone at the input",
+    "e": "(e) word emb. + word-biLM ELMo",
+}
+DEFAULT_SEEDS = "1,2,3"
+
+
+def build_parser():
+    """The example's flags (TensorFlow-free: `--help` and a wrong flag
+    answer before it loads)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: test-fixture biLMs, 200 sentences, one epoch, the "
+        "first seed only",
+    )
+    add_bilm_source(parser)  # --model, or --options and --weights
+    parser.add_argument(
+        "--skip-word-bilm",
+        action="store_true",
+        help="leave out model (e) and its word-input biLM",
+    )
+    parser.add_argument(
+        "--output",
+        help="results folder (default runs/pos_tagging, or "
+        "runs/pos_tagging_quick with --quick)",
+    )
+    parser.add_argument("--epochs", type=int, help="override the epochs")
+    parser.add_argument(
+        "--seeds",
+        default=DEFAULT_SEEDS,
+        help="seeds for (a), (b), (d), (e), comma-separated; (c) uses the "
+        "first (default %(default)s)",
+    )
+    parser.add_argument(
+        "--models",
+        default=",".join(MODELS),
+        help="which models to train, comma-separated letters (default "
+        "%(default)s; e.g. b to compare two character biLMs)",
+    )
+    return parser
+
+
+if __name__ == "__main__":
+    build_parser().parse_args()
+
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -66,7 +118,6 @@ import elmo_core  # noqa: E402
 import keras_elmo  # noqa: E402
 from elmo_core.errors import KerasElmoError  # noqa: E402
 from elmo_core.files import atomic_output  # noqa: E402
-from keras_elmo_cli.arguments import add_bilm_source  # noqa: E402
 from keras_elmo_cli.arguments import bilm_source  # noqa: E402
 from keras_elmo_cli.arguments import bilm_vocabulary  # noqa: E402
 from keras_elmo_cli.messages import command_line_message  # noqa: E402
@@ -86,13 +137,6 @@ UPOS = [
     "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM",
     "PART", "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X",
 ]  # fmt: skip
-MODELS = {
-    "a": "(a) word embeddings",
-    "b": "(b) + ELMo at the input",
-    "c": "(c) + ELMo at input and output",
-    "d": "(d) ELMo alone at the input",
-    "e": "(e) word emb. + word-biLM ELMo",
-}
 # Models trained once per seed; the others once, with the first seed.
 SEEDED = ("a", "b", "d", "e")
 # Which biLM each model's ELMo comes from (None: no ELMo).
@@ -116,7 +160,6 @@ FULL = dict(
     min_word_count=2,
 )
 QUICK = dict(FULL, train_sentences=200, dev_sentences=100, epochs=1)
-DEFAULT_SEEDS = "1,2,3"
 
 
 # === Data ===
@@ -661,38 +704,7 @@ def parse_seeds(text):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="smoke run: test-fixture biLMs, 200 sentences, one epoch, the "
-        "first seed only",
-    )
-    add_bilm_source(parser)  # --model, or --options and --weights
-    parser.add_argument(
-        "--skip-word-bilm",
-        action="store_true",
-        help="leave out model (e) and its word-input biLM",
-    )
-    parser.add_argument(
-        "--output",
-        help="results folder (default runs/pos_tagging, or "
-        "runs/pos_tagging_quick with --quick)",
-    )
-    parser.add_argument("--epochs", type=int, help="override the epochs")
-    parser.add_argument(
-        "--seeds",
-        default=DEFAULT_SEEDS,
-        help="seeds for (a), (b), (d), (e), comma-separated; (c) uses the "
-        "first (default %(default)s)",
-    )
-    parser.add_argument(
-        "--models",
-        default=",".join(MODELS),
-        help="which models to train, comma-separated letters (default "
-        "%(default)s; e.g. b to compare two character biLMs)",
-    )
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     started = time.time()
     names = parse_models(args.models)
     settings = dict(QUICK if args.quick else FULL)

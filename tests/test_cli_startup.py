@@ -71,6 +71,47 @@ def test_light_commands_do_not_import_tensorflow(tmp_path):
         assert result["status"] == expected, (argv, result, err)
 
 
+# Each example script's --help, run in one child: its exit status, its
+# first line and the heavy modules imported by then.
+EXAMPLES_PROBE = r"""
+import json, runpy, sys
+results = {}
+for path in sys.argv[1:]:
+    sys.argv = [path, "--help"]
+    try:
+        runpy.run_path(path, run_name="__main__")
+        status = None
+    except SystemExit as stop:
+        status = stop.code
+    heavy = [m for m in ("tensorflow", "keras") if m in sys.modules]
+    results[path] = {"status": status, "heavy": heavy}
+print(json.dumps(results))
+"""
+
+
+def test_example_scripts_answer_help_without_tensorflow():
+    examples = os.path.join(
+        os.path.dirname(os.path.dirname(__file__)), "examples"
+    )
+    paths = sorted(
+        os.path.join(examples, name)
+        for name in os.listdir(examples)
+        if name.endswith(".py")
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", EXAMPLES_PROBE, *paths],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(),
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    results = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert sorted(results) == paths
+    for path, result in results.items():
+        assert result == {"status": 0, "heavy": []}, (path, result)
+
+
 @pytest.mark.parametrize(
     "argv, usage, error",
     [
