@@ -100,6 +100,19 @@ def distilled_run(tmp_path_factory):
     return shared_path(tmp_path_factory, "distilled_run", distill_run)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_files_in_the_test_run(tmp_path_factory):
+    """`tempfile`'s folder (the doctests' `mkdtemp()`, TensorFlow's
+    autograph files) inside the test run's own temporary folder, which
+    pytest removes after a few runs, instead of the system's `/tmp`."""
+    import tempfile
+
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path_factory.mktemp("tempfile"))
+    yield
+    tempfile.tempdir = saved
+
+
 @pytest.fixture(autouse=True)
 def doctest_namespace_names(doctest_namespace):
     doctest_namespace.update(
