@@ -13,7 +13,9 @@ import pytest
 from elmo_core import progress as progress_module
 from elmo_core.progress import Progress
 from keras_elmo_cli import main
+from tests.helpers import ROOT
 from tests.helpers import TINY_TRAIN_FLAGS
+from tests.helpers import run_python
 from tests.helpers import subprocess_env
 
 # Each argv must leave TensorFlow (and Keras, and Apache Beam) unimported.
@@ -71,12 +73,12 @@ def test_light_commands_do_not_import_tensorflow(tmp_path):
         assert result["status"] == expected, (argv, result, err)
 
 
-# Each example script's --help, run in one child: its exit status, its
-# first line and the heavy modules imported by then.
+# Each example script's --help, run in one child: its exit status and
+# the heavy modules imported by then (`PATHS`: the scripts, as JSON).
 EXAMPLES_PROBE = r"""
 import json, runpy, sys
 results = {}
-for path in sys.argv[1:]:
+for path in json.loads(PATHS):
     sys.argv = [path, "--help"]
     try:
         runpy.run_path(path, run_name="__main__")
@@ -90,21 +92,14 @@ print(json.dumps(results))
 
 
 def test_example_scripts_answer_help_without_tensorflow():
-    examples = os.path.join(
-        os.path.dirname(os.path.dirname(__file__)), "examples"
-    )
+    examples = os.path.join(ROOT, "examples")
     paths = sorted(
         os.path.join(examples, name)
         for name in os.listdir(examples)
         if name.endswith(".py")
     )
-    ran = subprocess.run(
-        [sys.executable, "-c", EXAMPLES_PROBE, *paths],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=subprocess_env(),
-    )
+    probe = f"PATHS = {json.dumps(paths)!r}\n" + EXAMPLES_PROBE
+    ran = run_python(probe, timeout=120)
     assert ran.returncode == 0, ran.stderr[-2000:]
     results = json.loads(ran.stdout.strip().splitlines()[-1])
     assert sorted(results) == paths
