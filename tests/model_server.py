@@ -140,7 +140,11 @@ class ModelServer:
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever)
+        # Polled every 20 ms: `stop` waits for the next poll (half a
+        # second at the default, at every one of the suite's servers).
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}
+        )
         self.thread.start()
 
     def stop(self):
