@@ -113,11 +113,25 @@ def _temporary_files_in_the_test_run(tmp_path_factory):
     tempfile.tempdir = saved
 
 
+# The exported files a doctest may name, and the shared fixture of each:
+# the runtime's examples open a file rather than export one each.
+DOCTEST_FILES = {
+    "onnx_file": "fixture_onnx",
+    "litert_file": "fixture_litert",
+    "savedmodel_folder": "fixture_savedmodel",
+}
+
+
 @pytest.fixture(autouse=True)
-def doctest_namespace_names(doctest_namespace):
+def doctest_namespace_names(doctest_namespace, request):
     doctest_namespace.update(
         elmo_core=elmo_core, keras=keras, keras_elmo=keras_elmo, np=np, tf=tf
     )
+    if isinstance(request.node, pytest.DoctestItem):
+        source = "".join(e.source for e in request.node.dtest.examples)
+        for name, fixture in DOCTEST_FILES.items():
+            if name in source:
+                doctest_namespace[name] = request.getfixturevalue(fixture)
 
 
 @pytest.fixture(autouse=True)

@@ -88,39 +88,46 @@ def _layer_loss(student, teacher, maps, matched, x, kind):
     return total / len(matched) / mask.sum()
 
 
-@pytest.mark.parametrize("kind", ["mse", "cosine", "both"])
 @pytest.mark.parametrize("num_layers", [1, 2, 3])
-def test_the_loss_is_the_language_model_plus_the_layer_distances(
-    kind, num_layers
-):
+def test_the_loss_is_the_language_model_plus_the_layer_distances(num_layers):
     vocabulary = Vocabulary.from_file(TRAIN_VOCAB)
     student = BiLM(**tiny_bilm_kwargs(num_layers=num_layers), dropout=0.0)
-    model = DistilledLanguageModel(
-        student,
-        vocabulary_size=len(vocabulary),
-        num_sampled=len(vocabulary),  # the full softmax: no sampling
-        dropout=0.0,
-        teacher_layers=3,
-        teacher_width=32,
-        layer_loss=kind,
-        lm_weight=0.5,
-        layer_weight=2.0,
-    )
-    model.build()
-    model.attach_teacher(keras_elmo.load_bilm(MODEL_DIR))
-    x, y, weights = _batch(vocabulary)
-    outputs = model(x, training=True)
-    trained = model.compute_loss(x, y, outputs, weights, training=True)
-    language = model.compute_loss(x, y, outputs, weights, training=False)
-    maps = [(m.kernel.numpy(), m.bias.numpy()) for m in model.layer_maps]
-    matched = {1: [0, 2], 2: [0, 1, 2], 3: [0, 1, 1, 2]}[num_layers]
-    assert model.matched == matched
     teacher = keras_elmo.load_bilm(MODEL_DIR)  # another instance
-    expected = _layer_loss(student, teacher, maps, matched, x, kind)
-    assert expected > 0.01
-    np.testing.assert_allclose(
-        float(trained) - 0.5 * float(language), 2.0 * expected, rtol=1e-4
-    )
+    x, y, weights = _batch(vocabulary)
+    matched = {1: [0, 2], 2: [0, 1, 2], 3: [0, 1, 1, 2]}[num_layers]
+    outputs = None
+    # Each kind of layer loss on one model, its outputs computed once.
+    for kind in ("mse", "cosine", "both"):
+        if outputs is None:
+            model = DistilledLanguageModel(
+                student,
+                vocabulary_size=len(vocabulary),
+                num_sampled=len(vocabulary),  # the full softmax
+                dropout=0.0,
+                teacher_layers=3,
+                teacher_width=32,
+                layer_loss=kind,
+                lm_weight=0.5,
+                layer_weight=2.0,
+            )
+            model.build()
+            model.attach_teacher(keras_elmo.load_bilm(MODEL_DIR))
+            outputs = model(x, training=True)
+            maps = [
+                (m.kernel.numpy(), m.bias.numpy()) for m in model.layer_maps
+            ]
+            assert model.matched == matched
+        model.layer_loss = kind
+        trained = model.compute_loss(x, y, outputs, weights, training=True)
+        language = model.compute_loss(x, y, outputs, weights, training=False)
+        expected = _layer_loss(student, teacher, maps, matched, x, kind)
+        assert expected > 0.01
+        np.testing.assert_allclose(
+            float(trained) - 0.5 * float(language),
+            2.0 * expected,
+            rtol=1e-4,
+            err_msg=kind,
+        )
 
 
 @pytest.mark.parametrize("student_reads", ["characters", "words"])

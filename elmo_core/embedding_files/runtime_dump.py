@@ -174,20 +174,17 @@ def embed(
     Returns:
         The number of sentences (FASTA: ids) written.
 
-    Example:
+    Example (`onnx_file` is a biLM exported by `keras-elmo export-onnx`;
+    here the test fixture biLM):
 
     >>> import os, tempfile
-    >>> import keras_elmo.export
     >>> folder = tempfile.mkdtemp()
-    >>> path = os.path.join(folder, "elmo.onnx")
-    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.to_onnx(bilm, path)
     >>> elmo_core.embedding_files.embed(
-    ...     path, "tests/fixtures/bilm-tf/train/data.txt",
+    ...     onnx_file, "tests/fixtures/bilm-tf/train/data.txt",
     ...     os.path.join(folder, "out.hdf5"), verbose=0)
     5
     >>> elmo_core.embedding_files.dump_token_embeddings(
-    ...     path, "tests/fixtures/bilm-tf/train/vocab.txt",
+    ...     onnx_file, "tests/fixtures/bilm-tf/train/vocab.txt",
     ...     os.path.join(folder, "tokens.hdf5"), verbose=0)
     32
     """
@@ -264,7 +261,7 @@ def dump_token_embeddings(
     Example:
 
     A file holds its own weights and reads characters (`embed`'s example
-    exports one and runs both functions):
+    runs both functions on one):
 
     >>> try:
     ...     elmo_core.embedding_files.dump_token_embeddings(

@@ -197,16 +197,12 @@ class LiteRTBiLM(ExportedBiLM):
         num_threads: int or None. Threads of one call; None lets LiteRT
             choose. Defaults to `None`.
 
-    Example:
+    Example (`litert_file` is a biLM exported by `keras-elmo
+    export-litert`; here the test fixture biLM, in float32):
 
-    >>> import os, tempfile
-    >>> import keras_elmo.export  # the export needs TensorFlow
-    >>> path = os.path.join(tempfile.mkdtemp(), "elmo-int8.tflite")
-    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.export_litert(bilm, path, precision="int8")
-    >>> elmo = elmo_core.runtime.LiteRTBiLM(path)
+    >>> elmo = elmo_core.runtime.LiteRTBiLM(litert_file)
     >>> elmo.precision, elmo.num_layers, elmo.projection_dim
-    ('int8', 2, 16)
+    ('float32', 2, 16)
     >>> elmo([["Hello", "world"]])["layer_outputs"][1].shape
     (1, 2, 32)
     """

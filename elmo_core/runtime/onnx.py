@@ -96,17 +96,14 @@ class ONNXBiLM(ExportedBiLM):
             intra-op threads); None lets ONNX Runtime choose. Defaults to
             `None`.
 
-    Example:
+    Example (`onnx_file` is a biLM exported by `keras-elmo export-onnx`;
+    here the test fixture biLM, whose Keras outputs it gives):
 
-    >>> import os, tempfile
-    >>> import keras_elmo.export  # the export needs TensorFlow
-    >>> path = os.path.join(tempfile.mkdtemp(), "elmo.onnx")
-    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.export_onnx(bilm, path)
-    >>> elmo = elmo_core.runtime.ONNXBiLM(path, num_threads=1)
+    >>> elmo = elmo_core.runtime.ONNXBiLM(onnx_file, num_threads=1)
     >>> out = elmo([["The", "cat", "sat"], ["Hello"]])
     >>> out["layer_outputs"][2].shape, out["mask"].tolist()[1]
     ((2, 3, 32), [True, False, False])
+    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
     >>> ids = keras_elmo.batch_to_ids([["The", "cat", "sat"]])
     >>> expected = np.asarray(bilm(ids)["layer_outputs"][2])
     >>> float(np.abs(out["layer_outputs"][2][:1] - expected).max()) < 1e-5

@@ -180,13 +180,11 @@ def keras_layer(path, trainable=True):
     returns the output dict; with `trainable=True` the scalar mix trains
     with the task, with any optimizer.
 
-    Example:
+    Example (`savedmodel_folder` is a biLM exported by `keras-elmo
+    export-savedmodel`, as `export_savedmodel`'s example makes one; here
+    the test fixture biLM):
 
-    >>> import os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "elmo_savedmodel")
-    >>> bilm = keras_elmo.load_bilm("tests/fixtures/bilm-tf/model")
-    >>> _ = keras_elmo.export.export_savedmodel(bilm, path)
-    >>> layer = keras_elmo.export.keras_layer(path)
+    >>> layer = keras_elmo.export.keras_layer(savedmodel_folder)
     >>> layer(tf.constant(["Hello world"]))["default"].shape
     TensorShape([1, 32])
     >>> len(layer.trainable_weights)  # the mix and gamma

@@ -62,15 +62,12 @@ class SavedModelLayer(keras.layers.Layer):
         The SavedModel's output dict (`elmo`, `default`, `word_emb`,
         `lstm_outputs1` ..., `sequence_len`).
 
-    Example:
+    Example (`savedmodel_folder` is a biLM exported by `keras-elmo
+    export-savedmodel`; here the test fixture biLM):
 
-    >>> import os, tempfile
-    >>> import keras_elmo.export  # the export needs TensorFlow
-    >>> path = os.path.join(tempfile.mkdtemp(), "elmo_savedmodel")
-    >>> _ = keras_elmo.export.export_savedmodel(
-    ...     "tests/fixtures/bilm-tf/model", path)
     >>> sentences = keras.Input(shape=(), dtype="string")
-    >>> elmo = keras_elmo.export.SavedModelLayer(path)(sentences)["default"]
+    >>> layer = keras_elmo.export.SavedModelLayer(savedmodel_folder)
+    >>> elmo = layer(sentences)["default"]
     >>> model = keras.Model(sentences, keras.layers.Dense(2)(elmo))
     >>> model(tf.constant(["Hello world", "Hi"])).shape
     TensorShape([2, 2])
