@@ -16,6 +16,7 @@ import pytest
 
 import keras_elmo
 from elmo_core.ids.vocabulary import Vocabulary
+from elmo_core.settings.distillation import LAYER_LOSSES
 from keras_elmo.data import lm_dataset
 from keras_elmo.data import scan_corpus
 from keras_elmo.data.word_ids import lookup_table
@@ -92,31 +93,27 @@ def _layer_loss(student, teacher, maps, matched, x, kind):
 def test_the_loss_is_the_language_model_plus_the_layer_distances(num_layers):
     vocabulary = Vocabulary.from_file(TRAIN_VOCAB)
     student = BiLM(**tiny_bilm_kwargs(num_layers=num_layers), dropout=0.0)
-    teacher = keras_elmo.load_bilm(MODEL_DIR)  # another instance
+    model = DistilledLanguageModel(
+        student,
+        vocabulary_size=len(vocabulary),
+        num_sampled=len(vocabulary),  # the full softmax: no sampling
+        dropout=0.0,
+        teacher_layers=3,
+        teacher_width=32,
+        lm_weight=0.5,
+        layer_weight=2.0,
+    )
+    model.build()
+    model.attach_teacher(keras_elmo.load_bilm(MODEL_DIR))
     x, y, weights = _batch(vocabulary)
+    outputs = model(x, training=True)
+    maps = [(m.kernel.numpy(), m.bias.numpy()) for m in model.layer_maps]
     matched = {1: [0, 2], 2: [0, 1, 2], 3: [0, 1, 1, 2]}[num_layers]
-    outputs = None
-    # Each kind of layer loss on one model, its outputs computed once.
-    for kind in ("mse", "cosine", "both"):
-        if outputs is None:
-            model = DistilledLanguageModel(
-                student,
-                vocabulary_size=len(vocabulary),
-                num_sampled=len(vocabulary),  # the full softmax
-                dropout=0.0,
-                teacher_layers=3,
-                teacher_width=32,
-                layer_loss=kind,
-                lm_weight=0.5,
-                layer_weight=2.0,
-            )
-            model.build()
-            model.attach_teacher(keras_elmo.load_bilm(MODEL_DIR))
-            outputs = model(x, training=True)
-            maps = [
-                (m.kernel.numpy(), m.bias.numpy()) for m in model.layer_maps
-            ]
-            assert model.matched == matched
+    assert model.matched == matched
+    teacher = keras_elmo.load_bilm(MODEL_DIR)  # another instance
+    # Every kind of layer loss on the same outputs: the loss reads
+    # `layer_loss` when it is computed.
+    for kind in LAYER_LOSSES:
         model.layer_loss = kind
         trained = model.compute_loss(x, y, outputs, weights, training=True)
         language = model.compute_loss(x, y, outputs, weights, training=False)
